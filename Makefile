@@ -11,7 +11,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 export KVER PREFIX DESTDIR
 
-SUBDIRS := lvmish librarian
+SUBDIRS := lvmish librarian lvmish/lfsvol
 
 .PHONY: all module userspace deps check check-host check-vm demo install clean lint $(SUBDIRS)
 
@@ -25,6 +25,9 @@ userspace: $(SUBDIRS)
 
 $(SUBDIRS):
 	$(MAKE) -C $@
+
+# lfsvol links the driver client library (lvmish) and the librarian client.
+lvmish/lfsvol: lvmish librarian
 
 deps:
 	@tools/install-deps
