@@ -1,0 +1,20 @@
+#!/bin/bash
+# Guest side of tests/lib/machine.sh: run the host's commands one at a time.
+# The host drops cmd/N.sh into the results share (atomically, by rename); this
+# loop runs it and leaves cmd/N.out and then cmd/N.rc. A command file holding
+# only "#exit" ends the loop and so powers the guest off.
+dir=$LFS_RESULTS/cmd
+mkdir -p "$dir"
+echo ready >"$dir/ready.tmp" && mv "$dir/ready.tmp" "$dir/ready"
+n=1
+while :; do
+	f=$dir/$n.sh
+	# Waiting here is bounded by vmrun's --timeout.
+	until [ -e "$f" ]; do sleep 0.05; done
+	[ "$(head -c 5 "$f")" = "#exit" ] && exit 0
+	(cd "$LFS_TOP" && bash "$f") </dev/null >"$dir/$n.out.tmp" 2>&1
+	echo $? >"$dir/$n.rc.tmp"
+	mv "$dir/$n.out.tmp" "$dir/$n.out"
+	mv "$dir/$n.rc.tmp" "$dir/$n.rc"
+	n=$((n + 1))
+done
