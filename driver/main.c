@@ -1,20 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * LFS: shelves of fabric-attached memory books as DAX-capable block devices.
+ *
+ * Module unload: every shelf (also one still being created) holds a module
+ * reference, so "rmmod lfs" is refused while any shelf exists; attached
+ * fabric devices are released on unload.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/module.h>
 #include <linux/init.h>
+#include <linux/module.h>
+#include <linux/netlink.h>
+#include <linux/notifier.h>
+#include <net/net_namespace.h>
+
+#include "lfs.h"
+
+/* Serialises every change to fabrics, shelves and book ownership. */
+DEFINE_MUTEX(lfs_lock);
+/* Bumped on every change, for dump consistency; never 0. */
+u32 lfs_generation = 1;
+
+#ifdef LFS_NEED_EXTACK_RING
+static char lfs_extack_ring[LFS_EXTACK_RING][LFS_EXTACK_LEN];
+static atomic_t lfs_extack_next = ATOMIC_INIT(0);
+
+const char *lfs_extack_fmt(const char *fmt, ...)
+{
+	unsigned int slot = (unsigned int)atomic_inc_return(&lfs_extack_next) % LFS_EXTACK_RING;
+	char *buf = lfs_extack_ring[slot];
+	va_list args;
+
+	va_start(args, fmt);
+	vsnprintf(buf, LFS_EXTACK_LEN, fmt, args);
+	va_end(args);
+	return buf;
+}
+#endif
+
+/* A multi-message create or extend dies with the socket that started it. */
+static int lfs_netlink_notify(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct netlink_notify *n = ptr;
+
+	if (event == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC &&
+	    net_eq(n->net, &init_net))
+		lfs_shelf_release_staging(n->portid);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block lfs_netlink_notifier = {
+	.notifier_call = lfs_netlink_notify,
+};
 
 static int __init lfs_init(void)
 {
-	pr_info("loaded\n");
+	int ret;
+
+	ret = lfs_shelf_init();
+	if (ret)
+		return ret;
+	ret = netlink_register_notifier(&lfs_netlink_notifier);
+	if (ret)
+		goto out_shelf;
+	ret = lfs_genl_init();
+	if (ret)
+		goto out_notifier;
+	pr_info("loaded, generic netlink family %s version %d\n", LFS_GENL_NAME,
+		LFS_GENL_VERSION);
 	return 0;
+
+out_notifier:
+	netlink_unregister_notifier(&lfs_netlink_notifier);
+out_shelf:
+	lfs_shelf_exit();
+	return ret;
 }
 
 static void __exit lfs_exit(void)
 {
+	lfs_genl_exit();
+	netlink_unregister_notifier(&lfs_netlink_notifier);
+	mutex_lock(&lfs_lock);
+	lfs_fabric_detach_all();
+	mutex_unlock(&lfs_lock);
+	lfs_shelf_exit();
 	pr_info("unloaded\n");
 }
 
@@ -23,3 +93,4 @@ module_exit(lfs_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("LFS fabric-attached memory shelves");
 MODULE_AUTHOR("LFS developers");
+MODULE_ALIAS_GENL_FAMILY(LFS_GENL_NAME);

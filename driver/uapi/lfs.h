@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * LFS: shelves of fabric-attached memory books as DAX-capable block devices.
+ *
+ * This header is the specification of the generic netlink protocol between
+ * the lfs kernel module and userspace (lfsctl, liblfs, lfsvol, tests).
+ *
+ * Concepts
+ * --------
+ *
+ * A fabric device is a block device holding fabric memory (e.g. /dev/pmem0),
+ * attached with its interleave group number (IG), a book size (a power of two,
+ * LFS_BOOK_SIZE_MIN .. LFS_BOOK_SIZE_MAX bytes) and a data offset (a multiple
+ * of LFS_OFFSET_ALIGN). Book B of interleave group G is the byte range
+ * [offset + B * book_size, offset + (B + 1) * book_size) of that device; the
+ * device holds floor((device size - offset) / book_size) books. The module
+ * opens an attached device exclusively, so nothing else can mount it.
+ *
+ * A shelf is a named, ordered list of books presented as the block device
+ * /dev/lfsN. Byte X of the shelf is byte X % book_size of the shelf's book
+ * number X / book_size. All books of a shelf have the same book size. A book
+ * belongs to at most one shelf. The shelf is DAX-capable (mount -o dax) iff
+ * all its fabric devices are DAX-capable.
+ *
+ * Books travel as arrays of struct lfs_book in one LFS_A_BOOKS attribute,
+ * at most LFS_BOOKS_PER_ATTR per attribute. Longer lists are sent in several
+ * messages: every message but the last carries LFS_A_MORE (see below).
+ *
+ * Family
+ * ------
+ *
+ * Generic netlink family LFS_GENL_NAME, version LFS_GENL_VERSION, in the
+ * initial network namespace only. Every attribute of a request is validated
+ * strictly against the command's policy: an attribute that the command does
+ * not list below is rejected with EINVAL. Every error carries an extended ack
+ * message (NETLINK_EXT_ACK) naming the offending value, and the bad attribute
+ * offset or missing attribute type where one applies. Commands marked
+ * [admin] need CAP_SYS_ADMIN and fail with EPERM otherwise.
+ *
+ * Types: u32/u64 are NLA_U32/NLA_U64, s32 is NLA_S32, u8 is NLA_U8 (0 or 1),
+ * string is NLA_NUL_STRING, flag is NLA_FLAG, binary is NLA_BINARY.
+ *
+ * Commands
+ * --------
+ *
+ * LFS_CMD_FABRIC_ATTACH [admin]: attach a fabric device.
+ *     LFS_A_PATH       string, required: block device path (< LFS_PATH_MAX)
+ *     LFS_A_IG         u32, required: interleave group, 0 .. LFS_IG_MAX
+ *     LFS_A_BOOK_SIZE  u64, required: book size in bytes
+ *     LFS_A_OFFSET     u64, optional: data offset in bytes, default 0
+ *   Errors: EBUSY device already attached, or in use (mounted, opened
+ *   exclusively); EEXIST IG already attached; EINVAL book size not a power of
+ *   two or out of range, offset not aligned; ENOSPC device smaller than
+ *   offset + one book; ENOTBLK/ENOENT bad path; ENFILE LFS_FABRICS_MAX
+ *   devices attached already.
+ *   Reply: none (ack only).
+ *
+ * LFS_CMD_FABRIC_DETACH [admin]: detach a fabric device.
+ *     LFS_A_PATH       string  } exactly one of the two selects the device
+ *     LFS_A_IG         u32     }
+ *   Errors: ENODEV not attached; EBUSY a shelf (or a shelf being created or
+ *   extended) holds books of it.
+ *
+ * LFS_CMD_FABRIC_GET: describe fabric devices.
+ *   doit: LFS_A_IG or LFS_A_PATH selects one device, reply is one message.
+ *   dump: no attributes, one message per device in IG order.
+ *   Each message carries:
+ *     LFS_A_IG, LFS_A_PATH (as given at attach), LFS_A_DEVT (u32, the kernel
+ *     dev_t encoding (major << 20 | minor)), LFS_A_BOOK_SIZE, LFS_A_OFFSET,
+ *     LFS_A_DEV_SIZE (u64 bytes), LFS_A_NR_BOOKS (u32 books on the device),
+ *     LFS_A_BOOKS_USED (u32 books held by shelves, including shelves being
+ *     created or extended), LFS_A_DAX (u8), LFS_A_NUMA_NODE (s32, -1 unknown).
+ *
+ * LFS_CMD_SHELF_CREATE [admin]: create a shelf.
+ *     LFS_A_NAME       string, required: 1 .. LFS_NAME_MAX characters of
+ *                      [A-Za-z0-9._-], unique
+ *     LFS_A_UUID       binary[16], optional in the first message: random if
+ *                      absent; must not be sent in a continuation message
+ *     LFS_A_BOOKS      binary, required: struct lfs_book[] in shelf order
+ *     LFS_A_MORE       flag: more books follow in another CREATE message with
+ *                      the same name from the same netlink socket
+ *   The block device appears when the message without LFS_A_MORE arrives.
+ *   Until then the books are reserved; closing the socket abandons the shelf.
+ *   Reply (to the last message): LFS_A_NAME, LFS_A_ID (u32, N of /dev/lfsN),
+ *   LFS_A_DISK (string "lfsN"), LFS_A_DEVT.
+ *   Errors: EEXIST name taken; EINVAL bad name, bad uuid, book size of the
+ *   books differ, book listed twice; ENODEV book on an IG not attached;
+ *   ERANGE book number beyond the device; EBUSY book in another shelf, or a
+ *   continuation from another socket; E2BIG more than LFS_SHELF_BOOKS_MAX
+ *   books; ENFILE too many shelves.
+ *
+ * LFS_CMD_SHELF_EXTEND [admin]: append books to a shelf, also while it is
+ *   open or mounted. Same LFS_A_NAME, LFS_A_BOOKS and LFS_A_MORE as CREATE;
+ *   the new capacity is published (with a change uevent) by the last message.
+ *   A DAX-capable shelf only accepts books of DAX-capable, synchronous-if-it-
+ *   is devices with the same logical block size (EINVAL otherwise).
+ *
+ * LFS_CMD_SHELF_SHRINK [admin]: drop books from the tail of a shelf.
+ *     LFS_A_NAME       string, required
+ *     LFS_A_NR_BOOKS   u32, required: the new number of books, >= 1 and
+ *                      below the current number
+ *   Errors: ENOENT no such shelf; EBUSY the device is open (or mounted);
+ *   EINVAL bad count. The data of the remaining books is untouched.
+ *
+ * LFS_CMD_SHELF_REMOVE [admin]: remove a shelf and its block device.
+ *     LFS_A_NAME       string, required
+ *   Errors: ENOENT; EBUSY the device is open or mounted. The books' data is
+ *   left as it is (see LFS_CMD_BOOK_ZERO).
+ *
+ * LFS_CMD_SHELF_GET: describe shelves.
+ *   doit: LFS_A_NAME required; LFS_A_BOOKS_START (u32, optional, default 0)
+ *   is the index of the first book wanted. The reply holds at most
+ *   LFS_BOOKS_PER_GET books; fetch the rest with further requests or a dump.
+ *   dump: optional LFS_A_NAME filters to one shelf. A shelf whose book list
+ *   does not fit in one message is continued in the following messages.
+ *   Shelves still being created are not shown.
+ *   Each message carries:
+ *     LFS_A_NAME, LFS_A_UUID, LFS_A_ID, LFS_A_DISK, LFS_A_DEVT,
+ *     LFS_A_BOOK_SIZE, LFS_A_NR_BOOKS (u32 total books), LFS_A_DAX (u8),
+ *     LFS_A_OPEN (u32 current openers), LFS_A_BOOKS_START (u32 index of the
+ *     first book in this message) and LFS_A_BOOKS (this message's part).
+ *
+ * LFS_CMD_BOOK_ZERO [admin]: write zeroes over books that no shelf holds
+ *   (scrubbing freed books before reuse), then flush the devices.
+ *     LFS_A_BOOKS      binary, required
+ *   Errors: as for CREATE (ENODEV, ERANGE, EBUSY if a shelf holds the book),
+ *   EINTR if a fatal signal arrives; books before it are zeroed already.
+ *
+ * Dumps and concurrent change
+ * ---------------------------
+ *
+ * Every change to fabrics or shelves bumps a generation counter. A dump whose
+ * parts were produced under different generations has NLM_F_DUMP_INTR set on
+ * a message; the client should discard the result and dump again.
+ */
+#ifndef _UAPI_LINUX_LFS_H
+#define _UAPI_LINUX_LFS_H
+
+#include <linux/types.h>
+
+#define LFS_GENL_NAME "lfs"
+#define LFS_GENL_VERSION 1
+
+#define LFS_NAME_MAX 64
+#define LFS_PATH_MAX 256
+#define LFS_IG_MAX 65535
+#define LFS_BOOK_SIZE_MIN (2ULL << 20)
+#define LFS_BOOK_SIZE_MAX (1ULL << 40)
+#define LFS_OFFSET_ALIGN (2ULL << 20)
+#define LFS_FABRICS_MAX 256
+#define LFS_SHELVES_MAX 4096
+#define LFS_SHELF_BOOKS_MAX (1U << 20)
+#define LFS_UUID_LEN 16
+
+/* One book: interleave group and book number on that group's device. */
+struct lfs_book {
+	__u32 ig;
+	__u32 book;
+};
+
+#define LFS_BOOKS_PER_ATTR 8191
+#define LFS_BOOKS_PER_GET 4096
+
+enum lfs_cmd {
+	LFS_CMD_UNSPEC,
+	LFS_CMD_FABRIC_ATTACH,
+	LFS_CMD_FABRIC_DETACH,
+	LFS_CMD_FABRIC_GET,
+	LFS_CMD_SHELF_CREATE,
+	LFS_CMD_SHELF_EXTEND,
+	LFS_CMD_SHELF_SHRINK,
+	LFS_CMD_SHELF_REMOVE,
+	LFS_CMD_SHELF_GET,
+	LFS_CMD_BOOK_ZERO,
+	__LFS_CMD_MAX
+};
+#define LFS_CMD_MAX (__LFS_CMD_MAX - 1)
+
+enum lfs_attr {
+	LFS_A_UNSPEC,
+	LFS_A_PAD,
+	LFS_A_PATH,
+	LFS_A_IG,
+	LFS_A_BOOK_SIZE,
+	LFS_A_OFFSET,
+	LFS_A_DEV_SIZE,
+	LFS_A_DEVT,
+	LFS_A_NR_BOOKS,
+	LFS_A_BOOKS_USED,
+	LFS_A_DAX,
+	LFS_A_NUMA_NODE,
+	LFS_A_NAME,
+	LFS_A_UUID,
+	LFS_A_ID,
+	LFS_A_DISK,
+	LFS_A_BOOKS,
+	LFS_A_BOOKS_START,
+	LFS_A_MORE,
+	LFS_A_OPEN,
+	__LFS_A_MAX
+};
+#define LFS_A_MAX (__LFS_A_MAX - 1)
+
+#endif /* _UAPI_LINUX_LFS_H */
