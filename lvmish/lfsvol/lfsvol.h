@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lfsvol: the LFS volume manager and node agent.
+ *
+ * One file per subcommand group (shelf.c, activate.c, attr.c, fabric.c,
+ * agent.c), like wireguard-tools' wg.c: main.c holds the command table and
+ * the global options. Library-style helpers return a negative errno or an
+ * LFSVOL_E* exit code and print nothing unless they say so; the commands
+ * print one message with context.
+ */
+#ifndef LFSVOL_H
+#define LFSVOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes (documented in lfsvol(8)). */
+enum lfsvol_exit {
+	LFSVOL_OK = 0,
+	LFSVOL_EFAIL = 1,	/* anything not listed below */
+	LFSVOL_EUSAGE = 2,	/* bad option, SIZE, policy or name */
+	LFSVOL_ECONFIG = 3,	/* lfs.conf unreadable or invalid */
+	LFSVOL_ELIBRARIAN = 4,	/* librarian unreachable, timed out or refused */
+	LFSVOL_EDRIVER = 5,	/* lfs.ko not loaded or the kernel refused */
+	LFSVOL_ENOENT = 6,	/* no such shelf */
+	LFSVOL_EREFUSED = 7,	/* guard: filesystem signature, mounted, busy */
+	LFSVOL_EPERM = 8,	/* needs root (CAP_SYS_ADMIN) */
+};
+
+#define LFSVOL_DEFAULT_CONF "/etc/lfs/lfs.conf"
+#define LFSVOL_MAX_FABRICS 256
+#define LFSVOL_MAX_SHELF_CONF 1024
+#define LFSVOL_MAX_IGS 256
+#define LFSVOL_NAME_MAX 64
+
+/* ---- size.c ---- */
+
+/*
+ * A parsed SIZE: either bytes (K/M/G/T suffixes, powers of 1024) or a
+ * number of books ("8b"). sign is +1/-1 for "+SIZE"/"-SIZE" (only when
+ * allow_sign), 0 otherwise.
+ */
+struct lfsvol_size {
+	uint64_t value;
+	bool books;
+	int sign;
+};
+
+int lfsvol_parse_size(const char *s, bool allow_sign, struct lfsvol_size *out,
+		      char *msg, size_t msglen);
+/* Books needed for sz (rounded up); -ERANGE on overflow or > max books. */
+int lfsvol_size_to_books(const struct lfsvol_size *sz, uint64_t book_size, uint64_t *books);
+/* "64 MiB", "1.5 GiB": exact binary units when possible. */
+const char *lfsvol_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* ---- policy.c ---- */
+extern const char *const lfsvol_policies[];
+/* Returns the canonical spelling, or NULL; *hint gets a close match if any. */
+const char *lfsvol_policy_lookup(const char *name, const char **hint);
+int lfsvol_parse_ig_list(const char *s, uint32_t *igs, int max, char *msg, size_t msglen);
+bool lfsvol_valid_name(const char *name);
+
+/* ---- config.c ---- */
+enum lfsvol_selector {
+	LFSVOL_SEL_PATH,	/* device = "/dev/pmem0" */
+	LFSVOL_SEL_NUMA,	/* numa_node = 1: the pmem device on that node */
+	LFSVOL_SEL_BY_PATH,	/* by_path = "..." under /dev/disk/by-path */
+};
+
+struct lfsvol_fabric_conf {
+	uint32_t ig;
+	enum lfsvol_selector sel;
+	char *path;		/* LFSVOL_SEL_PATH / LFSVOL_SEL_BY_PATH */
+	int numa_node;		/* LFSVOL_SEL_NUMA */
+	uint64_t offset;
+	bool force;		/* attach even over a foreign signature */
+	int line;
+};
+
+struct lfsvol_shelf_conf {
+	char *name;
+	const char *policy;	/* canonical, or NULL */
+	uint32_t igs[LFSVOL_MAX_IGS];
+	int nigs;
+	bool auto_activate;
+	int line;
+};
+
+struct lfsvol_conf {
+	char *path;
+	char *librarian;	/* "HOST:PORT" or "unix:PATH" */
+	char *node;
+	char *key_file;
+	int connect_timeout;	/* seconds */
+	int reply_timeout;
+	const char *default_policy;
+	uint64_t book_size;	/* 0 = ask the librarian */
+	char *state_dir;	/* agent progress file */
+	int scrub_batch;	/* books per BOOK_ZERO request */
+	struct lfsvol_fabric_conf fabrics[LFSVOL_MAX_FABRICS];
+	int nfabrics;
+	struct lfsvol_shelf_conf shelves[LFSVOL_MAX_SHELF_CONF];
+	int nshelves;
+};
+
+/*
+ * Load path; missing_ok makes a missing file give the defaults. On error
+ * returns -errno with "FILE:LINE: what is wrong" in msg.
+ */
+int lfsvol_conf_load(const char *path, bool missing_ok, struct lfsvol_conf **out,
+		     char *msg, size_t msglen);
+void lfsvol_conf_free(struct lfsvol_conf *c);
+const struct lfsvol_shelf_conf *lfsvol_conf_shelf(const struct lfsvol_conf *c, const char *name);
+/* Resolve a fabric entry to a device path now; -ENODEV if not present. */
+int lfsvol_fabric_resolve(const struct lfsvol_fabric_conf *f, char *path, size_t len);
+
+/* ---- main.c: global state and messages ---- */
+struct lfsvol_ctx {
+	const char *conf_path;
+	const char *librarian;	/* --librarian overrides lfs.conf */
+	struct lfsvol_conf *conf;
+	bool json;
+};
+
+extern const char *lfsvol_prog;
+void lfsvol_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void lfsvol_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Load lfs.conf into ctx (once); returns an exit code. */
+int lfsvol_need_conf(struct lfsvol_ctx *ctx);
+bool lfsvol_want_help(int argc, char **argv);
+
+/* Subcommands: argv[0] is the subcommand name. */
+int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_remove(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_resize(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_list(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_show(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_attr(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_fabric(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx);
+int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx);
+
+#endif

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of lfsvol's parsers (SIZE, IG lists, policies, names, lfs.conf),
+ * built with ASan/UBSan. Prints TAP. Run from tests/lvmish/parsers.t.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lfsvol.h"
+
+static int n, failed;
+
+static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	failed += !cond;
+}
+
+static void size_ok(const char *s, bool sign, uint64_t want, bool books, int wsign)
+{
+	struct lfsvol_size sz;
+	char m[256] = "";
+	int r = lfsvol_parse_size(s, sign, &sz, m, sizeof(m));
+
+	ok(!r && sz.value == want && sz.books == books && sz.sign == wsign,
+	   "SIZE `%s' = %llu%s sign %d (got r=%d %llu%s %d %s)", s, (unsigned long long)want,
+	   books ? " books" : "", wsign, r, (unsigned long long)sz.value, sz.books ? " books" : "",
+	   sz.sign, m);
+}
+
+static void size_bad(const char *s, bool sign, const char *want_in_msg)
+{
+	struct lfsvol_size sz;
+	char m[256] = "";
+	int r = lfsvol_parse_size(s, sign, &sz, m, sizeof(m));
+
+	ok(r < 0 && strstr(m, want_in_msg), "SIZE `%s' refused with `%s' (got r=%d: %s)", s,
+	   want_in_msg, r, m);
+}
+
+static void test_sizes(void)
+{
+	struct lfsvol_size sz;
+	uint64_t b;
+	char buf[32];
+
+	size_ok("64M", false, 64ULL << 20, false, 0);
+	size_ok("64MiB", false, 64ULL << 20, false, 0);
+	size_ok("2g", false, 2ULL << 30, false, 0);
+	size_ok("1T", false, 1ULL << 40, false, 0);
+	size_ok("512K", false, 512ULL << 10, false, 0);
+	size_ok("8b", false, 8, true, 0);
+	size_ok("+1G", true, 1ULL << 30, false, 1);
+	size_ok("-2b", true, 2, true, -1);
+	size_bad("+1G", false, "`+1G'");
+	size_bad("64", false, "has no unit");
+	size_bad("", false, "invalid SIZE");
+	size_bad("0M", false, "is zero");
+	size_bad("12X", false, "invalid unit `X'");
+	size_bad("1.5G", false, "invalid unit `.5G'");
+	size_bad("64MB5", false, "invalid unit");
+	size_bad("99999999999999999999M", false, "too large");
+	size_bad("17179869184G", false, "too large");
+	size_bad("-", true, "invalid SIZE");
+	size_bad("8B", false, "invalid unit `B'");
+
+	lfsvol_parse_size("100M", false, &sz, buf, sizeof(buf));
+	ok(!lfsvol_size_to_books(&sz, 64ULL << 20, &b) && b == 2, "100M rounds up to 2 books of 64M (got %llu)",
+	   (unsigned long long)b);
+	lfsvol_parse_size("128M", false, &sz, buf, sizeof(buf));
+	ok(!lfsvol_size_to_books(&sz, 64ULL << 20, &b) && b == 2, "128M is exactly 2 books of 64M");
+	lfsvol_parse_size("1K", false, &sz, buf, sizeof(buf));
+	ok(!lfsvol_size_to_books(&sz, 2ULL << 20, &b) && b == 1, "1K rounds up to 1 book");
+	lfsvol_parse_size("16T", false, &sz, buf, sizeof(buf));
+	ok(lfsvol_size_to_books(&sz, 2ULL << 20, &b) == -ERANGE, "16T of 2M books exceeds the shelf limit");
+	ok(!strcmp(lfsvol_fmt_bytes(64ULL << 20, buf, sizeof(buf)), "64 MiB"), "64M prints as 64 MiB (%s)", buf);
+	ok(!strcmp(lfsvol_fmt_bytes(3ULL << 29, buf, sizeof(buf)), "1536 MiB"), "1.5G prints as 1536 MiB (%s)", buf);
+	ok(!strcmp(lfsvol_fmt_bytes(12345, buf, sizeof(buf)), "12.1 KiB"), "12345 prints as 12.1 KiB (%s)", buf);
+}
+
+static void test_policy_ig_names(void)
+{
+	const char *hint;
+	uint32_t igs[8];
+	char m[256] = "";
+	int r;
+
+	ok(lfsvol_policy_lookup("localnode", &hint) && !strcmp(lfsvol_policy_lookup("localnode", &hint), "LocalNode"),
+	   "policy names are case-insensitive");
+	ok(!lfsvol_policy_lookup("LocalNod", &hint) && hint && !strcmp(hint, "LocalNode"),
+	   "policy typo LocalNod suggests LocalNode");
+	ok(!lfsvol_policy_lookup("Sprad", &hint) && hint && !strcmp(hint, "Spread"), "Sprad suggests Spread");
+	ok(!lfsvol_policy_lookup("Bogus-Thing-Entirely", &hint) && !hint, "no suggestion for nonsense");
+
+	r = lfsvol_parse_ig_list("0,2-4", igs, 8, m, sizeof(m));
+	ok(r == 4 && igs[0] == 0 && igs[1] == 2 && igs[3] == 4, "IG list 0,2-4 -> 0 2 3 4 (r=%d)", r);
+	r = lfsvol_parse_ig_list("1,1", igs, 8, m, sizeof(m));
+	ok(r < 0 && strstr(m, "IG 1 listed twice"), "duplicate IG refused (%s)", m);
+	r = lfsvol_parse_ig_list("0,", igs, 8, m, sizeof(m));
+	ok(r < 0 && strstr(m, "`0,'"), "trailing comma refused naming the list (%s)", m);
+	r = lfsvol_parse_ig_list("70000", igs, 8, m, sizeof(m));
+	ok(r < 0, "IG 70000 refused (%s)", m);
+	r = lfsvol_parse_ig_list("0-100", igs, 8, m, sizeof(m));
+	ok(r == -E2BIG, "too many IGs refused (%s)", m);
+	r = lfsvol_parse_ig_list("3-1", igs, 8, m, sizeof(m));
+	ok(r < 0, "reversed range refused (%s)", m);
+
+	ok(lfsvol_valid_name("db.01_x-y"), "name db.01_x-y is valid");
+	ok(!lfsvol_valid_name("a/b") && !lfsvol_valid_name("") && !lfsvol_valid_name("-x") &&
+	   !lfsvol_valid_name("..") && !lfsvol_valid_name("a b"), "names with / space leading - or .. refused");
+	ok(!lfsvol_valid_name("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+	   "65-character name refused");
+}
+
+static char dir[] = "/tmp/lfsvol-test-XXXXXX";
+
+static int conf_try(const char *text, struct lfsvol_conf **c, char *m, size_t mlen)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/lfs.conf", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	fclose(f);
+	return lfsvol_conf_load(path, false, c, m, mlen);
+}
+
+static void conf_bad(const char *text, const char *want, const char *desc)
+{
+	struct lfsvol_conf *c = NULL;
+	char m[512] = "";
+	int r = conf_try(text, &c, m, sizeof(m));
+
+	ok(r < 0 && !c && strstr(m, want), "%s: error contains `%s' (got r=%d: %s)", desc, want, r, m);
+	lfsvol_conf_free(c);
+}
+
+static void test_config(void)
+{
+	struct lfsvol_conf *c = NULL;
+	char m[512] = "", p[64];
+	int r;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	r = conf_try("librarian = \"10.0.2.100:9093\";\nnode = \"node1\";\nkey_file = \"/tmp/k\";\n"
+		     "default_policy = \"spread\";\nconnect_timeout = 3;\n"
+		     "fabric = (\n { ig = 0; device = \"/dev/pmem0\"; },\n { ig = 1; numa_node = 1; offset = \"2M\"; }\n);\n"
+		     "shelves = ( { name = \"db\"; policy = \"RequestIG\"; igs = [0, 1]; auto_activate = true; } );\n"
+		     "agent = { state_dir = \"/tmp/st\"; scrub_batch = 16; };\n", &c, m, sizeof(m));
+	ok(!r && c, "a full lfs.conf parses (%s)", m);
+	if (c) {
+		ok(!strcmp(c->librarian, "10.0.2.100:9093") && !strcmp(c->node, "node1") &&
+		   c->connect_timeout == 3 && !strcmp(c->default_policy, "Spread"),
+		   "top-level settings read, policy canonicalised");
+		ok(c->nfabrics == 2 && c->fabrics[0].sel == LFSVOL_SEL_PATH && c->fabrics[1].sel == LFSVOL_SEL_NUMA &&
+		   c->fabrics[1].numa_node == 1 && c->fabrics[1].offset == (2ULL << 20),
+		   "fabric map: IG 0 by path, IG 1 by NUMA node with 2M offset");
+		ok(c->nshelves == 1 && c->shelves[0].auto_activate && c->shelves[0].nigs == 2 &&
+		   c->shelves[0].igs[1] == 1 && lfsvol_conf_shelf(c, "db") && !lfsvol_conf_shelf(c, "x"),
+		   "per-shelf settings read");
+		ok(c->scrub_batch == 16 && !strcmp(c->state_dir, "/tmp/st"), "agent settings read");
+		lfsvol_conf_free(c);
+	}
+	c = NULL;
+	r = lfsvol_conf_load("/nonexistent/lfs.conf", true, &c, m, sizeof(m));
+	ok(!r && c && !strcmp(c->default_policy, "LocalNode") && c->connect_timeout == 5,
+	   "missing default file gives defaults");
+	lfsvol_conf_free(c);
+	c = NULL;
+	r = lfsvol_conf_load("/nonexistent/lfs.conf", false, &c, m, sizeof(m));
+	ok(r == -ENOENT && strstr(m, "/nonexistent/lfs.conf"), "missing explicit file names it (%s)", m);
+
+	snprintf(p, sizeof(p), "%s/lfs.conf:2:", dir);
+	conf_bad("node = \"a\";\nlibrarian = 10.0.2.1:9093;\n", p, "syntax error names file:line");
+	conf_bad("node = \"a\";\n\npolcy = \"Spread\";\n", ":3: unknown setting `polcy'", "unknown key");
+	conf_bad("default_policy = \"LocalNod\";\n", ":1: unknown policy `LocalNod'; did you mean `LocalNode'?",
+		 "policy typo");
+	conf_bad("fabric = (\n { ig = 0; device = \"/dev/pmem0\"; },\n { ig = 0; device = \"/dev/pmem1\"; }\n);\n",
+		 ":3: IG 0 is mapped twice (also at line 2)", "duplicate IG");
+	conf_bad("fabric = ( { ig = 0; device = \"/dev/pmem0\"; numa_node = 0; } );\n",
+		 "needs exactly one of device, numa_node or by_path", "two selectors");
+	conf_bad("fabric = ( { device = \"/dev/pmem0\"; } );\n", "has no `ig'", "fabric without ig");
+	conf_bad("fabric = ( { ig = 0; device = \"pmem0\"; } );\n", "device `pmem0' is not an absolute path",
+		 "relative device");
+	conf_bad("fabric = ( { ig = 0; device = \"/dev/pmem0\"; offset = \"1M\"; } );\n",
+		 "not a multiple of 2 MiB", "unaligned offset");
+	conf_bad("fabric = ( { ig = 0; device = \"/dev/pmem0\"; offset = \"1Q\"; } );\n",
+		 "invalid unit `Q'", "bad offset unit");
+	conf_bad("shelves = ( { name = \"a/b\"; } );\n", "invalid shelf name `a/b'", "bad shelf name");
+	conf_bad("shelves = ( { name = \"a\"; },\n { name = \"a\"; } );\n", ":2: shelf `a' is configured twice",
+		 "duplicate shelf");
+	conf_bad("shelves = ( { name = \"a\"; auto_activate = 1; } );\n", "must be true or false", "bool type");
+	conf_bad("connect_timeout = 0;\n", "out of range 1..300", "timeout range");
+	conf_bad("book_size = \"3M\";\n", "not a power of two", "book size");
+	conf_bad("node = \"\";\n", "`node' is empty", "empty node");
+	conf_bad("agent = { statedir = \"/x\"; };\n", "unknown setting `statedir' in agent", "agent typo");
+	conf_bad("shelves = ( { name = \"a\"; igs = [0, 70000]; } );\n", "`igs' entry 2", "igs range");
+	{
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/lfs.conf", dir);
+		unlink(path);
+		rmdir(dir);
+	}
+}
+
+int main(void)
+{
+	test_sizes();
+	test_policy_ig_names();
+	test_config();
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}
