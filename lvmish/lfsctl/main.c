@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lfsctl: the low-level tool of the lfs kernel module, what dmsetup is to
+ * device-mapper. One function per subcommand, a table, a dispatch loop.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lfsctl.h"
+
+const char *prog = "lfsctl";
+
+static const struct lfsctl_cmd commands[] = {
+	{ "attach", cmd_attach, "DEVICE --ig N --book-size SIZE [--offset SIZE]",
+	  "attach a fabric memory device as interleave group N" },
+	{ "detach", cmd_detach, "DEVICE", "detach a fabric device no shelf uses" },
+	{ "create", cmd_create, "NAME BOOKS [--uuid UUID]",
+	  "create a shelf from BOOKS and print its device path" },
+	{ "extend", cmd_extend, "NAME BOOKS", "append BOOKS to a shelf (also while mounted)" },
+	{ "shrink", cmd_shrink, "NAME --books N",
+	  "keep the first N books of a shelf (not while open)" },
+	{ "remove", cmd_remove, "NAME", "remove a shelf (not while open or mounted)" },
+	{ "zero", cmd_zero, "BOOKS", "write zeroes over books no shelf holds" },
+	{ "list", cmd_list, "[--json] [NAME]", "show shelves" },
+	{ "fabric", cmd_fabric, "[--json]", "show attached fabric devices" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void show_usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: %s COMMAND [ARGS...]\n\ncommands:\n", prog);
+	for (i = 0; i < NR_COMMANDS; i++)
+		fprintf(f, "  %s %s\n      %s\n", commands[i].name, commands[i].args,
+			commands[i].help);
+	fprintf(f, "\nBOOKS is a comma list of IG:BOOK or IG:FIRST-LAST, e.g. 0:0-3,1:0-3.\n"
+		   "SIZE is a number of bytes with an optional K, M, G or T suffix.\n"
+		   "`%s COMMAND --help' describes one command; see lfsctl(8).\n", prog);
+}
+
+int lfsctl_usage(const char *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++) {
+		if (!strcmp(commands[i].name, cmd)) {
+			fprintf(stderr, "usage: %s %s %s\n", prog, cmd, commands[i].args);
+			break;
+		}
+	}
+	return EXIT_USAGE;
+}
+
+int lfsctl_wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
+}
+
+struct lfs_client *lfsctl_connect(const char *cmd)
+{
+	struct lfs_client *c;
+	int ret = lfs_client_open(&c);
+
+	if (ret == -ENOENT) {
+		fprintf(stderr, "%s %s: the lfs kernel module is not loaded (modprobe lfs)\n",
+			prog, cmd);
+		return NULL;
+	}
+	if (ret) {
+		fprintf(stderr, "%s %s: cannot open a generic netlink socket: %s\n", prog, cmd,
+			strerror(-ret));
+		return NULL;
+	}
+	return c;
+}
+
+/* Report a failed request with the kernel's own words, once. */
+int lfsctl_fail(struct lfs_client *c, const char *cmd, const char *what, int err)
+{
+	const char *msg = lfs_client_error(c);
+
+	fprintf(stderr, "%s %s: %s: %s (%s)\n", prog, cmd, what, *msg ? msg : strerror(-err),
+		strerror(-err));
+	lfs_client_close(c);
+	return EXIT_FAILURE;
+}
+
+int lfsctl_books(const char *cmd, const char *arg, struct lfs_book **books, size_t *n)
+{
+	char err[256];
+
+	if (lfs_parse_books(arg, books, n, err, sizeof(err))) {
+		fprintf(stderr, "%s %s: %s\n", prog, cmd, err);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		show_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		show_usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < NR_COMMANDS; i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			if (lfsctl_wants_help(argc - 1, argv + 1)) {
+				printf("usage: %s %s %s\n  %s\n", prog, commands[i].name,
+				       commands[i].args, commands[i].help);
+				return 0;
+			}
+			return commands[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fprintf(stderr, "%s: unknown command `%s' (see %s --help)\n", prog, argv[1], prog);
+	return EXIT_USAGE;
+}

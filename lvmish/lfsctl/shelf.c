@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/* lfsctl create, extend, shrink, remove, zero, list */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <jansson.h>
+
+#include "lfsctl.h"
+
+static int check_name(const char *cmd, const char *name)
+{
+	if (lfs_name_valid(name))
+		return 0;
+	fprintf(stderr, "%s %s: invalid shelf name `%s': use 1-%d characters of A-Z a-z 0-9 . _ -\n",
+		prog, cmd, name, LFS_NAME_MAX);
+	return -1;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "uuid", required_argument, NULL, 'u' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lfs_shelf_info info = { 0 };
+	uint8_t uuid[LFS_UUID_LEN];
+	struct lfs_book *books;
+	struct lfs_client *c;
+	int have_uuid = 0, opt, ret;
+	size_t n;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt != 'u')
+			return lfsctl_usage("create");
+		if (lfs_parse_uuid(optarg, uuid)) {
+			fprintf(stderr, "%s create: invalid UUID `%s'\n", prog, optarg);
+			return EXIT_USAGE;
+		}
+		have_uuid = 1;
+	}
+	if (optind != argc - 2)
+		return lfsctl_usage("create");
+	if (check_name("create", argv[optind]) ||
+	    lfsctl_books("create", argv[optind + 1], &books, &n))
+		return EXIT_USAGE;
+	c = lfsctl_connect("create");
+	if (!c) {
+		free(books);
+		return EXIT_FAILURE;
+	}
+	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, books, n, &info);
+	free(books);
+	if (ret)
+		return lfsctl_fail(c, "create", argv[optind], ret);
+	lfs_client_close(c);
+	printf("/dev/%s\n", info.disk);
+	return 0;
+}
+
+int cmd_extend(int argc, char **argv)
+{
+	struct lfs_book *books;
+	struct lfs_client *c;
+	size_t n;
+	int ret;
+
+	if (argc != 3)
+		return lfsctl_usage("extend");
+	if (check_name("extend", argv[1]) || lfsctl_books("extend", argv[2], &books, &n))
+		return EXIT_USAGE;
+	c = lfsctl_connect("extend");
+	if (!c) {
+		free(books);
+		return EXIT_FAILURE;
+	}
+	ret = lfs_shelf_extend(c, argv[1], books, n);
+	free(books);
+	if (ret)
+		return lfsctl_fail(c, "extend", argv[1], ret);
+	lfs_client_close(c);
+	return 0;
+}
+
+int cmd_shrink(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "books", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lfs_client *c;
+	uint32_t nr = 0;
+	int have = 0, opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt != 'b')
+			return lfsctl_usage("shrink");
+		if (lfs_parse_u32(optarg, UINT32_MAX, &nr) || !nr) {
+			fprintf(stderr, "%s shrink: invalid book count `%s': give a number >= 1\n",
+				prog, optarg);
+			return EXIT_USAGE;
+		}
+		have = 1;
+	}
+	if (optind != argc - 1 || !have)
+		return lfsctl_usage("shrink");
+	if (check_name("shrink", argv[optind]))
+		return EXIT_USAGE;
+	c = lfsctl_connect("shrink");
+	if (!c)
+		return EXIT_FAILURE;
+	ret = lfs_shelf_shrink(c, argv[optind], nr);
+	if (ret)
+		return lfsctl_fail(c, "shrink", argv[optind], ret);
+	lfs_client_close(c);
+	return 0;
+}
+
+int cmd_remove(int argc, char **argv)
+{
+	struct lfs_client *c;
+	int ret;
+
+	if (argc != 2 || argv[1][0] == '-')
+		return lfsctl_usage("remove");
+	if (check_name("remove", argv[1]))
+		return EXIT_USAGE;
+	c = lfsctl_connect("remove");
+	if (!c)
+		return EXIT_FAILURE;
+	ret = lfs_shelf_remove(c, argv[1]);
+	if (ret)
+		return lfsctl_fail(c, "remove", argv[1], ret);
+	lfs_client_close(c);
+	return 0;
+}
+
+int cmd_zero(int argc, char **argv)
+{
+	struct lfs_book *books;
+	struct lfs_client *c;
+	size_t n;
+	int ret;
+
+	if (argc != 2)
+		return lfsctl_usage("zero");
+	if (lfsctl_books("zero", argv[1], &books, &n))
+		return EXIT_USAGE;
+	c = lfsctl_connect("zero");
+	if (!c) {
+		free(books);
+		return EXIT_FAILURE;
+	}
+	ret = lfs_books_zero(c, books, n);
+	free(books);
+	if (ret)
+		return lfsctl_fail(c, "zero", argv[1], ret);
+	lfs_client_close(c);
+	return 0;
+}
+
+static json_t *shelf_json(const struct lfs_shelf_info *s)
+{
+	char uuid[37], dev[48], book[24];
+	json_t *books = json_array();
+	uint32_t i;
+
+	for (i = 0; i < s->nr_books; i++) {
+		snprintf(book, sizeof(book), "%u:%u", s->books[i].ig, s->books[i].book);
+		json_array_append_new(books, json_string(book));
+	}
+	lfs_format_uuid(s->uuid, uuid);
+	snprintf(dev, sizeof(dev), "/dev/%s", s->disk);
+	return json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:b, s:I, s:o}",
+			 "name", s->name, "uuid", uuid, "device", dev, "id", (json_int_t)s->id,
+			 "major", major(s->devt), "minor", minor(s->devt), "book_size",
+			 (json_int_t)s->book_size, "nr_books", (json_int_t)s->nr_books, "size",
+			 (json_int_t)(s->book_size * s->nr_books), "dax", s->dax, "open",
+			 (json_int_t)s->open, "books", books);
+}
+
+static void shelf_table(const struct lfs_shelf_info *v, size_t n)
+{
+	char uuid[37], dev[48], bs[32], size[32], *books;
+	size_t i;
+
+	printf("%-20s %-12s %-9s %-7s %-7s %-4s %-5s %-36s %s\n", "NAME", "DEVICE", "SIZE",
+	       "BOOKS", "BOOK", "DAX", "OPEN", "UUID", "LAYOUT");
+	for (i = 0; i < n; i++) {
+		lfs_format_uuid(v[i].uuid, uuid);
+		snprintf(dev, sizeof(dev), "/dev/%s", v[i].disk);
+		lfs_format_size(v[i].book_size, bs, sizeof(bs));
+		lfs_format_size(v[i].book_size * v[i].nr_books, size, sizeof(size));
+		books = lfs_format_books(v[i].books, v[i].nr_books);
+		printf("%-20s %-12s %-9s %-7u %-7s %-4s %-5u %-36s %s\n", v[i].name, dev, size,
+		       v[i].nr_books, bs, v[i].dax ? "yes" : "no", v[i].open, uuid,
+		       books ? books : "?");
+		free(books);
+	}
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct lfs_shelf_info *v = NULL;
+	const char *name = NULL;
+	struct lfs_client *c;
+	int json = 0, i, ret;
+	size_t j, n = 0;
+	json_t *arr;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] != '-' && !name)
+			name = argv[i];
+		else
+			return lfsctl_usage("list");
+	}
+	if (name && check_name("list", name))
+		return EXIT_USAGE;
+	c = lfsctl_connect("list");
+	if (!c)
+		return EXIT_FAILURE;
+	ret = lfs_shelf_list(c, name, &v, &n);
+	if (ret)
+		return lfsctl_fail(c, "list", name ? name : "listing shelves", ret);
+	lfs_client_close(c);
+	if (json) {
+		arr = json_array();
+		for (j = 0; j < n; j++)
+			json_array_append_new(arr, shelf_json(&v[j]));
+		json_dumpf(arr, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(arr);
+	} else {
+		shelf_table(v, n);
+	}
+	lfs_shelf_list_free(v, n);
+	return 0;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * liblfs: client of the lfs kernel module's generic netlink family (the
+ * protocol is specified in driver/uapi/lfs.h) and parsers shared by the
+ * LFS tools.
+ *
+ * Functions return 0 or a negative errno and never print. After a failure,
+ * lfs_client_error() gives the reason: the kernel's extended ack message when
+ * there is one, else a description of the local failure.
+ */
+#ifndef LIBLFS_H
+#define LIBLFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uapi/lfs.h>
+
+struct lfs_client;
+
+struct lfs_fabric_info {
+	uint32_t ig;
+	char path[LFS_PATH_MAX];
+	uint32_t devt; /* new_encode_dev(): major() and minor() decode it */
+	uint64_t book_size;
+	uint64_t offset;
+	uint64_t dev_size;
+	uint32_t nr_books;
+	uint32_t books_used;
+	int dax;
+	int numa_node;
+};
+
+struct lfs_shelf_info {
+	char name[LFS_NAME_MAX + 1];
+	uint8_t uuid[LFS_UUID_LEN];
+	uint32_t id;
+	char disk[32];
+	uint32_t devt;
+	uint64_t book_size;
+	uint32_t nr_books;
+	int dax;
+	uint32_t open;
+	struct lfs_book *books; /* nr_books entries, shelf order */
+};
+
+/* Connect and resolve the family; -ENOENT if the module is not loaded. */
+int lfs_client_open(struct lfs_client **out);
+void lfs_client_close(struct lfs_client *c);
+const char *lfs_client_error(const struct lfs_client *c);
+
+int lfs_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+	       uint64_t offset);
+int lfs_detach(struct lfs_client *c, const char *path);
+int lfs_detach_ig(struct lfs_client *c, uint32_t ig);
+int lfs_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n);
+
+/* Book lists longer than LFS_BOOKS_PER_ATTR go in several messages. */
+int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid,
+		     const struct lfs_book *books, size_t n, struct lfs_shelf_info *out);
+int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
+		     size_t n);
+int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books);
+int lfs_shelf_remove(struct lfs_client *c, const char *name);
+/* All shelves, or only @name (then -ENOENT if it does not exist). */
+int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out,
+		   size_t *n);
+void lfs_shelf_list_free(struct lfs_shelf_info *shelves, size_t n);
+int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n);
+
+/*
+ * SIZE: a decimal number with an optional K, M, G or T suffix (powers of
+ * 1024, either case). BOOKS: a comma list of IG:BOOK or IG:FIRST-LAST.
+ * On error, err receives a message quoting the bad token.
+ */
+int lfs_parse_size(const char *s, uint64_t *out, char *err, size_t errlen);
+int lfs_parse_u32(const char *s, uint32_t max, uint32_t *out);
+int lfs_parse_books(const char *s, struct lfs_book **out, size_t *n, char *err, size_t errlen);
+/* The inverse: IG:FIRST-LAST ranges where books run consecutively. */
+char *lfs_format_books(const struct lfs_book *books, size_t n);
+/* "64M" when exact, else the number of bytes. */
+void lfs_format_size(uint64_t v, char *buf, size_t len);
+int lfs_parse_uuid(const char *s, uint8_t uuid[LFS_UUID_LEN]);
+void lfs_format_uuid(const uint8_t uuid[LFS_UUID_LEN], char buf[37]);
+int lfs_name_valid(const char *name);
+
+#endif /* LIBLFS_H */

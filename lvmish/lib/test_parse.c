@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/* Unit test of liblfs's parsers and formatters; prints TAP. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "liblfs.h"
+
+static int n, failed;
+
+static void ok(int cond, const char *what)
+{
+	n++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
+	if (!cond)
+		failed++;
+}
+
+static void size_case(const char *s, int want_ret, uint64_t want)
+{
+	char err[256] = "", desc[300];
+	uint64_t v = 0;
+	int ret = lfs_parse_size(s, &v, err, sizeof(err));
+
+	snprintf(desc, sizeof(desc), "size `%s' -> %d %llu (got %d %llu %s)", s, want_ret,
+		 (unsigned long long)want, ret, (unsigned long long)v, err);
+	ok(ret == want_ret && (ret || v == want) && (!ret || strstr(err, s)), desc);
+}
+
+static void books_case(const char *s, int want_ret, const char *want_fmt, size_t want_n)
+{
+	struct lfs_book *b = NULL;
+	char err[256] = "", desc[400], *fmt = NULL;
+	size_t cnt = 0;
+	int ret = lfs_parse_books(s, &b, &cnt, err, sizeof(err));
+
+	if (!ret)
+		fmt = lfs_format_books(b, cnt);
+	snprintf(desc, sizeof(desc), "books `%s' -> %d `%s' (got %d `%s' n=%zu %s)", s,
+		 want_ret, want_fmt ? want_fmt : "", ret, fmt ? fmt : "", cnt, err);
+	ok(ret == want_ret && (ret || (!strcmp(fmt, want_fmt) && cnt == want_n)) &&
+	   (!ret || *err), desc);
+	free(fmt);
+	free(b);
+}
+
+int main(void)
+{
+	uint8_t u[16];
+	char buf[80];
+
+	size_case("0", 0, 0);
+	size_case("4096", 0, 4096);
+	size_case("2M", 0, 2ULL << 20);
+	size_case("64m", 0, 64ULL << 20);
+	size_case("8G", 0, 8ULL << 30);
+	size_case("1T", 0, 1ULL << 40);
+	size_case("", -EINVAL, 0);
+	size_case("M", -EINVAL, 0);
+	size_case("2X", -EINVAL, 0);
+	size_case("2MB", -EINVAL, 0);
+	size_case("-1", -EINVAL, 0);
+	size_case("18446744073709551616", -ERANGE, 0);
+	size_case("17179869184G", -ERANGE, 0);
+
+	books_case("0:0", 0, "0:0", 1);
+	books_case("0:0-3,1:0-3", 0, "0:0-3,1:0-3", 8);
+	books_case("0:5,0:6,0:7", 0, "0:5-7", 3);
+	books_case("1:3,0:1", 0, "1:3,0:1", 2);
+	books_case("0:0-0", 0, "0:0", 1);
+	books_case("0:0-99999", 0, "0:0-99999", 100000);
+	books_case("", -EINVAL, NULL, 0);
+	books_case("0", -EINVAL, NULL, 0);
+	books_case("0:", -EINVAL, NULL, 0);
+	books_case(":1", -EINVAL, NULL, 0);
+	books_case("0:1,", -EINVAL, NULL, 0);
+	books_case("0:1,,0:2", -EINVAL, NULL, 0);
+	books_case("0:3-1", -EINVAL, NULL, 0);
+	books_case("0:1-", -EINVAL, NULL, 0);
+	books_case("a:1", -EINVAL, NULL, 0);
+	books_case("65536:0", -EINVAL, NULL, 0);
+	books_case("0:4294967296", -EINVAL, NULL, 0);
+	books_case("0:1 ", -EINVAL, NULL, 0);
+	books_case("0:0-4294967295", -E2BIG, NULL, 0);
+
+	lfs_format_size(64ULL << 20, buf, sizeof(buf));
+	ok(!strcmp(buf, "64M"), "format 64M");
+	lfs_format_size(1536ULL << 20, buf, sizeof(buf));
+	ok(!strcmp(buf, "1536M"), "format 1536M");
+	lfs_format_size(1000, buf, sizeof(buf));
+	ok(!strcmp(buf, "1000"), "format 1000");
+
+	ok(!lfs_parse_uuid("0123abcd-4567-89ef-0123-456789abcdef", u), "uuid parses");
+	lfs_format_uuid(u, buf);
+	ok(!strcmp(buf, "0123abcd-4567-89ef-0123-456789abcdef"), "uuid round trip");
+	ok(lfs_parse_uuid("0123abcd-4567-89ef-0123-456789abcdeg", u) == -EINVAL, "bad uuid");
+	ok(lfs_parse_uuid("0123abcd", u) == -EINVAL, "short uuid");
+
+	ok(lfs_name_valid("db-1.x_y"), "name db-1.x_y valid");
+	ok(!lfs_name_valid(""), "empty name invalid");
+	ok(!lfs_name_valid(".."), "name .. invalid");
+	ok(!lfs_name_valid("a b"), "name with space invalid");
+	ok(!lfs_name_valid("a/b"), "name with slash invalid");
+	memset(buf, 'a', 64);
+	buf[64] = '\0';
+	ok(lfs_name_valid(buf), "64-character name valid");
+	buf[64] = 'a';
+	buf[65] = '\0';
+	ok(!lfs_name_valid(buf), "65-character name invalid");
+
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}
