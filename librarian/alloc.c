@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation policies. A plan (which IG each new book comes from) is made
+ * from the per-IG free counts alone; only when the whole request can be met
+ * are books picked, each by one seek in the free-book index. The cost is
+ * O(books requested x IGs) and never depends on the catalogue's size.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "librarian.h"
+
+struct cand {
+	int gi;			/* index into cfg->igs */
+	int64_t free;		/* free books left for this plan */
+	int64_t have;		/* shelf's books in this IG (Spread) */
+	int tier;
+	bool excluded;
+};
+
+static int tier_of(const struct lib_config *c, int node, int gi)
+{
+	const struct lib_node *me = &c->nodes[node];
+	const struct lib_node *n = &c->nodes[c->igs[gi].node];
+
+	if (n == me)
+		return 0;
+	if (n->enc == me->enc)
+		return 1;
+	if (n->rack == me->rack)
+		return 2;
+	return 3;
+}
+
+/* Tiers a node-relative policy may use, in order of preference. */
+static int policy_tiers(enum lib_policy p, int tiers[4])
+{
+	static const int t[][5] = {
+		[POL_LOCAL_NODE] = { 1, 0 },
+		[POL_NEAREST] = { 4, 0, 1, 2, 3 },
+		[POL_NEAREST_REMOTE] = { 3, 1, 2, 3 },
+		[POL_NEAREST_ENC] = { 2, 0, 1 },
+		[POL_NEAREST_RACK] = { 3, 0, 1, 2 },
+		[POL_NONLOCAL_ENC] = { 2, 2, 3 },
+	};
+
+	if ((size_t)p >= sizeof(t) / sizeof(t[0]) || !t[p][0])
+		return 0;
+	memcpy(tiers, &t[p][1], t[p][0] * sizeof(int));
+	return t[p][0];
+}
+
+static int load_candidates(struct lib_store *s, struct lib_shelf_ctx *sh, struct cand *cd,
+			   struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	sqlite3_stmt *st;
+
+	for (int i = 0; i < c->nigs; i++) {
+		cd[i].gi = i;
+		cd[i].free = 0;
+		cd[i].have = 0;
+		cd[i].excluded = false;
+		cd[i].tier = sh->node >= 0 ? tier_of(c, sh->node, i) : 3;
+	}
+	st = lib_stmt(s, "SELECT ig, free FROM igs");
+	if (!st)
+		return lib_sql_fail(s, e);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int k = lib_config_find_ig(c, sqlite3_column_int64(st, 0));
+
+		if (k >= 0)
+			cd[k].free = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+
+	/* power-domain anti-affinity: skip every domain another named shelf uses */
+	if (sh->navoid) {
+		char *pd = calloc(c->npowers, 1);
+
+		if (!pd)
+			return lib_fail(e, ENOMEM, "out of memory");
+		for (int a = 0; a < sh->navoid; a++) {
+			st = lib_stmt(s, "SELECT DISTINCT id >> 32 FROM books WHERE shelf = ?1");
+			if (!st) {
+				free(pd);
+				return lib_sql_fail(s, e);
+			}
+			sqlite3_bind_int64(st, 1, sh->avoid[a]);
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				int k = lib_config_find_ig(c, sqlite3_column_int64(st, 0));
+
+				if (k >= 0)
+					pd[c->nodes[c->igs[k].node].power] = 1;
+			}
+			sqlite3_reset(st);
+		}
+		for (int i = 0; i < c->nigs; i++)
+			if (pd[c->nodes[c->igs[i].node].power])
+				cd[i].excluded = true;
+		free(pd);
+	}
+	if (sh->policy == POL_SPREAD && sh->nbooks) {
+		st = lib_stmt(s, "SELECT id >> 32, count(*) FROM books WHERE shelf = ?1 GROUP BY 1");
+		if (!st)
+			return lib_sql_fail(s, e);
+		sqlite3_bind_int64(st, 1, sh->shelf_id);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			int k = lib_config_find_ig(c, sqlite3_column_int64(st, 0));
+
+			if (k >= 0)
+				cd[k].have = sqlite3_column_int64(st, 1);
+		}
+		sqlite3_reset(st);
+	}
+	return 0;
+}
+
+static int cmp_ig_asc(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->tier != y->tier)
+		return x->tier - y->tier;
+	return x->gi - y->gi;
+}
+
+static int cmp_ig_desc(const void *a, const void *b)
+{
+	return -cmp_ig_asc(a, b);
+}
+
+/* Greedy over candidates in order; plan[k] = cand index of book k. */
+static int64_t plan_ordered(struct cand *cd, int ncd, int64_t n, int *plan)
+{
+	int64_t k = 0;
+
+	for (int i = 0; i < ncd && k < n; i++) {
+		while (cd[i].free > 0 && k < n) {
+			cd[i].free--;
+			plan[k++] = i;
+		}
+	}
+	return k;
+}
+
+static int64_t plan_random(struct lib_store *s, struct cand *cd, int ncd, int64_t n, int *plan)
+{
+	int64_t total = 0, k;
+
+	for (int i = 0; i < ncd; i++)
+		total += cd[i].free;
+	for (k = 0; k < n && total > 0; k++) {
+		int64_t r = lib_random(s) % total;
+		int i = 0;
+
+		while (r >= cd[i].free)
+			r -= cd[i++].free;
+		cd[i].free--;
+		total--;
+		plan[k] = i;
+	}
+	return k;
+}
+
+static int64_t plan_spread(struct cand *cd, int ncd, int64_t n, int *plan)
+{
+	int64_t k;
+
+	for (k = 0; k < n; k++) {
+		int best = -1;
+
+		for (int i = 0; i < ncd; i++)
+			if (cd[i].free > 0 && (best < 0 || cd[i].have < cd[best].have))
+				best = i;
+		if (best < 0)
+			break;
+		cd[best].free--;
+		cd[best].have++;
+		plan[k] = best;
+	}
+	return k;
+}
+
+static int64_t plan_request_ig(struct lib_shelf_ctx *sh, struct cand *cd, const int *map,
+			       int64_t n, int *plan)
+{
+	int64_t k = 0;
+	int pos = sh->nreq_igs ? sh->nbooks % sh->nreq_igs : 0, dry = 0;
+
+	while (k < n && dry < sh->nreq_igs) {
+		int i = map[pos];
+
+		pos = (pos + 1) % sh->nreq_igs;
+		if (i < 0 || cd[i].free <= 0) {
+			dry++;
+			continue;
+		}
+		dry = 0;
+		cd[i].free--;
+		plan[k++] = i;
+	}
+	return k;
+}
+
+static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, uint64_t books,
+		     int64_t *id)
+{
+	int64_t lo = lib_book_id(ig, 0), hi = lib_book_id(ig, 0xffffffffU);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (pol == POL_RANDOM_BOOKS) {
+		int64_t start = lo + (int64_t)(lib_random(s) % books);
+
+		st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
+			      " ORDER BY id LIMIT 1");
+		if (!st)
+			return -EIO;
+		sqlite3_bind_int64(st, 1, start);
+		sqlite3_bind_int64(st, 2, hi);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			*id = sqlite3_column_int64(st, 0);
+			sqlite3_reset(st);
+			return 0;
+		}
+		sqlite3_reset(st);
+		hi = start;	/* wrap around: the lowest free book before start */
+	}
+	if (pol == POL_LZA_DESCENDING)
+		st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
+			      " ORDER BY id DESC LIMIT 1");
+	else
+		st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
+			      " ORDER BY id LIMIT 1");
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;	/* free count said there was one */
+}
+
+int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	struct cand *cd = NULL;
+	int *plan = NULL, *map = NULL, *used = NULL;
+	int tiers[4], ntiers, ncd = 0, r;
+	int64_t got, avail = 0;
+
+	if (n <= 0)
+		return 0;
+	ntiers = policy_tiers(sh->policy, tiers);
+	if (ntiers && sh->node < 0)
+		return lib_fail(e, EINVAL,
+				"policy %s places books relative to the requesting node; an admin request must name one with \"node\"",
+				lib_policy_name(sh->policy));
+	if (sh->policy == POL_REQUEST_IG && !sh->nreq_igs)
+		return lib_fail(e, EINVAL,
+				"policy RequestIG needs the attribute lfs.igs (a list of IG numbers)");
+	cd = calloc(c->nigs, sizeof(*cd));
+	plan = malloc(n * sizeof(*plan));
+	used = calloc(c->nigs, sizeof(*used));
+	if (!cd || !plan || !used) {
+		r = lib_fail(e, ENOMEM, "out of memory planning %lld books", (long long)n);
+		goto out;
+	}
+	r = load_candidates(s, sh, cd, e);
+	if (r < 0)
+		goto out;
+
+	/* keep only allowed candidates, in policy order */
+	for (int i = 0; i < c->nigs; i++) {
+		bool ok = !cd[i].excluded;
+
+		if (ok && ntiers) {
+			ok = false;
+			for (int t = 0; t < ntiers; t++)
+				if (cd[i].tier == tiers[t])
+					ok = true;
+		}
+		if (ok)
+			cd[ncd++] = cd[i];
+	}
+	if (ntiers) {
+		/* preference order is the order of tiers, then IG number */
+		for (int i = 0; i < ncd; i++)
+			for (int t = 0; t < ntiers; t++)
+				if (cd[i].tier == tiers[t])
+					cd[i].tier = t;
+		qsort(cd, ncd, sizeof(*cd), cmp_ig_asc);
+	} else {
+		for (int i = 0; i < ncd; i++)
+			cd[i].tier = 0;
+		qsort(cd, ncd, sizeof(*cd),
+		      sh->policy == POL_LZA_DESCENDING ? cmp_ig_desc : cmp_ig_asc);
+	}
+	for (int i = 0; i < ncd; i++)
+		avail += cd[i].free;
+
+	switch (sh->policy) {
+	case POL_RANDOM_BOOKS:
+		got = plan_random(s, cd, ncd, n, plan);
+		break;
+	case POL_SPREAD:
+		got = plan_spread(cd, ncd, n, plan);
+		break;
+	case POL_REQUEST_IG:
+		map = malloc(sh->nreq_igs * sizeof(*map));
+		if (!map) {
+			r = lib_fail(e, ENOMEM, "out of memory");
+			goto out;
+		}
+		avail = 0;
+		for (int j = 0; j < sh->nreq_igs; j++) {
+			map[j] = -1;
+			for (int i = 0; i < ncd; i++) {
+				if (c->igs[cd[i].gi].ig == sh->req_igs[j]) {
+					map[j] = i;
+					break;
+				}
+			}
+		}
+		for (int i = 0; i < ncd; i++)
+			for (int j = 0; j < sh->nreq_igs; j++)
+				if (map[j] == i) {
+					avail += cd[i].free;
+					break;
+				}
+		got = plan_request_ig(sh, cd, map, n, plan);
+		break;
+	default:
+		got = plan_ordered(cd, ncd, n, plan);
+		break;
+	}
+	if (got < n) {
+		r = lib_fail(e, ENOSPC,
+			     "cannot allocate %lld books with policy %s%s%s%s: only %lld free books are available to it",
+			     (long long)n, lib_policy_name(sh->policy),
+			     sh->node >= 0 ? " for node " : "",
+			     sh->node >= 0 ? c->nodes[sh->node].name : "",
+			     sh->navoid ? " (with power-domain anti-affinity)" : "",
+			     (long long)avail);
+		goto out;
+	}
+
+	for (int64_t k = 0; k < n; k++) {
+		const struct lib_ig *g = &c->igs[cd[plan[k]].gi];
+		sqlite3_stmt *st;
+		int64_t id;
+
+		r = pick_book(s, sh->policy, g->ig, g->books, &id);
+		if (r < 0) {
+			r = lib_fail(e, EIO, "catalogue inconsistent: IG %u has no free book though its count says so",
+				     g->ig);
+			goto out;
+		}
+		st = lib_stmt(s, "UPDATE books SET state = 1, shelf = ?2, seq = ?3 WHERE id = ?1");
+		if (!st)
+			goto sqlfail;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, sh->shelf_id);
+		sqlite3_bind_int64(st, 3, sh->nbooks + k);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto sqlfail;
+		used[cd[plan[k]].gi]++;
+	}
+	for (int i = 0; i < c->nigs; i++) {
+		sqlite3_stmt *st;
+
+		if (!used[i])
+			continue;
+		st = lib_stmt(s, "UPDATE igs SET free = free - ?2 WHERE ig = ?1");
+		if (!st)
+			goto sqlfail;
+		sqlite3_bind_int64(st, 1, c->igs[i].ig);
+		sqlite3_bind_int64(st, 2, used[i]);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto sqlfail;
+	}
+	sh->nbooks += n;
+	r = 0;
+	goto out;
+sqlfail:
+	r = lib_sql_fail(s, e);
+out:
+	free(cd);
+	free(plan);
+	free(map);
+	free(used);
+	return r;
+}

@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * liblfsclient: talk to the librarian over TLS 1.3 (external PSK) or a unix
+ * socket. Non-blocking sockets and poll() with deadlines, so no call blocks
+ * past its timeout. See include/lfs_librarian.h.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "lfs_librarian.h"
+#include "tlspsk.h"
+
+struct lfs_lib {
+	int fd;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	char identity[LFS_PSK_IDENTITY_MAX + 1];
+	uint8_t key[64];
+	size_t keylen;
+	int reply_timeout_ms;
+	int64_t next_id;
+	json_t *info;
+	char errmsg[1024];
+	char errcode[24];
+};
+
+static const struct {
+	int err;
+	const char *name;
+} errnames[] = {
+	{ EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { EIO, "EIO" }, { E2BIG, "E2BIG" },
+	{ ENOMEM, "ENOMEM" }, { EACCES, "EACCES" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" },
+	{ EINVAL, "EINVAL" }, { ENOSPC, "ENOSPC" }, { ERANGE, "ERANGE" },
+	{ ENAMETOOLONG, "ENAMETOOLONG" }, { ENODATA, "ENODATA" }, { EPROTO, "EPROTO" },
+	{ EBADMSG, "EBADMSG" }, { EMSGSIZE, "EMSGSIZE" }, { EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+	{ EOPNOTSUPP, "EOPNOTSUPP" }, { ECONNREFUSED, "ECONNREFUSED" },
+	{ ECONNRESET, "ECONNRESET" }, { ETIMEDOUT, "ETIMEDOUT" }, { EAGAIN, "EAGAIN" },
+	{ ENOTCONN, "ENOTCONN" }, { EPIPE, "EPIPE" }, { ESHUTDOWN, "ESHUTDOWN" },
+};
+
+const char *lfs_errno_name(int err)
+{
+	for (size_t i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
+		if (errnames[i].err == err)
+			return errnames[i].name;
+	return "EUNKNOWN";
+}
+
+static int lib_err(struct lfs_lib *l, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int lib_err(struct lfs_lib *l, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(l->errmsg, sizeof(l->errmsg), fmt, ap);
+	va_end(ap);
+	snprintf(l->errcode, sizeof(l->errcode), "%s", lfs_errno_name(err));
+	return -err;
+}
+
+const char *lfs_lib_errmsg(const struct lfs_lib *l)
+{
+	return l ? l->errmsg : "no connection";
+}
+
+const char *lfs_lib_errcode(const struct lfs_lib *l)
+{
+	return l ? l->errcode : "ENOTCONN";
+}
+
+json_t *lfs_lib_server_info(struct lfs_lib *l)
+{
+	return l ? l->info : NULL;
+}
+
+int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size_t msglen)
+{
+	char buf[300];
+	struct stat sb;
+	ssize_t n;
+	size_t len, hex = 0;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		err = errno;
+		snprintf(msg, msglen, "key file '%s': %s", path, strerror(err));
+		return -err;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		snprintf(msg, msglen, "key file '%s' is not a regular file", path);
+		return -EINVAL;
+	}
+	if (sb.st_mode & 0077) {
+		close(fd);
+		snprintf(msg, msglen, "key file '%s' is accessible by group or others (mode %04o); run chmod 600 on it",
+			 path, (unsigned int)(sb.st_mode & 07777));
+		return -EPERM;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0) {
+		err = errno;
+		snprintf(msg, msglen, "key file '%s': %s", path, strerror(err));
+		return -err;
+	}
+	buf[n] = 0;
+	len = strcspn(buf, " \t\r\n");
+	if (buf[len + strspn(buf + len, " \t\r\n")]) {
+		snprintf(msg, msglen, "key file '%s' must hold one line of hex digits", path);
+		return -EINVAL;
+	}
+	buf[len] = 0;
+	if (len < 64 || len > 2 * max || len > 128 || len % 2) {
+		snprintf(msg, msglen, "key file '%s' holds %zu hex digits; a key is 64 to 128 (32-64 bytes, e.g. `librarian genkey`)",
+			 path, len);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i += 2) {
+		unsigned int b;
+		char pair[3] = { buf[i], buf[i + 1], 0 };
+
+		if (!isxdigit_c(pair[0]) || !isxdigit_c(pair[1]) || sscanf(pair, "%2x", &b) != 1) {
+			snprintf(msg, msglen, "key file '%s': '%s' at position %zu is not hex", path,
+				 pair, i + 1);
+			return -EINVAL;
+		}
+		key[hex++] = b;
+	}
+	return hex;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int64_t left;
+	int r;
+
+	for (;;) {
+		left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+static int psk_use_session(SSL *ssl, const EVP_MD *md, const unsigned char **id, size_t *idlen,
+			   SSL_SESSION **sess)
+{
+	struct lfs_lib *l = SSL_get_app_data(ssl);
+	SSL_SESSION *s = lfs_psk_session(ssl, l->key, l->keylen);
+
+	if (!s || (md && md != SSL_CIPHER_get_handshake_digest(SSL_SESSION_get0_cipher(s)))) {
+		SSL_SESSION_free(s);
+		*sess = NULL;
+		return s ? 1 : 0;
+	}
+	*sess = s;
+	*id = (const unsigned char *)l->identity;
+	*idlen = strlen(l->identity);
+	return 1;
+}
+
+static int tls_errmsg(struct lfs_lib *l, int err, const char *what)
+{
+	unsigned long e = ERR_get_error();
+	char buf[256] = "connection closed";
+
+	if (e)
+		ERR_error_string_n(e, buf, sizeof(buf));
+	ERR_clear_error();
+	return lib_err(l, err, "%s: %s", what, buf);
+}
+
+static int tls_handshake(struct lfs_lib *l, int64_t deadline)
+{
+	int r;
+
+	for (;;) {
+		r = SSL_connect(l->ssl);
+		if (r == 1)
+			return 0;
+		switch (SSL_get_error(l->ssl, r)) {
+		case SSL_ERROR_WANT_READ:
+			r = wait_fd(l->fd, POLLIN, deadline);
+			break;
+		case SSL_ERROR_WANT_WRITE:
+			r = wait_fd(l->fd, POLLOUT, deadline);
+			break;
+		default:
+			return tls_errmsg(l, ECONNREFUSED,
+					  "TLS handshake failed (wrong key or unknown node name?)");
+		}
+		if (r < 0)
+			return lib_err(l, -r, "TLS handshake: %s", strerror(-r));
+	}
+}
+
+static int io_write(struct lfs_lib *l, const void *buf, size_t len, int64_t deadline)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n;
+		int r;
+
+		if (l->ssl) {
+			size_t w = 0;
+
+			r = SSL_write_ex(l->ssl, p, len, &w);
+			if (r == 1) {
+				p += w;
+				len -= w;
+				continue;
+			}
+			r = SSL_get_error(l->ssl, r);
+			if (r == SSL_ERROR_WANT_READ)
+				r = wait_fd(l->fd, POLLIN, deadline);
+			else if (r == SSL_ERROR_WANT_WRITE)
+				r = wait_fd(l->fd, POLLOUT, deadline);
+			else
+				return tls_errmsg(l, EPIPE, "send");
+		} else {
+			n = send(l->fd, p, len, MSG_NOSIGNAL);
+			if (n > 0) {
+				p += n;
+				len -= n;
+				continue;
+			}
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				return lib_err(l, errno, "send: %s", strerror(errno));
+			r = wait_fd(l->fd, POLLOUT, deadline);
+		}
+		if (r < 0)
+			return lib_err(l, -r, "send: %s", strerror(-r));
+	}
+	return 0;
+}
+
+static int io_read(struct lfs_lib *l, void *buf, size_t len, int64_t deadline)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n;
+		int r;
+
+		if (l->ssl) {
+			size_t got = 0;
+
+			r = SSL_read_ex(l->ssl, p, len, &got);
+			if (r == 1) {
+				p += got;
+				len -= got;
+				continue;
+			}
+			r = SSL_get_error(l->ssl, r);
+			if (r == SSL_ERROR_WANT_READ)
+				r = wait_fd(l->fd, POLLIN, deadline);
+			else if (r == SSL_ERROR_WANT_WRITE)
+				r = wait_fd(l->fd, POLLOUT, deadline);
+			else if (r == SSL_ERROR_ZERO_RETURN)
+				return lib_err(l, ECONNRESET, "the librarian closed the connection");
+			else
+				return tls_errmsg(l, ECONNRESET, "receive");
+		} else {
+			n = recv(l->fd, p, len, 0);
+			if (n > 0) {
+				p += n;
+				len -= n;
+				continue;
+			}
+			if (n == 0)
+				return lib_err(l, ECONNRESET, "the librarian closed the connection");
+			if (errno != EAGAIN && errno != EINTR)
+				return lib_err(l, errno, "receive: %s", strerror(errno));
+			r = wait_fd(l->fd, POLLIN, deadline);
+		}
+		if (r < 0)
+			return lib_err(l, -r, "waiting for the librarian: %s", strerror(-r));
+	}
+	return 0;
+}
+
+static int open_socket(struct lfs_lib *l, const char *addr, int64_t deadline)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL, *ai;
+	char host[256], *port;
+	int r, fd = -1, err = 0;
+
+	if (!strncmp(addr, "unix:", 5)) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		if (strlen(addr + 5) >= sizeof(sun.sun_path) || !addr[5])
+			return lib_err(l, EINVAL, "bad unix socket path '%s'", addr + 5);
+		strcpy(sun.sun_path, addr + 5);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return lib_err(l, errno, "socket: %s", strerror(errno));
+		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+			err = errno;
+			close(fd);
+			return lib_err(l, err, "cannot connect to %s: %s", addr, strerror(err));
+		}
+		l->fd = fd;
+		return 0;
+	}
+	if (strlen(addr) >= sizeof(host))
+		return lib_err(l, EINVAL, "address too long");
+	strcpy(host, addr);
+	port = strrchr(host, ':');
+	if (!port || !port[1])
+		return lib_err(l, EINVAL, "address '%s' must be HOST:PORT or unix:PATH", addr);
+	*port++ = 0;
+	if (host[0] == '[' && port[-2] == ']') {
+		port[-2] = 0;
+		memmove(host, host + 1, strlen(host));
+	}
+	r = getaddrinfo(host, port, &hints, &res);
+	if (r)
+		return lib_err(l, EINVAL, "address '%s': %s", addr, gai_strerror(r));
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+			break;
+		if (errno == EINPROGRESS) {
+			socklen_t sl = sizeof(err);
+
+			r = wait_fd(fd, POLLOUT, deadline);
+			if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) == 0 && !err)
+				break;
+			if (r < 0)
+				err = -r;
+		} else {
+			err = errno;
+		}
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return lib_err(l, err ? err : ECONNREFUSED, "cannot connect to %s: %s", addr,
+			       strerror(err ? err : ECONNREFUSED));
+	{
+		int one = 1;
+
+		setsockopt(fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, &one, sizeof(one));
+	}
+	l->fd = fd;
+	return 0;
+}
+
+int lfs_lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **errmsg)
+{
+	struct lfs_lib *l;
+	int64_t deadline;
+	int r;
+
+	*out = NULL;
+	if (errmsg)
+		*errmsg = NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->fd = -1;
+	l->reply_timeout_ms = o->reply_timeout_ms > 0 ? o->reply_timeout_ms : 30000;
+	deadline = now_ms() + (o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000);
+	if (!o->addr) {
+		r = lib_err(l, EINVAL, "no librarian address given");
+		goto fail;
+	}
+	if (strncmp(o->addr, "unix:", 5)) {
+		char msg[300];
+
+		if (!o->node || !o->key_file) {
+			r = lib_err(l, EINVAL, "a TLS connection to %s needs a node name and a key file",
+				    o->addr);
+			goto fail;
+		}
+		if (strlen(o->node) > LFS_PSK_IDENTITY_MAX) {
+			r = lib_err(l, EINVAL, "node name '%.40s...' is too long", o->node);
+			goto fail;
+		}
+		strcpy(l->identity, o->node);
+		r = lfs_lib_read_key(o->key_file, l->key, sizeof(l->key), msg, sizeof(msg));
+		if (r < 0) {
+			lib_err(l, -r, "%s", msg);
+			goto fail;
+		}
+		l->keylen = r;
+	}
+	r = open_socket(l, o->addr, deadline);
+	if (r < 0)
+		goto fail;
+	if (l->keylen) {
+		l->ctx = lfs_tls_ctx(0);
+		l->ssl = l->ctx ? SSL_new(l->ctx) : NULL;
+		if (!l->ssl) {
+			r = tls_errmsg(l, ENOMEM, "TLS setup");
+			goto fail;
+		}
+		SSL_set_app_data(l->ssl, l);
+		SSL_set_psk_use_session_callback(l->ssl, psk_use_session);
+		SSL_set_fd(l->ssl, l->fd);
+		r = tls_handshake(l, deadline);
+		if (r < 0)
+			goto fail;
+	}
+	{
+		json_t *args = o->node ? json_pack("{s:s}", "node", o->node) : NULL;
+
+		r = lfs_lib_call(l, "auth", args, &l->info);
+		json_decref(args);
+		if (r < 0)
+			goto fail;
+	}
+	OPENSSL_cleanse(l->key, sizeof(l->key));
+	*out = l;
+	return 0;
+fail:
+	if (errmsg)
+		*errmsg = strdup(l->errmsg);
+	lfs_lib_close(l);
+	return r;
+}
+
+int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result)
+{
+	json_t *req, *rep = NULL, *ok, *err;
+	json_error_t jerr;
+	int64_t deadline = now_ms() + l->reply_timeout_ms, id = ++l->next_id;
+	uint8_t hdr[4];
+	uint32_t len;
+	char *txt, *buf = NULL;
+	int r;
+
+	if (result)
+		*result = NULL;
+	if (l->fd < 0)
+		return lib_err(l, ENOTCONN, "not connected");
+	req = json_pack("{s:i,s:I,s:s}", "v", LFS_PROTOCOL_VERSION, "id", (json_int_t)id, "op", op);
+	if (!req)
+		return lib_err(l, ENOMEM, "out of memory");
+	if (args && (!json_is_object(args) || json_object_update(req, args) < 0)) {
+		json_decref(req);
+		return lib_err(l, EINVAL, "request arguments must be a JSON object");
+	}
+	json_object_set_new(req, "id", json_integer(id));
+	json_object_set_new(req, "op", json_string(op));
+	txt = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	if (!txt)
+		return lib_err(l, ENOMEM, "out of memory");
+	len = strlen(txt);
+	hdr[0] = len >> 24;
+	hdr[1] = len >> 16;
+	hdr[2] = len >> 8;
+	hdr[3] = len;
+	r = io_write(l, hdr, 4, deadline);
+	if (r == 0)
+		r = io_write(l, txt, len, deadline);
+	free(txt);
+	if (r < 0)
+		goto broken;
+	for (;;) {
+		r = io_read(l, hdr, 4, deadline);
+		if (r < 0)
+			goto broken;
+		len = (uint32_t)hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3];
+		if (len > LFS_MAX_REPLY) {
+			r = lib_err(l, EMSGSIZE, "reply of %u bytes is larger than %u", len, LFS_MAX_REPLY);
+			goto broken;
+		}
+		buf = malloc(len + 1);
+		if (!buf) {
+			r = lib_err(l, ENOMEM, "out of memory");
+			goto broken;
+		}
+		r = io_read(l, buf, len, deadline);
+		if (r < 0)
+			goto broken;
+		rep = json_loadb(buf, len, 0, &jerr);
+		free(buf);
+		buf = NULL;
+		if (!rep) {
+			r = lib_err(l, EBADMSG, "malformed reply: %s", jerr.text);
+			goto broken;
+		}
+		if (json_integer_value(json_object_get(rep, "id")) == id ||
+		    json_is_null(json_object_get(rep, "id")))
+			break;
+		json_decref(rep);	/* a reply to a request we gave up on */
+	}
+	ok = json_object_get(rep, "ok");
+	if (json_is_true(ok)) {
+		if (result)
+			*result = json_incref(json_object_get(rep, "result"));
+		json_decref(rep);
+		l->errmsg[0] = 0;
+		l->errcode[0] = 0;
+		return 0;
+	}
+	err = json_object_get(rep, "error");
+	r = json_integer_value(json_object_get(err, "errno"));
+	if (r <= 0)
+		r = EPROTO;
+	snprintf(l->errmsg, sizeof(l->errmsg), "%s",
+		 json_string_value(json_object_get(err, "message")) ?: "unknown error");
+	snprintf(l->errcode, sizeof(l->errcode), "%s",
+		 json_string_value(json_object_get(err, "code")) ?: lfs_errno_name(r));
+	json_decref(rep);
+	return -r;
+broken:
+	/* the stream is out of step: nothing more can be read from it */
+	free(buf);
+	if (l->ssl) {
+		SSL_free(l->ssl);
+		l->ssl = NULL;
+	}
+	close(l->fd);
+	l->fd = -1;
+	return r;
+}
+
+void lfs_lib_close(struct lfs_lib *l)
+{
+	if (!l)
+		return;
+	if (l->ssl) {
+		SSL_shutdown(l->ssl);
+		SSL_free(l->ssl);
+	}
+	SSL_CTX_free(l->ctx);
+	if (l->fd >= 0)
+		close(l->fd);
+	json_decref(l->info);
+	OPENSSL_cleanse(l->key, sizeof(l->key));
+	free(l);
+}

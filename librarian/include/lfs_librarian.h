@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lfs_librarian.h - client library for the LFS librarian (liblfsclient.a).
+ *
+ * Link with: liblfsclient.a -ljansson -lssl -lcrypto
+ *
+ * Wire format (docs/PROTOCOL.md has every message):
+ *   each message is a 4-byte big-endian length followed by that many bytes of
+ *   UTF-8 JSON (one object). Requests: {"v":1,"id":N,"op":"...", args...}.
+ *   Replies: {"v":1,"id":N,"ok":true,"result":{...}} or
+ *            {"v":1,"id":N,"ok":false,"error":{"errno":E,"code":"ENOSPC","message":"..."}}.
+ *
+ * Transport: "HOST:PORT" (TLS 1.3 with an external pre-shared key; the PSK
+ * identity is the node name) or "unix:PATH" (local administration; access
+ * is granted by the socket's file permissions).
+ *
+ * Keys: a key file holds 32 to 64 random bytes as hex on one line (64-128 hex
+ * digits), e.g. made by `librarian genkey > node01.key` or
+ * `openssl rand -hex 32 > node01.key`; mode 0600.
+ *
+ * Every function returns 0 or a negative errno. After a failed call,
+ * lfs_lib_errmsg() gives a human-readable message (the server's message for
+ * errors it reported, naming the bad value) and lfs_lib_errcode() its symbolic
+ * code ("ENOSPC", ...). Nothing blocks longer than the configured timeouts.
+ * A connection is not thread-safe; use one per thread.
+ */
+#ifndef LFS_LIBRARIAN_H
+#define LFS_LIBRARIAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#define LFS_PROTOCOL_VERSION 1
+#define LFS_DEFAULT_PORT 9093
+#define LFS_DEFAULT_ADDR "127.0.0.1:9093"
+#define LFS_MAX_MESSAGE_DEFAULT (1U << 20)	/* requests */
+#define LFS_MAX_REPLY (64U << 20)		/* replies */
+#define LFS_PSK_IDENTITY_MAX 64
+
+struct lfs_lib;
+
+struct lfs_lib_opts {
+	const char *addr;	/* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
+	const char *node;	/* PSK identity (node name or admin name); TLS only */
+	const char *key_file;	/* PSK key file; TLS only */
+	int connect_timeout_ms;	/* 0 = 5000 */
+	int reply_timeout_ms;	/* 0 = 30000 */
+};
+
+/*
+ * Connect, complete the TLS handshake and the "auth" exchange. On failure
+ * *out is NULL and, if errmsg is not NULL, *errmsg is a malloc'd message the
+ * caller frees.
+ */
+int lfs_lib_connect(const struct lfs_lib_opts *opts, struct lfs_lib **out, char **errmsg);
+
+/*
+ * Send one request and wait for its reply. args (may be NULL) is a JSON object
+ * whose members are added to the request; it is borrowed, not stolen.
+ * On success *result (if not NULL) receives a new reference to the reply's
+ * "result" object. A server-reported error returns -errno from the reply.
+ */
+int lfs_lib_call(struct lfs_lib *lib, const char *op, json_t *args, json_t **result);
+
+/* The "auth" reply: node, admin, book_size, heartbeat_interval, lease_time... */
+json_t *lfs_lib_server_info(struct lfs_lib *lib);
+
+const char *lfs_lib_errmsg(const struct lfs_lib *lib);
+const char *lfs_lib_errcode(const struct lfs_lib *lib);
+
+/* Close and free; NULL is accepted. */
+void lfs_lib_close(struct lfs_lib *lib);
+
+/* Read a key file (hex). Returns the key length or a negative errno. */
+int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size_t msglen);
+
+/* errno <-> symbolic name ("ENOSPC"), for printing and for servers. */
+const char *lfs_errno_name(int err);
+
+#endif
