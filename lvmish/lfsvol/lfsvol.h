@@ -146,3 +146,57 @@ int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx);
 int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx);
 
 #endif
+
+/* ---- common.c: the librarian, the driver, devices ---- */
+#include <jansson.h>
+
+struct lfs_lib;
+struct lfs_client;
+struct lfs_shelf_info;
+struct lfs_book;
+
+/* Connect to the librarian; prints the error and returns an exit code. */
+int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lfs_lib **out);
+/*
+ * One librarian call; on failure prints "what: librarian: message" plus a
+ * hint and returns an exit code (LFSVOL_ENOENT for ENOENT, ...).
+ */
+int lfsvol_lib_call(struct lfs_lib *lib, const char *what, const char *op, json_t *args,
+		    json_t **result);
+/* Book size announced by the librarian at auth. */
+uint64_t lfsvol_lib_book_size(struct lfs_lib *lib);
+/* Open the driver; prints the error and returns an exit code. */
+int lfsvol_drv_open(struct lfs_client **out);
+/* Print "what: kernel reports: ..." for a driver error, return an exit code. */
+int lfsvol_drv_fail(struct lfs_client *c, int err, const char *what);
+int lfsvol_need_root(const char *what);
+/* Kernel shelf by name (from a list); NULL if not active here. */
+struct lfs_shelf_info *lfsvol_find_active(struct lfs_shelf_info *v, size_t n, const char *name);
+/* The shelf's whole book map from the librarian (follows map_complete). */
+int lfsvol_lib_shelf_map(struct lfs_lib *lib, const char *name, json_t *first,
+			 struct lfs_book **books, size_t *n);
+
+/* Filesystem signature found by libblkid (empty strings if none). */
+struct lfsvol_fsinfo {
+	char type[32];
+	char label[128];
+	char uuid[64];
+};
+
+int lfsvol_probe_fs(const char *dev, uint64_t offset, uint64_t size, struct lfsvol_fsinfo *fs);
+/* Is the block device mounted (listed in /proc/self/mountinfo by major:minor)? */
+bool lfsvol_dev_mounted(uint32_t devt);
+bool lfsvol_udev_running(void);
+/*
+ * Make /dev/lfs/NAME usable: with udevd running wait (bounded) for its
+ * symlink, otherwise create it. Returns 0 or -ETIMEDOUT.
+ */
+int lfsvol_dev_link_wait(const char *name, const char *disk, int timeout_ms);
+void lfsvol_dev_link_drop(const char *name, const char *disk);
+/* Attach configured fabric devices not attached yet; returns how many failed. */
+int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64_t book_size,
+			  bool quiet);
+/* Activate in the kernel from the librarian's reply to shelf.activate/get. */
+int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+			   json_t *shelf, char *disk, size_t disklen);
+int64_t lfsvol_now_ms(void);

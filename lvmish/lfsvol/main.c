@@ -19,7 +19,7 @@ const char *lfsvol_prog = "lfsvol";
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv, struct lfsvol_ctx *ctx);
-	const char *help;
+	const char *help;	/* "what it does: usage" */
 } commands[] = {
 	{ "create", cmd_create, "create a shelf: create NAME -s SIZE [-p POLICY] [--ig LIST] [--away-from SHELF] [-a]" },
 	{ "remove", cmd_remove, "remove a shelf and free its books: remove NAME [-f]" },
@@ -153,14 +153,18 @@ int main(int argc, char **argv)
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
 		if (lfsvol_want_help(argc - optind, argv + optind)) {
-			printf("Usage: %s %s\n", lfsvol_prog, commands[i].help);
-			printf("See lfsvol(8) for details.\n");
+			const char *colon = strchr(commands[i].help, ':');
+
+			printf("Usage: %s %s\n", lfsvol_prog, colon + 2);
+			printf("%.*s.\n", (int)(colon - commands[i].help), commands[i].help);
+			printf("See lfsvol(8) for the options and exit codes.\n");
 			return LFSVOL_OK;
 		}
-		optind++;
 		/* subcommands parse with getopt from their own argv[0] */
-		argv[optind - 1] = (char *)commands[i].name;
-		r = commands[i].fn(argc - optind + 1, argv + optind - 1, &ctx);
+		argc -= optind;
+		argv += optind;
+		optind = 0;	/* glibc: reinitialise, forget the "+" ordering */
+		r = commands[i].fn(argc, argv, &ctx);
 		lfsvol_conf_free(ctx.conf);
 		return r;
 	}

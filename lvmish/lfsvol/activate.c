@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/* activate and deactivate: the librarian arbitrates, the kernel builds /dev/lfsN. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "liblfs.h"
+#include "lfs_librarian.h"
+#include "lfsvol.h"
+
+#define LINK_TIMEOUT_MS 10000
+
+int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+			const char *name, bool shared, bool quiet);
+
+static bool same_uuid(const struct lfs_shelf_info *k, json_t *sh)
+{
+	uint8_t u[LFS_UUID_LEN];
+	const char *s = json_string_value(json_object_get(sh, "uuid"));
+
+	return s && !lfs_parse_uuid(s, u) && !memcmp(u, k->uuid, LFS_UUID_LEN);
+}
+
+/* Are all IGs of the map attached here? */
+static bool igs_attached(struct lfs_client *drv, json_t *sh, uint32_t *missing)
+{
+	struct lfs_fabric_info *fv = NULL;
+	size_t nf = 0, i;
+	json_t *el;
+	bool ok = true;
+
+	if (lfs_fabric_list(drv, &fv, &nf))
+		return true;	/* let the kernel say what is wrong */
+	json_array_foreach(json_object_get(sh, "map"), i, el) {
+		json_int_t ig = json_integer_value(json_array_get(el, 0));
+		bool have = false;
+
+		for (size_t k = 0; k < nf; k++)
+			have |= fv[k].ig == (uint32_t)ig;
+		if (!have) {
+			*missing = (uint32_t)ig;
+			ok = false;
+			break;
+		}
+	}
+	free(fv);
+	return ok;
+}
+
+int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+			const char *name, bool shared, bool quiet)
+{
+	struct lfs_shelf_info *kv = NULL, *act;
+	json_t *sh = NULL;
+	char what[128], disk[32] = "";
+	uint32_t missing = 0;
+	size_t kn = 0;
+	int r;
+
+	snprintf(what, sizeof(what), "activating shelf `%s'", name);
+	r = lfs_shelf_list(drv, NULL, &kv, &kn);
+	if (r)
+		return lfsvol_drv_fail(drv, r, what);
+	act = lfsvol_find_active(kv, kn, name);
+	r = lfsvol_lib_call(lib, what, "shelf.activate",
+			    json_pack("{s:s,s:s}", "name", name, "mode", shared ? "ro" : "rw"), &sh);
+	if (r)
+		goto out;
+	if (act) {
+		if (!same_uuid(act, sh)) {
+			lfsvol_err("%s: another shelf named `%s' is active here as /dev/%s (different UUID); deactivate it first",
+				   what, name, act->disk);
+			r = LFSVOL_EREFUSED;
+			goto out;
+		}
+		/* restart-safe: already assembled here, only make sure of the name */
+		snprintf(disk, sizeof(disk), "%s", act->disk);
+		if (!quiet)
+			lfsvol_info("shelf %s is already active as /dev/%s", name, disk);
+	} else {
+		if (ctx->conf->nfabrics)
+			lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(lib), true);
+		if (!igs_attached(drv, sh, &missing)) {
+			lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
+				   what, missing, ctx->conf->path);
+			lfs_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+			r = LFSVOL_EDRIVER;
+			goto out;
+		}
+		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk));
+		if (r) {
+			/* give the activation back so another attempt or node can have it */
+			lfs_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+			goto out;
+		}
+	}
+	r = lfsvol_dev_link_wait(name, disk, LINK_TIMEOUT_MS);
+	if (r) {
+		lfsvol_err("%s: /dev/%s exists but udev made no /dev/lfs/%s within %d s; are the LFS udev rules installed?",
+			   what, disk, name, LINK_TIMEOUT_MS / 1000);
+		r = LFSVOL_EFAIL;
+		goto out;
+	}
+	if (!act && !quiet)
+		lfsvol_info("activated shelf %s as /dev/lfs/%s (/dev/%s)", name, name, disk);
+out:
+	json_decref(sh);
+	lfs_shelf_list_free(kv, kn);
+	return r;
+}
+
+/* Shelves to act on: NAME..., or from the librarian (--all: active here; --auto: config). */
+static int collect(struct lfsvol_ctx *ctx, struct lfs_lib *lib, bool all, bool autoa,
+		   json_t *names)
+{
+	if (autoa) {
+		for (int i = 0; i < ctx->conf->nshelves; i++)
+			if (ctx->conf->shelves[i].auto_activate)
+				json_array_append_new(names, json_string(ctx->conf->shelves[i].name));
+	}
+	if (all) {
+		json_t *res = NULL, *el, *a;
+		size_t i, k;
+		int r = lfsvol_lib_call(lib, "listing shelves", "shelf.list",
+					json_pack("{s:i}", "limit", 10000), &res);
+
+		if (r)
+			return r;
+		json_array_foreach(json_object_get(res, "shelves"), i, el) {
+			json_array_foreach(json_object_get(el, "activations"), k, a) {
+				if (!strcmp(json_string_value(json_object_get(a, "node")) ?: "",
+					    ctx->conf->node ?: ""))
+					json_array_append(names, json_object_get(el, "name"));
+			}
+		}
+		json_decref(res);
+	}
+	return 0;
+}
+
+int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'A' },
+		{ "auto", no_argument, NULL, 'u' },
+		{ "shared", no_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct lfs_lib *lib = NULL;
+	struct lfs_client *drv = NULL;
+	json_t *names = json_array(), *el;
+	bool all = false, autoa = false, shared = false;
+	size_t i;
+	int c, r, failed = 0;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'A')
+			all = true;
+		else if (c == 'u')
+			autoa = true;
+		else if (c == 's')
+			shared = true;
+		else
+			return LFSVOL_EUSAGE;
+	}
+	if ((optind == argc) == !(all || autoa)) {
+		lfsvol_err("usage: %s activate NAME...|--all|--auto [--shared]", lfsvol_prog);
+		json_decref(names);
+		return LFSVOL_EUSAGE;
+	}
+	for (int k = optind; k < argc; k++) {
+		if (!lfsvol_valid_name(argv[k])) {
+			lfsvol_err("invalid shelf name `%s'", argv[k]);
+			json_decref(names);
+			return LFSVOL_EUSAGE;
+		}
+		json_array_append_new(names, json_string(argv[k]));
+	}
+	if ((r = lfsvol_need_root("activate")) || (r = lfsvol_drv_open(&drv)) ||
+	    (r = lfsvol_lib_connect(ctx, &lib)) || (r = collect(ctx, lib, all, autoa, names)))
+		goto out;
+	json_array_foreach(names, i, el) {
+		int e = lfsvol_activate_one(ctx, lib, drv, json_string_value(el), shared, false);
+
+		if (e) {
+			r = e;
+			failed++;
+		}
+	}
+	if (failed > 1)
+		lfsvol_err("%d of %zu shelves were not activated", failed, json_array_size(names));
+out:
+	json_decref(names);
+	lfs_lib_close(lib);
+	lfs_client_close(drv);
+	return r;
+}
+
+static int deactivate_one(struct lfs_lib *lib, struct lfs_client *drv, struct lfs_shelf_info *kv,
+			  size_t kn, const char *name)
+{
+	struct lfs_shelf_info *act = lfsvol_find_active(kv, kn, name);
+	char what[128];
+	int r;
+
+	snprintf(what, sizeof(what), "deactivating shelf `%s'", name);
+	if (act) {
+		if (act->open || lfsvol_dev_mounted(act->devt)) {
+			lfsvol_err("%s: /dev/lfs/%s (/dev/%s) is mounted or open; unmount it first", what,
+				   name, act->disk);
+			return LFSVOL_EREFUSED;
+		}
+		r = lfs_shelf_remove(drv, name);
+		if (r)
+			return lfsvol_drv_fail(drv, r, what);
+		lfsvol_dev_link_drop(name, act->disk);
+	}
+	r = lfs_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	if (r && !(r == -ENOENT && act))
+		return lfsvol_lib_call(lib, what, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	lfsvol_info("deactivated shelf %s", name);
+	return 0;
+}
+
+int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'A' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct lfs_lib *lib = NULL;
+	struct lfs_client *drv = NULL;
+	struct lfs_shelf_info *kv = NULL;
+	size_t kn = 0;
+	bool all = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'A')
+			return LFSVOL_EUSAGE;
+		all = true;
+	}
+	if ((optind == argc) == !all) {
+		lfsvol_err("usage: %s deactivate NAME...|--all", lfsvol_prog);
+		return LFSVOL_EUSAGE;
+	}
+	for (int k = optind; k < argc; k++) {
+		if (!lfsvol_valid_name(argv[k])) {
+			lfsvol_err("invalid shelf name `%s'", argv[k]);
+			return LFSVOL_EUSAGE;
+		}
+	}
+	if ((r = lfsvol_need_root("deactivate")) || (r = lfsvol_drv_open(&drv)))
+		return r;
+	r = lfs_shelf_list(drv, NULL, &kv, &kn);
+	if (r) {
+		r = lfsvol_drv_fail(drv, r, "listing active shelves");
+		goto out;
+	}
+	if ((r = lfsvol_lib_connect(ctx, &lib)))
+		goto out;
+	if (all) {
+		for (size_t i = 0; i < kn; i++) {
+			int e = deactivate_one(lib, drv, kv, kn, kv[i].name);
+
+			r = e ? e : r;
+		}
+	}
+	for (int k = optind; k < argc; k++) {
+		int e = deactivate_one(lib, drv, kv, kn, argv[k]);
+
+		r = e ? e : r;
+	}
+out:
+	lfs_shelf_list_free(kv, kn);
+	lfs_lib_close(lib);
+	lfs_client_close(drv);
+	return r;
+}

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The node agent (agent), one scrub pass (scrub) and this node's status.
+ *
+ * Every pass is idempotent, so the agent is restart-safe and the udev rule
+ * may run `agent --once' for each fabric device event: attach what is
+ * configured and present, activate the auto shelves not active yet,
+ * heartbeat, zero this node's ZOMBIE books. Passes are serialised by an
+ * flock on STATE_DIR/agent.lock; progress is kept in STATE_DIR/agent.json.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "liblfs.h"
+#include "lfs_librarian.h"
+#include "lfsvol.h"
+
+int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+			const char *name, bool shared, bool quiet);
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct agent_state {
+	long long zeroed;	/* books zeroed by this agent since it started */
+	long long pending;	/* ZOMBIE books of this node the librarian reported */
+	long long heartbeats;
+	time_t last_heartbeat;
+	char librarian[256];	/* "connected" or why not */
+	char scrub[256];	/* "idle", "zeroing N of M", or an error */
+};
+
+static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	json_t *o;
+
+	mkdir(ctx->conf->state_dir, 0755);
+	snprintf(path, sizeof(path), "%s/agent.json", ctx->conf->state_dir);
+	snprintf(tmp, sizeof(tmp), "%s/.agent.json.%d", ctx->conf->state_dir, (int)getpid());
+	o = json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
+		      "updated", (json_int_t)time(NULL), "zeroed", (json_int_t)st->zeroed,
+		      "zombies_pending", (json_int_t)st->pending,
+		      "heartbeats", (json_int_t)st->heartbeats,
+		      "last_heartbeat", (json_int_t)st->last_heartbeat,
+		      "librarian", st->librarian, "scrub", st->scrub);
+	if (o && !json_dump_file(o, tmp, JSON_COMPACT))
+		rename(tmp, path);
+	else
+		unlink(tmp);
+	json_decref(o);
+}
+
+static int lock_state(struct lfsvol_ctx *ctx)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	mkdir(ctx->conf->state_dir, 0755);
+	snprintf(path, sizeof(path), "%s/agent.lock", ctx->conf->state_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		lfsvol_err("cannot open %s: %s; set agent.state_dir in %s to a writable directory",
+			   path, strerror(errno), ctx->conf->path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Zero this node's ZOMBIE books through the driver, then tell the librarian. */
+static int scrub_pass(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+		      struct agent_state *st, bool verbose)
+{
+	int batch = ctx->conf->scrub_batch;
+
+	for (int rounds = 0; !stop && rounds < 1000000; rounds++) {
+		json_t *res = NULL, *el, *done;
+		struct lfs_book *books;
+		size_t n, i;
+		int r;
+
+		r = lfsvol_lib_call(lib, "listing ZOMBIE books", "zombie.list",
+				    json_pack("{s:i}", "limit", batch), &res);
+		if (r)
+			return r;
+		n = json_array_size(json_object_get(res, "books"));
+		if (!n) {
+			json_decref(res);
+			snprintf(st->scrub, sizeof(st->scrub), "idle");
+			st->pending = 0;
+			return 0;
+		}
+		books = calloc(n, sizeof(*books));
+		if (!books) {
+			json_decref(res);
+			return LFSVOL_EFAIL;
+		}
+		json_array_foreach(json_object_get(res, "books"), i, el) {
+			books[i].ig = (uint32_t)json_integer_value(json_array_get(el, 0));
+			books[i].book = (uint32_t)json_integer_value(json_array_get(el, 1));
+		}
+		snprintf(st->scrub, sizeof(st->scrub), "zeroing %zu books (%lld done so far)", n,
+			 st->zeroed);
+		state_write(ctx, st);
+		r = lfs_books_zero(drv, books, n);
+		free(books);
+		if (r) {
+			snprintf(st->scrub, sizeof(st->scrub), "zeroing failed: %s",
+				 lfs_client_error(drv)[0] ? lfs_client_error(drv) : strerror(-r));
+			json_decref(res);
+			return lfsvol_drv_fail(drv, r, "zeroing ZOMBIE books");
+		}
+		done = json_pack("{s:O}", "books", json_object_get(res, "books"));
+		json_decref(res);
+		r = lfsvol_lib_call(lib, "reporting zeroed books", "zombie.zeroed", done, NULL);
+		json_decref(done);
+		if (r)
+			return r;
+		st->zeroed += (long long)n;
+		if (verbose)
+			lfsvol_info("zeroed %zu books (%lld in all)", n, st->zeroed);
+		state_write(ctx, st);
+	}
+	return 0;
+}
+
+static int heartbeat(struct lfs_lib *lib, struct agent_state *st, int *interval)
+{
+	json_t *res = NULL;
+	int r = lfs_lib_call(lib, "heartbeat", NULL, &res);
+
+	if (r)
+		return r;
+	st->heartbeats++;
+	st->last_heartbeat = time(NULL);
+	st->pending = json_integer_value(json_object_get(res, "zombies"));
+	if (json_integer_value(json_object_get(res, "heartbeat_interval")) > 0)
+		*interval = (int)json_integer_value(json_object_get(res, "heartbeat_interval"));
+	json_decref(res);
+	return 0;
+}
+
+/* One pass; returns 0 if everything that could be done was done. */
+static int agent_pass(struct lfsvol_ctx *ctx, struct lfs_lib **lib, struct lfs_client *drv,
+		      struct agent_state *st, int *interval, bool verbose)
+{
+	struct lfs_shelf_info *kv = NULL;
+	size_t kn = 0;
+	int r, failed = 0;
+
+	if (!*lib) {
+		r = lfsvol_lib_connect(ctx, lib);
+		if (r) {
+			snprintf(st->librarian, sizeof(st->librarian), "unreachable at %s",
+				 ctx->conf->librarian);
+			/* fabric devices can still be attached with a configured book size */
+			if (ctx->conf->book_size)
+				lfsvol_attach_fabrics(ctx, drv, ctx->conf->book_size, !verbose);
+			return r;
+		}
+		snprintf(st->librarian, sizeof(st->librarian), "connected to %s", ctx->conf->librarian);
+	}
+	failed += lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(*lib), !verbose) > 0;
+	if (!lfs_shelf_list(drv, NULL, &kv, &kn)) {
+		for (int i = 0; i < ctx->conf->nshelves; i++) {
+			const struct lfsvol_shelf_conf *s = &ctx->conf->shelves[i];
+
+			if (!s->auto_activate || lfsvol_find_active(kv, kn, s->name))
+				continue;
+			if (lfsvol_activate_one(ctx, *lib, drv, s->name, false, !verbose))
+				failed++;
+		}
+		lfs_shelf_list_free(kv, kn);
+	}
+	r = heartbeat(*lib, st, interval);
+	if (r) {
+		lfsvol_err("heartbeat to the librarian failed: %s", lfs_lib_errmsg(*lib));
+		snprintf(st->librarian, sizeof(st->librarian), "lost: %s", lfs_lib_errmsg(*lib));
+		lfs_lib_close(*lib);
+		*lib = NULL;
+		state_write(ctx, st);
+		return LFSVOL_ELIBRARIAN;
+	}
+	r = scrub_pass(ctx, *lib, drv, st, verbose);
+	state_write(ctx, st);
+	if (r)
+		return r;
+	return failed ? LFSVOL_EFAIL : 0;
+}
+
+int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "once", no_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct agent_state st = { .scrub = "idle" };
+	struct lfs_lib *lib = NULL;
+	struct lfs_client *drv = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	bool once = false;
+	int c, r, lock, interval = 10, backoff = 1;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'o')
+			return LFSVOL_EUSAGE;
+		once = true;
+	}
+	if (optind != argc) {
+		lfsvol_err("usage: %s agent [--once]", lfsvol_prog);
+		return LFSVOL_EUSAGE;
+	}
+	if ((r = lfsvol_need_root("agent")) || (r = lfsvol_need_conf(ctx)) ||
+	    (r = lfsvol_drv_open(&drv)))
+		return r;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	for (;;) {
+		lock = lock_state(ctx);
+		if (lock < 0) {
+			r = LFSVOL_ECONFIG;
+			break;
+		}
+		r = agent_pass(ctx, &lib, drv, &st, &interval, !once);
+		close(lock);
+		if (once || stop)
+			break;
+		{
+			/* the heartbeat period; a signal ends the wait early */
+			int wait = lib ? interval : backoff;
+			struct timespec ts = { wait, 0 };
+
+			backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
+			nanosleep(&ts, NULL);
+		}
+		if (stop)
+			break;
+	}
+	lfs_lib_close(lib);
+	lfs_client_close(drv);
+	return once ? r : 0;
+}
+
+int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
+{
+	struct agent_state st = { .scrub = "idle" };
+	struct lfs_lib *lib = NULL;
+	struct lfs_client *drv = NULL;
+	int r, lock;
+
+	(void)argv;
+	if (argc != 1) {
+		lfsvol_err("usage: %s scrub", lfsvol_prog);
+		return LFSVOL_EUSAGE;
+	}
+	if ((r = lfsvol_need_root("scrub")) || (r = lfsvol_need_conf(ctx)) ||
+	    (r = lfsvol_drv_open(&drv)))
+		return r;
+	r = lfsvol_lib_connect(ctx, &lib);
+	if (r)
+		goto out;
+	lock = lock_state(ctx);
+	if (lock < 0) {
+		r = LFSVOL_ECONFIG;
+		goto out;
+	}
+	snprintf(st.librarian, sizeof(st.librarian), "connected to %s", ctx->conf->librarian);
+	lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(lib), true);
+	r = scrub_pass(ctx, lib, drv, &st, true);
+	close(lock);
+	if (!r)
+		lfsvol_info("scrub done: %lld book%s zeroed", st.zeroed, st.zeroed == 1 ? "" : "s");
+out:
+	lfs_lib_close(lib);
+	lfs_client_close(drv);
+	return r;
+}
+
+int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct lfs_client *drv = NULL;
+	struct lfs_fabric_info *fv = NULL;
+	struct lfs_shelf_info *kv = NULL;
+	size_t nf = 0, kn = 0;
+	json_t *o = json_object(), *fab = json_array(), *sh = json_array(), *agent;
+	char path[PATH_MAX], a[32];
+	bool json = false;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1) {
+		if (c != 'j')
+			return LFSVOL_EUSAGE;
+		json = true;
+	}
+	if ((r = lfsvol_need_conf(ctx)))
+		goto out;
+	if (!lfs_client_open(&drv)) {
+		lfs_fabric_list(drv, &fv, &nf);
+		lfs_shelf_list(drv, NULL, &kv, &kn);
+		json_object_set_new(o, "driver", json_string("loaded"));
+	} else {
+		json_object_set_new(o, "driver", json_string("not loaded"));
+	}
+	for (size_t i = 0; i < nf; i++)
+		json_array_append_new(fab, json_pack("{s:I,s:s,s:I,s:I,s:I,s:i}", "ig", (json_int_t)fv[i].ig,
+			"path", fv[i].path, "book_size", (json_int_t)fv[i].book_size,
+			"books", (json_int_t)fv[i].nr_books, "books_used", (json_int_t)fv[i].books_used,
+			"numa_node", fv[i].numa_node));
+	for (size_t i = 0; i < kn; i++)
+		json_array_append_new(sh, json_pack("{s:s,s:s,s:I,s:I,s:b}", "name", kv[i].name,
+			"disk", kv[i].disk, "books", (json_int_t)kv[i].nr_books,
+			"size", (json_int_t)(kv[i].nr_books * kv[i].book_size), "open", kv[i].open > 0));
+	json_object_set_new(o, "node", ctx->conf->node ? json_string(ctx->conf->node) : json_null());
+	json_object_set_new(o, "fabric", fab);
+	json_object_set_new(o, "active", sh);
+	snprintf(path, sizeof(path), "%s/agent.json", ctx->conf->state_dir);
+	agent = json_load_file(path, 0, NULL);
+	json_object_set_new(o, "agent", agent ? agent : json_null());
+	if (json) {
+		char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+		puts(s ? s : "{}");
+		free(s);
+		goto out;
+	}
+	printf("node %s, lfs.ko %s\n", ctx->conf->node ? ctx->conf->node : "(unnamed)",
+	       json_string_value(json_object_get(o, "driver")));
+	for (size_t i = 0; i < nf; i++)
+		printf("fabric IG %u: %s, %u books of %s, %u used\n", fv[i].ig, fv[i].path,
+		       fv[i].nr_books, lfsvol_fmt_bytes(fv[i].book_size, a, sizeof(a)), fv[i].books_used);
+	for (size_t i = 0; i < kn; i++)
+		printf("active: %s as /dev/%s, %u books%s\n", kv[i].name, kv[i].disk, kv[i].nr_books,
+		       kv[i].open ? ", open" : "");
+	if (agent) {
+		printf("agent: librarian %s; last heartbeat %llds ago; scrub %s; %lld zeroed, %lld ZOMBIE books pending\n",
+		       json_string_value(json_object_get(agent, "librarian")),
+		       (long long)(time(NULL) - json_integer_value(json_object_get(agent, "last_heartbeat"))),
+		       json_string_value(json_object_get(agent, "scrub")),
+		       (long long)json_integer_value(json_object_get(agent, "zeroed")),
+		       (long long)json_integer_value(json_object_get(agent, "zombies_pending")));
+	} else {
+		printf("agent: no state in %s (not running yet?)\n", path);
+	}
+out:
+	free(fv);
+	lfs_shelf_list_free(kv, kn);
+	lfs_client_close(drv);
+	json_decref(o);
+	return r;
+}
