@@ -84,6 +84,11 @@ const char *lfs_lib_errcode(const struct lfs_lib *l)
 	return l ? l->errcode : "ENOTCONN";
 }
 
+int lfs_lib_connected(const struct lfs_lib *l)
+{
+	return l && l->fd >= 0;
+}
+
 json_t *lfs_lib_server_info(struct lfs_lib *l)
 {
 	return l ? l->info : NULL;

@@ -357,7 +357,7 @@ static int cmd_client(int argc, char **argv)
 			if (call_one(l, req, true))
 				rc = 1;
 			json_decref(req);
-			if (!lfs_lib_server_info(l) || !strcmp(lfs_lib_errcode(l), "ECONNRESET"))
+			if (!lfs_lib_connected(l))
 				break;
 		}
 		free(line);

@@ -63,6 +63,13 @@ int lfs_lib_connect(const struct lfs_lib_opts *opts, struct lfs_lib **out, char 
  */
 int lfs_lib_call(struct lfs_lib *lib, const char *op, json_t *args, json_t **result);
 
+/*
+ * 1 while the connection is usable. After a transport failure (timeout, reset,
+ * malformed reply) it is 0 and the caller must reconnect; a request in flight
+ * at that moment may or may not have been applied.
+ */
+int lfs_lib_connected(const struct lfs_lib *lib);
+
 /* The "auth" reply: node, admin, book_size, heartbeat_interval, lease_time... */
 json_t *lfs_lib_server_info(struct lfs_lib *lib);
 

@@ -1,0 +1,145 @@
+#!/bin/bash
+# Every librarian operation against a real daemon: shelves, attributes,
+# activations, heartbeats, zombies, node state; restart keeps everything.
+. tests/lib/tap.sh
+. tests/librarian/lib.sh
+
+lt_keys admin n1 n2 n3 n4 n5 n6
+lt_conf "$LT_FABRIC"
+lt_start || { t_ok 1 "librarian starts"; lt_done; }
+t_ok 0 "librarian starts on the explicit six-node fabric"
+
+# geometry and stats
+g=$(lc geometry)
+t_is "$(jq -r '[.racks[].enclosures[].nodes[].name] | join(",")' <<<"$g")" "n1,n2,n3,n4,n5,n6" "geometry lists the nodes in order"
+t_is "$(jq -r '.racks[0].enclosures[0].nodes[0].igs | map(.ig) | join(",")' <<<"$g")" "0,1" "geometry: n1 has IGs 0 and 1"
+t_is "$(jq -r '.racks[0].enclosures[1].nodes[1].power_domain' <<<"$g")" "A" "geometry: n4's power domain"
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":140,"inuse":0,"zombie":0,"offline":0}' "stats of an empty catalogue"
+
+# auth over TLS
+a=$(ltls n2 auth)
+t_is "$(jq -r '.node + " " + (.admin|tostring) + " " + (.book_size|tostring)' <<<"$a")" "n2 false 8589934592" "TLS auth reports node, admin flag and book size"
+t_is "$(ltls admin auth | jq -r .admin)" "true" "the admin key authenticates as admin over TLS"
+
+# create / get / list
+c=$(ltls n1 shelf.create '{"name":"db","books":4,"policy":"LocalNode"}')
+t_is "$(jq -r '.books' <<<"$c")" 4 "create: shelf of 4 books"
+t_is "$(jq -r '.owner' <<<"$c")" "n1" "create: owner is the creating node"
+t_like "$(jq -r .uuid <<<"$c")" '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' "create: a v4 UUID"
+t_is "$(jq -r '[.map[][0]] | unique | join(",")' <<<"$c")" "0" "create: LocalNode books come from n1's first IG"
+t_is "$(lerr lcn n2 shelf.create '{"name":"db"}')" "EEXIST" "create: an existing name is refused with EEXIST"
+uuid=$(jq -r .uuid <<<"$c")
+t_is "$(lc shelf.get "{\"uuid\":\"$uuid\"}" | jq -r .name)" "db" "get by UUID"
+t_is "$(lc shelf.get '{"name":"db","offset":1,"limit":2}' | jq -c '[.map_offset, (.map|length), .map_complete]')" "[1,2,false]" "get pages through the book map"
+t_is "$(lc shelf.get '{"name":"db"}' | jq -r '.attrs["lfs.allocation"]')" '{"igs":{"0":4},"nodes":{"n1":4}}' "lfs.allocation shows books per IG and node"
+lc shelf.create '{"name":"logs","books":1}' >/dev/null
+lc shelf.create '{"name":"dbx","books":0}' >/dev/null
+t_is "$(lc shelf.list | jq -r '[.shelves[].name] | join(",")')" "db,dbx,logs" "list is sorted by name"
+t_is "$(lc shelf.list '{"prefix":"db"}' | jq -r '.total')" "2" "list with a prefix"
+t_is "$(lc shelf.list '{"limit":1,"offset":1}' | jq -r '.shelves[0].name')" "dbx" "list with offset and limit"
+
+# resize
+r=$(lcn n1 shelf.resize '{"name":"db","books":6}')
+t_is "$(jq -r '[.old_books, .books, (.added|length)] | join(" ")' <<<"$r")" "4 6 2" "grow adds books at the tail"
+map_before=$(lc shelf.get '{"name":"db"}' | jq -c '.map[0:3]')
+r=$(lcn n1 shelf.resize '{"name":"db","books":3}')
+t_is "$(jq -r '[.books, (.removed|length)] | join(" ")' <<<"$r")" "3 3" "shrink removes books from the tail"
+t_is "$(lc shelf.get '{"name":"db"}' | jq -c '.map')" "$map_before" "shrink keeps the first books in order"
+t_is "$(lc stats | jq -r .books.zombie)" "3" "shrunk books become ZOMBIE"
+
+# rename
+t_is "$(lc shelf.rename '{"name":"dbx","new_name":"empty"}' | jq -r .name)" "empty" "rename"
+t_is "$(lerr lc shelf.rename '{"name":"empty","new_name":"logs"}')" "EEXIST" "rename onto an existing name is refused"
+t_is "$(lerr lc shelf.get '{"name":"dbx"}')" "ENOENT" "the old name is gone"
+
+# attributes
+lc attr.set '{"name":"db","key":"user.owner","value":"alice"}' >/dev/null
+t_is "$(lc attr.get '{"name":"db","key":"user.owner"}' | jq -r .value)" "alice" "attr set and get"
+t_is "$(lc attr.list '{"name":"db"}' | jq -r '.attrs | keys | join(",")')" "lfs.allocation,lfs.policy,user.owner" "attr list includes system attributes"
+t_is "$(lc attr.remove '{"name":"db","key":"user.owner"}' | jq -r .key)" "user.owner" "attr remove"
+t_is "$(lerr lc attr.get '{"name":"db","key":"user.owner"}')" "ENODATA" "a removed attribute is gone (ENODATA)"
+t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.allocation","value":"x"}')" "EPERM" "lfs.allocation is read-only"
+t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.policy","value":"Sideways"}')" "EINVAL" "an unknown policy is refused"
+t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.igs","value":[0,99]}')" "EINVAL" "lfs.igs naming an unknown IG is refused"
+t_is "$(lc attr.set '{"name":"db","key":"lfs.igs","value":[5,2]}' >/dev/null; lc attr.get '{"name":"db","key":"lfs.igs"}' | jq -r .value)" "5,2" "lfs.igs is stored as a list"
+
+# activations
+t_is "$(ltls n1 shelf.activate '{"name":"db"}' | jq -c '.activations')" '[{"node":"n1","mode":"rw","since":'"$(lc shelf.get '{"name":"db"}' | jq '.activations[0].since')"'}]' "activate exclusively"
+e=$("$LIB" client --connect "127.0.0.1:$PORT" --node n2 --key "$T/keys/n2.key" shelf.activate '{"name":"db","mode":"ro"}' 2>&1 >/dev/null)
+t_like "$e" "EBUSY: shelf 'db' is active on node 'n1' \(rw\)" "a conflicting activation is refused naming the holder"
+t_is "$(lerr ltls n2 shelf.activate '{"name":"db","takeover":true}')" "EBUSY" "takeover of a live holder is refused"
+t_is "$(lerr ltls n2 shelf.deactivate '{"name":"db"}')" "EPERM" "only the holder deactivates"
+t_is "$(lerr ltls n2 shelf.destroy '{"name":"db"}')" "EBUSY" "an active shelf cannot be destroyed"
+t_is "$(lerr ltls n2 shelf.resize '{"name":"db","books":5}')" "EBUSY" "another node cannot resize an active shelf"
+t_is "$(ltls n1 shelf.resize '{"name":"db","books":4}' | jq -r .books)" "4" "the exclusive holder may resize"
+t_is "$(ltls n1 heartbeat | jq -c '[.activations[].name]')" '["db"]' "heartbeat lists the node's activations"
+t_is "$(lerr ltls n2 shelf.activate '{"name":"db","force":true}')" "EPERM" "forced takeover needs the admin identity"
+t_is "$(lc shelf.activate '{"name":"db","node":"n2","force":true}' | jq -r '.activations[0].node')" "n2" "the admin forces a takeover"
+t_is "$(ltls n2 shelf.deactivate '{"name":"db"}' | jq -r .node)" "n2" "the holder deactivates"
+# shared read-only
+ltls n3 shelf.activate '{"name":"logs","mode":"ro"}' >/dev/null
+t_is "$(ltls n4 shelf.activate '{"name":"logs","mode":"ro"}' | jq -r '.activations|length')" "2" "two shared read-only activations"
+t_is "$(lerr ltls n5 shelf.activate '{"name":"logs"}')" "EBUSY" "exclusive activation conflicts with shared ones"
+# takeover after missed heartbeats: n3 and n4 hold logs; n4 keeps beating, n3 goes silent
+deadline=$((SECONDS + 10))
+while [ $SECONDS -lt $deadline ]; do
+	ltls n4 heartbeat >/dev/null
+	alive=$(lc geometry | jq -r '.racks[0].enclosures[1].nodes[0].alive')
+	[ "$alive" = false ] && break
+	sleep 0.5
+done
+t_is "$alive" "false" "a node that misses its heartbeats is reported dead"
+t_is "$(lerr ltls n5 shelf.activate '{"name":"logs","takeover":true}')" "EBUSY" "takeover still refused while one holder (n4) is alive"
+ltls n4 shelf.deactivate '{"name":"logs"}' >/dev/null
+t_is "$(ltls n5 shelf.activate '{"name":"logs","takeover":true}' | jq -c '[.activations[].node]')" '["n5"]' "takeover of a dead node's activation without admin"
+ltls n5 shelf.deactivate '{"name":"logs"}' >/dev/null
+
+# zombies: n1's IG 0 holds the books db released
+zl=$(ltls n1 zombie.list)
+t_is "$(jq -r '.books|length' <<<"$zl")" "3" "zombie.list gives the node its books to zero"
+t_is "$(ltls n2 zombie.list | jq -r '.books|length')" "0" "another node has none of them"
+t_is "$(lerr ltls n2 zombie.zeroed "{\"books\":$(jq -c .books <<<"$zl")}")" "EPERM" "a node cannot report another node's books zeroed"
+t_is "$(lerr ltls n1 zombie.zeroed '{"books":[[0,0]]}')" "EINVAL" "reporting an INUSE book zeroed is refused"
+t_is "$(ltls n1 zombie.zeroed "{\"books\":$(jq -c .books <<<"$zl")}" | jq -r .freed)" "3" "zombie.zeroed frees the books"
+t_is "$(lc stats | jq -c '[.books.zombie, .books.free]')" "[0,135]" "zeroed books are FREE again"
+
+# node offline / online (admin only)
+t_is "$(lerr ltls n1 node.set_state '{"node":"n6","state":"offline"}')" "EPERM" "node offlining needs the admin identity"
+free6=$(lc geometry | jq '.racks[1].enclosures[0].nodes[1].igs[0].free')
+lc node.set_state '{"node":"n6","state":"offline"}' >/dev/null
+t_is "$(lc stats | jq -r .books.offline)" "$free6" "an offline node's free books are OFFLINE"
+t_is "$(lerr lc shelf.create '{"name":"x","books":1,"policy":"RequestIG","igs":[6]}')" "ENOSPC" "offline books are never allocated"
+t_is "$(lerr ltls n6 shelf.create '{"name":"y"}')" "EPERM" "an offline node may not change the catalogue"
+lc node.set_state '{"node":"n6","state":"online"}' >/dev/null
+t_is "$(lc stats | jq -r .books.offline)" "0" "back online: books FREE again"
+
+# destroy
+d=$(lc shelf.destroy '{"name":"empty"}')
+t_is "$(jq -r .zombies <<<"$d")" "0" "destroy an empty shelf"
+t_is "$(lc shelf.destroy '{"name":"logs"}' | jq -r .zombies)" "1" "destroy turns the shelf's books into zombies"
+t_run "the catalogue is consistent" lt_check_db
+
+# restart with the same database keeps everything
+before=$(lc shelf.get '{"name":"db"}' | jq -c 'del(.activations)')
+lt_stop
+t_is "$?" "0" "SIGTERM shuts down cleanly (exit 0)"
+lt_start
+t_is "$(lc shelf.get '{"name":"db"}' | jq -c 'del(.activations)')" "$before" "after a restart the shelf, its books and attributes are unchanged"
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0}' "after a restart the book counts are unchanged"
+lt_stop
+
+# a changed geometry: a new IG is added, a removed busy IG is refused, a removed free IG goes
+lt_conf "${LT_FABRIC/\{ ig = 6; books = 20; \}/\{ ig = 6; books = 20; \}, \{ ig = 7; books = 5; \}}"
+lt_start
+t_is "$(lc stats | jq -r .books.total)" "145" "restart with a new IG adds its books"
+lt_stop
+lt_conf "${LT_FABRIC/\{ ig = 0; books = 20; \}, /}"
+"$LIB" -c "$T/lib.conf" >"$T/refused.log" 2>&1
+t_is "$?" "1" "restart without an IG that holds allocated books is refused"
+t_like "$(cat "$T/refused.log")" "IG 0 was removed from the fabric but 4 of its books are allocated or waiting to be zeroed" "the refusal names the IG and the count"
+lt_conf "$LT_FABRIC"
+lt_start
+t_is "$(lc stats | jq -r .books.total)" "140" "restart without the free IG 7 drops its books"
+t_run "the catalogue is consistent after the geometry changes" lt_check_db
+lt_stop
+lt_done
