@@ -96,7 +96,11 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_
 			goto out;
 		}
 	}
-	r = lfsvol_dev_link_wait(name, disk, LINK_TIMEOUT_MS);
+	/*
+	 * The agent runs from udev rules too: there udev makes the name after
+	 * this event, so waiting for it would only stall the event queue.
+	 */
+	r = quiet && lfsvol_udev_running() ? 0 : lfsvol_dev_link_wait(name, disk, LINK_TIMEOUT_MS);
 	if (r) {
 		lfsvol_err("%s: /dev/%s exists but udev made no /dev/lfs/%s within %d s; are the LFS udev rules installed?",
 			   what, disk, name, LINK_TIMEOUT_MS / 1000);

@@ -46,6 +46,12 @@ int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lfs_lib **out)
 			   ctx->conf->path, o.addr);
 		return LFSVOL_ECONFIG;
 	}
+	if (o.key_file && strncmp(o.addr, "unix:", 5) && access(o.key_file, R_OK)) {
+		r = errno;
+		lfsvol_err("%s: key_file `%s': %s%s", ctx->conf->path, o.key_file, strerror(r),
+			   r == EACCES ? " (it is readable by root only; run as root)" : "");
+		return r == EACCES ? LFSVOL_EPERM : LFSVOL_ECONFIG;
+	}
 	r = lfs_lib_connect(&o, out, &msg);
 	if (r) {
 		lfsvol_err("cannot reach the librarian at %s: %s", o.addr, msg ? msg : strerror(-r));

@@ -32,7 +32,7 @@ static const struct {
 	{ "attr", cmd_attr, "shelf attributes: attr list|get|set|rm NAME [KEY [VALUE]]" },
 	{ "fabric", cmd_fabric, "fabric geometry and book usage per node: fabric [--json]" },
 	{ "scrub", cmd_scrub, "zero this node's ZOMBIE books now: scrub" },
-	{ "status", cmd_status, "this node: fabric devices, active shelves, agent progress: status [--json]" },
+	{ "status", cmd_status, "show this node's fabric devices, active shelves and agent progress: status [--json]" },
 	{ "agent", cmd_agent, "run the node agent: agent [--once]" },
 };
 

@@ -553,6 +553,7 @@ static int list_or_show(int argc, char **argv, struct lfsvol_ctx *ctx, bool show
 		json_object_set(o, "allocation", alloc ? alloc : json_null());
 		json_object_set(o, "attrs", json_object_get(res, "attrs"));
 		json_object_set(o, "owner", json_object_get(res, "owner"));
+		json_object_set(o, "map", json_object_get(res, "map"));
 		json_array_append_new(out, o);
 	} else {
 		json_int_t off = 0, total;
