@@ -367,14 +367,17 @@ static void conn_pump(struct srv *s, struct conn *c)
 			continue;
 		}
 		if (r < 0) {
-			if (c->inlen) {
+			/* the peer may only have shut down its sending side: answer first */
+			if (c->inlen)
 				queue_error(s, c, EBADMSG,
 					    "truncated message: the connection ended %zu bytes into a message",
 					    c->inlen);
-				conn_flush(c);
+			if (c->outlen == c->outoff) {
+				conn_close(s, c, "peer closed");
+				return;
 			}
-			conn_close(s, c, "peer closed");
-			return;
+			c->state = C_CLOSING;
+			continue;
 		}
 		if (c->inlen >= 4 && c->inlen == s->core.cfg->max_message + 4)
 			continue;	/* buffer full of a complete request */

@@ -10,6 +10,10 @@
  *   lib-raw ADDR hold N SECONDS      open N idle connections, print how many stayed open
  *   lib-raw ADDR record NODE KEY FILE TEXT   TLS session doing auth + TEXT; client bytes -> FILE
  *   lib-raw ADDR replay FILE         send FILE's bytes raw; print replies or "closed"
+ *   lib-raw ADDR many N [NODE KEY]   open N client connections at once (TLS with NODE/KEY),
+ *                                    then one "stats" on each; print how many were answered
+ *   lib-raw ADDR stall SECONDS       send half a frame and stay silent for SECONDS
+ *   lib-raw ADDR flood N SECONDS     send N requests, read no reply for SECONDS
  * ADDR is unix:PATH or HOST:PORT (plain TCP: the bytes go unencrypted).
  */
 #include <errno.h>
@@ -68,7 +72,8 @@ static void put_frame(int fd, const char *txt, uint32_t len)
 	uint8_t h[4] = { len >> 24, len >> 16, len >> 8, len };
 
 	if (write(fd, h, 4) != 4 || write(fd, txt, strlen(txt)) != (ssize_t)strlen(txt))
-		perror("write");
+		if (errno != EAGAIN)
+			perror("write");
 }
 
 /* Print replies until EOF or 3 s of silence. */
@@ -284,6 +289,37 @@ static int replay(const char *addr, const char *file)
 	return 0;
 }
 
+static int many(const char *addr, int n, const char *node, const char *key)
+{
+	struct lfs_lib **l = calloc(n, sizeof(*l));
+	struct lfs_lib_opts o = { .addr = addr, .node = node, .key_file = key,
+				  .connect_timeout_ms = 20000, .reply_timeout_ms = 20000 };
+	int ok = 0, open_ok = 0;
+
+	for (int i = 0; i < n; i++) {
+		char *err = NULL;
+
+		if (lfs_lib_connect(&o, &l[i], &err) == 0)
+			open_ok++;
+		else if (open_ok == i)
+			fprintf(stderr, "connection %d: %s\n", i, err);
+		free(err);
+	}
+	for (int i = 0; i < n; i++) {
+		json_t *res = NULL;
+
+		if (l[i] && lfs_lib_call(l[i], "stats", NULL, &res) == 0 &&
+		    json_integer_value(json_object_get(res, "connections")) >= open_ok)
+			ok++;
+		json_decref(res);
+	}
+	for (int i = 0; i < n; i++)
+		lfs_lib_close(l[i]);
+	free(l);
+	printf("%d\n", ok);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr, *mode;
@@ -301,6 +337,8 @@ int main(int argc, char **argv)
 		return record(addr, argv[3], argv[4], argv[5], argv[6]);
 	if (!strcmp(mode, "replay") && argc == 4)
 		return replay(addr, argv[3]);
+	if (!strcmp(mode, "many") && (argc == 4 || argc == 6))
+		return many(addr, atoi(argv[3]), argc == 6 ? argv[4] : NULL, argc == 6 ? argv[5] : NULL);
 	fd = dial(addr);
 	if (fd < 0) {
 		fprintf(stderr, "lib-raw: cannot connect to %s\n", addr);
@@ -323,6 +361,26 @@ int main(int argc, char **argv)
 		put_frame(fd, a, strlen(a));
 		put_frame(fd, argv[4], strtoul(argv[3], NULL, 0));
 		shutdown(fd, SHUT_WR);
+	} else if (!strcmp(mode, "stall") && argc == 4) {
+		struct timespec ts = { .tv_sec = atoi(argv[3]) };
+
+		put_frame(fd, "{\"v\":1,\"op\"", 100);
+		nanosleep(&ts, NULL);
+		close(fd);
+		return 0;
+	} else if (!strcmp(mode, "flood") && argc == 5) {
+		const char *a = "{\"v\":1,\"id\":0,\"op\":\"auth\"}";
+		const char *q = "{\"v\":1,\"id\":1,\"op\":\"geometry\"}";
+		struct timespec ts = { .tv_sec = atoi(argv[4]) };
+		int n = atoi(argv[3]);
+
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		put_frame(fd, a, strlen(a));
+		for (int i = 0; i < n; i++)
+			put_frame(fd, q, strlen(q));	/* stops when the socket is full */
+		nanosleep(&ts, NULL);
+		close(fd);
+		return 0;
 	} else if (!strcmp(mode, "bytes") && argc == 4) {
 		size_t n = strlen(argv[3]) / 2;
 		uint8_t *b = malloc(n + 1);
