@@ -5,7 +5,10 @@
 LIB=${LIBRARIAN_BIN:-librarian/build-san/librarian}
 RAW=${LIBRARIAN_RAW:-librarian/build-san/lib-raw}
 STRESS=${LIBRARIAN_STRESS:-librarian/build-san/lib-stress}
-for b in "$LIB" "$RAW" "$STRESS"; do
+# The shell helpers' many short client calls use the optimised build (ASan's
+# start-up cost adds up); the daemon and the C helpers run sanitized.
+CLI=${LIBRARIAN_CLI:-librarian/librarian}
+for b in "$LIB" "$RAW" "$STRESS" "$CLI"; do
 	[ -x "$b" ] || { echo "Bail out! $b not built (run make)"; exit 1; }
 done
 command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
@@ -91,9 +94,9 @@ lt_start() {
 	LPID=$!
 	local i
 	for i in $(seq 1 200); do
-		"$LIB" client --connect "unix:$SOCK" stats >/dev/null 2>&1 && return 0
+		"$CLI" client --connect "unix:$SOCK" stats >/dev/null 2>&1 && return 0
 		kill -0 "$LPID" 2>/dev/null || break
-		sleep 0.05
+		sleep 0.02
 	done
 	t_diag "librarian did not come up; log:"
 	sed 's/^/#   /' "$T/server.log" | tail -n 20
@@ -117,11 +120,11 @@ lt_kill9() {
 }
 
 # lc OP [JSON]: as the admin over the unix socket, compact JSON result on stdout
-lc() { "$LIB" client --connect "unix:$SOCK" "$@" | jq -c .; return "${PIPESTATUS[0]}"; }
+lc() { "$CLI" client --connect "unix:$SOCK" "$@" | jq -c .; return "${PIPESTATUS[0]}"; }
 # lcn NODE OP [JSON]: as node NODE over the unix socket
-lcn() { local n=$1; shift; "$LIB" client --connect "unix:$SOCK" --node "$n" "$@" | jq -c .; return "${PIPESTATUS[0]}"; }
+lcn() { local n=$1; shift; "$CLI" client --connect "unix:$SOCK" --node "$n" "$@" | jq -c .; return "${PIPESTATUS[0]}"; }
 # ltls NODE OP [JSON]: as node NODE over TLS with its key
-ltls() { local n=$1; shift; "$LIB" client --connect "127.0.0.1:$PORT" --node "$n" --key "$T/keys/$n.key" "$@" | jq -c .; return "${PIPESTATUS[0]}"; }
+ltls() { local n=$1; shift; "$CLI" client --connect "127.0.0.1:$PORT" --node "$n" --key "$T/keys/$n.key" "$@" | jq -c .; return "${PIPESTATUS[0]}"; }
 # lerr ...: run a client command expected to fail; print its error code
 lerr() { "$@" 2>&1 >/dev/null | sed -n 's/^librarian: [^:]*: \([A-Z0-9]*\): .*/\1/p' | head -n 1; }
 
