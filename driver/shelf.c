@@ -287,7 +287,7 @@ static DEVICE_ATTR_RO(dax);
 static ssize_t books_read(struct file *file, struct kobject *kobj, struct bin_attribute *attr,
 			  char *buf, loff_t off, size_t count)
 {
-	struct lfs_shelf *shelf = lfs_dev_shelf(kobj_to_dev(kobj->parent));
+	struct lfs_shelf *shelf = lfs_dev_shelf(kobj_to_dev(kobj));
 	char line[24];
 	size_t done = 0;
 	loff_t pos = 0;

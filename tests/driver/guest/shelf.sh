@@ -1,0 +1,147 @@
+#!/bin/bash
+# Guest side of tests/driver/shelf.t: the user's story of shelves over two
+# fabric devices, from attach to rmmod. 32 MiB books, 1 GiB devices.
+. "$LFS_TOP/tests/lib/tap.sh"
+. "$LFS_TOP/tests/driver/guest/lib.sh"
+M=/tmp/mnt
+mkdir -p $M
+BS=32
+BIG=48M # more than one book
+
+t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko"
+t_run "attach /dev/pmem0 as IG 0" lfsctl attach /dev/pmem0 --ig 0 --book-size ${BS}M
+t_run "attach /dev/pmem1 as IG 1" lfsctl attach /dev/pmem1 --ig 1 --book-size ${BS}M
+fab=$(lfsctl fabric --json)
+t_is "$(jq -c '[.[] | [.ig, .device, .book_size, .dax, .numa_node]]' <<<"$fab")" \
+	"[[0,\"/dev/pmem0\",$((BS << 20)),true,0],[1,\"/dev/pmem1\",$((BS << 20)),true,1]]" \
+	"fabric --json lists both devices"
+t_is "$(jq '.[0].nr_books' <<<"$fab")" $(($(blockdev --getsize64 /dev/pmem0) / (BS << 20))) \
+	"IG 0 holds device size / book size books"
+t_fails "a second attach of /dev/pmem0 is refused" lfsctl attach /dev/pmem0 --ig 5 --book-size ${BS}M
+t_fails "mounting an attached fabric device is refused" mount /dev/pmem0 $M
+
+# A shelf interleaving both devices.
+books=0:0,1:0,0:1,1:1,0:2,1:2,0:3,1:3,0:4,1:4
+dev=$(lfsctl create data $books)
+t_like "$dev" '^/dev/lfs[0-9]+$' "create prints the device path ($dev)"
+disk=${dev#/dev/}
+sys=/sys/block/$disk/lfs
+t_ok "$([ -b "$dev" ]; echo $?)" "$dev is a block device"
+t_is "$(cat $sys/name)" data "sysfs name"
+t_is "$(cat $sys/uuid)" "$(lfsctl list --json | jq -r '.[0].uuid')" "sysfs uuid matches list --json"
+t_is "$(cat $sys/book_size)" $((BS << 20)) "sysfs book_size"
+t_is "$(cat $sys/dax)" 1 "sysfs dax"
+t_is "$(paste -sd, $sys/books)" "$books" "sysfs books in shelf order"
+t_is "$(cat /sys/block/$disk/queue/chunk_sectors)" $((BS << 11)) "chunk_sectors is the book size"
+t_is "$(cat /sys/block/$disk/queue/dax)" 1 "queue is DAX-capable"
+t_is "$(blockdev --getsize64 $dev)" $((10 * BS << 20)) "capacity is 10 books"
+t_fails "rmmod is refused while a shelf exists" rmmod lfs
+t_time "set up"
+
+# ext4 with DAX; a file larger than a book survives a remount.
+t_run "mkfs.ext4" mkfs.ext4 -q -b 4096 $dev
+t_run "mount -o dax" mount -o dax $dev $M
+t_like "$(grep " $M " /proc/mounts)" 'dax' "mounted with dax"
+pattern 1 $BIG >$M/big
+t_run "$BIG file written (more than one book)" cmp <(pattern 1 $BIG) $M/big
+t_run "MAP_SHARED_VALIDATE|MAP_SYNC mapping allowed" mapsync $M/big
+t_time "ext4"
+
+before=$(lfs_state)
+out=$(lfsctl remove data 2>&1)
+t_ok "$([ $? -ne 0 ]; echo $?)" "remove refused while mounted"
+t_like "$out" "open or mounted" "remove error explains why: $out"
+out=$(lfsctl shrink data --books 2 2>&1)
+t_ok "$([ $? -ne 0 ]; echo $?)" "shrink refused while mounted"
+t_like "$out" "open or mounted" "shrink error explains why: $out"
+t_is "$(lfs_state)" "$before" "nothing changed"
+t_run "data intact after the refusals" cmp <(pattern 1 $BIG) $M/big
+
+# Grow while mounted, with DAX faults and raw reads in flight.
+fallocate -l ${BS}M $M/bg
+( for i in 1 2 3; do mapsync --touch $M/bg ${BS}M || exit 1; done ) &
+faults=$!
+dd if=$dev of=/dev/null bs=1M count=$((10 * BS)) iflag=direct status=none &
+reads=$!
+t_run "extend by two books while mounted" lfsctl extend data 0:5,1:5
+t_is "$(blockdev --getsize64 $dev)" $((12 * BS << 20)) "capacity is 12 books"
+t_is "$(tail -n 2 $sys/books | paste -sd,)" "0:5,1:5" "new books at the tail"
+blocks=$(stat -f -c %b $M)
+t_run "resize2fs grows the mounted filesystem" resize2fs $dev
+t_ok "$([ "$(stat -f -c %b $M)" -gt "$blocks" ]; echo $?)" "filesystem grew ($blocks -> $(stat -f -c %b $M) blocks)"
+wait $faults
+t_ok $? "DAX faults during the extend completed"
+wait $reads
+t_ok $? "raw reads during the extend completed"
+t_run "data intact after the grow" cmp <(pattern 1 $BIG) $M/big
+t_run "umount" umount $M
+t_run "fsck clean" fsck.ext4 -fn $dev
+t_run "mount again" mount -o dax $dev $M
+t_run "data intact after remount" cmp <(pattern 1 $BIG) $M/big
+umount $M
+t_time "grow"
+
+# PMD faults over 256 MiB of a fresh filesystem, on the shelf and (below) on
+# raw pmem. Books start 2 MiB-aligned on the memory.
+tr=$(tracing)
+pmd_count() { # DEVICE: PMD faults (not fallbacks) touching a 256 MiB file
+	mkfs.ext4 -q -b 4096 "$1" && mount -o dax "$1" $M && fallocate -l 256M $M/pmd || return 1
+	echo 0 >$tr/tracing_on
+	echo >$tr/trace
+	echo 1 >$tr/events/fs_dax/dax_pmd_fault_done/enable
+	echo 1 >$tr/tracing_on
+	mapsync --touch $M/pmd 256M || return 1
+	echo 0 >$tr/tracing_on
+	echo 0 >$tr/events/fs_dax/dax_pmd_fault_done/enable
+	umount $M
+	grep dax_pmd_fault_done $tr/trace | grep -vc FALLBACK
+}
+shelf_pmd=$(pmd_count $dev)
+t_time "PMD on the shelf"
+
+# Raw I/O across book boundaries (3 MiB writes straddle them).
+raw=$(lfsctl create raw 1:10,0:10,1:11,0:11)
+t_like "$raw" '^/dev/lfs[0-9]+$' "second shelf: $raw"
+t_run "$((4 * BS)) MiB written in 3 MiB direct writes" \
+	dd if=<(pattern 3 $((4 * BS))M) of=$raw bs=3M iflag=fullblock oflag=direct status=none
+t_run "read back equal" cmp <(pattern 3 $((4 * BS))M) $raw
+exec 3<$raw
+t_fails "shrink refused while open" lfsctl shrink raw --books 3
+exec 3<&-
+t_run "shrink to 3 books once closed" lfsctl shrink raw --books 3
+t_is "$(blockdev --getsize64 $raw)" $((3 * BS << 20)) "capacity is 3 books"
+t_run "first 3 books intact after shrink" cmp <(pattern 3 $((3 * BS))M) $raw
+t_fails "zero refused for a book in a shelf" lfsctl zero 0:0
+t_run "zero the book freed by shrink" lfsctl zero 0:11
+t_run "remove raw" lfsctl remove raw
+t_run "remove data" lfsctl remove data
+t_is "$(lfsctl list --json)" "[]" "no shelves left"
+t_run "detach /dev/pmem0" lfsctl detach /dev/pmem0
+t_run "detach /dev/pmem1" lfsctl detach /dev/pmem1
+t_is "$(lfsctl fabric --json)" "[]" "no fabric devices left"
+t_time "raw"
+
+# Each book's bytes are on its fabric device at the mapped offset.
+i=0
+for b in 1:10 0:10 1:11; do
+	ig=${b%:*} n=${b#*:}
+	t_run "book $b holds shelf bytes $((i * BS))M-$(((i + 1) * BS))M" \
+		cmp <(dd if=/dev/pmem$ig bs=1M skip=$((n * BS)) count=$BS iflag=direct status=none) \
+		<(pattern 3 ${BS}M $((i * BS))M)
+	i=$((i + 1))
+done
+t_run "zeroed book 0:11 reads back as zeroes" \
+	cmp <(dd if=/dev/pmem0 bs=1M skip=$((11 * BS)) count=$BS iflag=direct status=none) \
+	<(head -c $((BS << 20)) /dev/zero)
+t_time "fabric check"
+
+raw_pmd=$(pmd_count /dev/pmem1)
+t_diag "PMD faults over 256 MiB: shelf $shelf_pmd, raw pmem $raw_pmd (of 128)"
+t_ok "$([ "${shelf_pmd:-0}" -ge "${raw_pmd:-1}" ] && [ "$shelf_pmd" -gt 0 ]; echo $?)" \
+	"PMD faults on the shelf ($shelf_pmd) at least as many as on raw pmem ($raw_pmd)"
+t_time "PMD on raw pmem"
+
+t_is "$(ls /sys/block | grep -c '^lfs')" 0 "no lfs disks left"
+t_run "rmmod lfs" rmmod lfs
+t_is "$(grep -cw ^lfs /proc/modules)" 0 "module gone"
+t_done

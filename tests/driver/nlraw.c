@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * nlraw: send one hand-made request of the lfs family, including ones lfsctl
+ * would never send (wrong attribute types, missing attributes), and print
+ * the outcome on one line:
+ *     ok
+ *     error EINVAL: <kernel's extack message>
+ * usage: nlraw COMMAND [ATTR=TYPE:VALUE]...
+ *   COMMAND  attach detach fabric_get create extend shrink remove shelf_get
+ *            zero, or a number
+ *   ATTR     path ig book_size offset nr_books name uuid books books_start
+ *            more, or a number
+ *   TYPE     u8 u16 u32 u64 (decimal), str (NUL-terminated), raw (no NUL),
+ *            hex (bytes), books (IG:BOOK list), flag (VALUE empty)
+ * Exit: 0 ok, 1 error reply, 2 usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netlink/genl/genl.h>
+
+#include "liblfs.h"
+#include "client.h"
+
+static const char *const cmds[] = {
+	[LFS_CMD_FABRIC_ATTACH] = "attach", [LFS_CMD_FABRIC_DETACH] = "detach",
+	[LFS_CMD_FABRIC_GET] = "fabric_get", [LFS_CMD_SHELF_CREATE] = "create",
+	[LFS_CMD_SHELF_EXTEND] = "extend", [LFS_CMD_SHELF_SHRINK] = "shrink",
+	[LFS_CMD_SHELF_REMOVE] = "remove", [LFS_CMD_SHELF_GET] = "shelf_get",
+	[LFS_CMD_BOOK_ZERO] = "zero",
+};
+
+static const char *const attrs[] = {
+	[LFS_A_PATH] = "path", [LFS_A_IG] = "ig", [LFS_A_BOOK_SIZE] = "book_size",
+	[LFS_A_OFFSET] = "offset", [LFS_A_NR_BOOKS] = "nr_books", [LFS_A_NAME] = "name",
+	[LFS_A_UUID] = "uuid", [LFS_A_BOOKS] = "books", [LFS_A_BOOKS_START] = "books_start",
+	[LFS_A_MORE] = "more",
+};
+
+static int lookup(const char *const *names, int max, const char *s)
+{
+	char *end;
+	long v;
+	int i;
+
+	for (i = 0; i <= max; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return i;
+	v = strtol(s, &end, 0);
+	return *s && !*end && v >= 0 && v < 65536 ? v : -1;
+}
+
+static int put_attr(struct nl_msg *msg, char *spec)
+{
+	char *eq = strchr(spec, '='), *colon, *type, *val, err[256];
+	unsigned long long v;
+	struct lfs_book *books;
+	unsigned char bytes[4096];
+	size_t n, i;
+	int a;
+
+	if (!eq || !(colon = strchr(eq, ':')))
+		return -1;
+	*eq = *colon = '\0';
+	type = eq + 1;
+	val = colon + 1;
+	a = lookup(attrs, LFS_A_MAX, spec);
+	if (a < 0)
+		return -1;
+	v = strtoull(val, NULL, 0);
+	if (!strcmp(type, "u8"))
+		return nla_put_u8(msg, a, v);
+	if (!strcmp(type, "u16"))
+		return nla_put_u16(msg, a, v);
+	if (!strcmp(type, "u32"))
+		return nla_put_u32(msg, a, v);
+	if (!strcmp(type, "u64"))
+		return nla_put_u64(msg, a, v);
+	if (!strcmp(type, "str"))
+		return nla_put_string(msg, a, val);
+	if (!strcmp(type, "raw"))
+		return nla_put(msg, a, strlen(val), val);
+	if (!strcmp(type, "flag"))
+		return nla_put_flag(msg, a);
+	if (!strcmp(type, "hex")) {
+		n = strlen(val) / 2;
+		if (n > sizeof(bytes))
+			return -1;
+		for (i = 0; i < n; i++)
+			if (sscanf(val + 2 * i, "%2hhx", &bytes[i]) != 1)
+				return -1;
+		return nla_put(msg, a, n, bytes);
+	}
+	if (!strcmp(type, "books")) {
+		if (lfs_parse_books(val, &books, &n, err, sizeof(err))) {
+			fprintf(stderr, "nlraw: %s\n", err);
+			return -1;
+		}
+		i = nla_put(msg, a, n * sizeof(*books), books);
+		free(books);
+		return i;
+	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct lfs_client *c;
+	struct nl_msg *msg;
+	int cmd, i, ret;
+
+	if (argc < 2 || (cmd = lookup(cmds, LFS_CMD_MAX, argv[1])) < 0 || cmd > 255) {
+		fprintf(stderr, "usage: nlraw COMMAND [ATTR=TYPE:VALUE]...\n");
+		return 2;
+	}
+	ret = lfs_client_open(&c);
+	if (ret) {
+		fprintf(stderr, "nlraw: cannot reach the lfs family: %s\n", strerror(-ret));
+		return 2;
+	}
+	msg = lfs_msg_new(c, cmd, NLM_F_ACK, 70000);
+	if (!msg)
+		return 2;
+	for (i = 2; i < argc; i++) {
+		if (put_attr(msg, argv[i])) {
+			fprintf(stderr, "nlraw: bad attribute `%s'\n", argv[i]);
+			return 2;
+		}
+	}
+	ret = lfs_request(c, msg, NULL, NULL);
+	if (ret)
+		printf("error %s: %s\n", strerrorname_np(-ret), lfs_client_error(c));
+	else
+		printf("ok\n");
+	lfs_client_close(c);
+	return ret ? 1 : 0;
+}
