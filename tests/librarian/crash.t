@@ -18,7 +18,7 @@ for round in $(seq 1 "$ROUNDS"); do
 	[ -n "$LPID" ] || break
 	pids=
 	for k in $(seq 1 $CLIENTS); do
-		"$STRESS" "unix:$SOCK" run "r$round-c$k" "$T/j-$round-$k" $((round * 100 + k)) &
+		"$STRESS" "unix:$SOCK" run "r$round-c$k" "$T/j-$round-$k" $((round * 100 + k)) 2>>"$T/stress.err" &
 		pids="$pids $!"
 	done
 	target=$(shuf -i 1-100 -n 1)

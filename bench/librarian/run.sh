@@ -1,0 +1,65 @@
+#!/bin/bash
+# Librarian benchmark: create shelf of 8 books + destroy + report zeroed, with
+# 1 and 32 clients over TLS; one grow of 1,000 books; list of 1,000 shelves;
+# RSS. Catalogues of 40,000 books (40 nodes x 1,000 books of 8 GiB) and
+# 1,000,000 books (40 nodes x 25,000), each with synchronous = full and normal.
+# Results and the exact command: docs/bench-librarian.md.
+#
+#   bench/librarian/run.sh [SECONDS-PER-CYCLE-RUN] [SIZES] [SYNC-MODES]
+#   e.g. bench/librarian/run.sh 10 "40000 1000000" "full normal"
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+SECS=${1:-10}
+SIZES=${2:-"40000 1000000"}
+SYNCS=${3:-"full normal"}
+make -s -C librarian librarian build/lib-bench >/dev/null || exit 1
+LIB=librarian/librarian
+BENCH=librarian/build/lib-bench
+T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-bench.XXXXXX")
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+mkdir -m 700 "$T/keys"
+$LIB genkey "$T/keys/admin.key"
+PORT=$(shuf -i 20000-60000 -n 1)
+ADDR=127.0.0.1:$PORT
+
+rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$pid/status"; echo; }
+
+echo "# librarian benchmark $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(uname -r)"
+echo "# command: bench/librarian/run.sh $SECS \"$SIZES\" \"$SYNCS\""
+for size in $SIZES; do
+	for sync in $SYNCS; do
+		rm -f "$T"/cat.db*
+		cat >"$T/lib.conf" <<EOC
+librarian = {
+	database = "$T/cat.db";
+	listen = [ "$ADDR", "unix:$T/sock" ];
+	book_size = "8G";
+	synchronous = "$sync";
+	admin = { key_file = "keys/admin.key"; };
+};
+fabric = { compact = { racks = 1; enclosures = 4; nodes = 10; books = $((size / 40)); power_domain = "enclosure"; }; };
+EOC
+		echo
+		echo "## $size books, synchronous = $sync"
+		start=$(date +%s.%N)
+		$LIB -c "$T/lib.conf" 2>"$T/log" &
+		pid=$!
+		until $LIB client --connect "unix:$T/sock" stats >/dev/null 2>&1; do
+			kill -0 $pid 2>/dev/null || { cat "$T/log"; exit 1; }
+			sleep 0.05
+		done
+		printf 'catalogue created and served in %.2f s; idle: ' "$(echo "$(date +%s.%N) - $start" | bc)"
+		rss
+		for clients in 1 32; do
+			$BENCH "$ADDR" admin "$T/keys/admin.key" cycle $clients "$SECS" 8 || exit 1
+		done
+		$BENCH "$ADDR" admin "$T/keys/admin.key" grow 1000 5 || exit 1
+		$BENCH "$ADDR" admin "$T/keys/admin.key" list 1000 20 || exit 1
+		printf 'after the runs: '
+		rss
+		kill -TERM $pid
+		wait $pid
+		pid=
+	done
+done

@@ -1,0 +1,99 @@
+#!/bin/bash
+# librarian.conf: every error names file:line and the problem; the compact
+# fabric form; keys; command-line overrides; one librarian per catalogue;
+# `librarian check` finds a damaged catalogue.
+. tests/lib/tap.sh
+. tests/librarian/lib.sh
+
+lt_keys admin n1
+# bad CONFIG-TEXT REGEX DESC: the daemon must refuse it with that message
+bad() {
+	printf '%s\n' "$1" >"$T/bad.conf"
+	local out rc
+	out=$("$LIB" -c "$T/bad.conf" --db "$T/never.db" 2>&1)
+	rc=$?
+	if [ $rc -ne 1 ]; then
+		t_ok 1 "$3"
+		t_diag "exit $rc, output: $out"
+		return
+	fi
+	t_like "$out" "$2" "$3"
+}
+F='fabric = { compact = { nodes = 2; books = 10; }; };'
+bad 'librarian = { lease_time = 10 }
+fabric = {' 'bad.conf:[0-9]+: syntax error' "a syntax error names file:line"
+bad "librarian = {
+  lease_tme = 10;
+};
+$F" "bad.conf:2: unknown setting 'lease_tme' in 'librarian'" "an unknown setting is named with its line"
+bad "librarian = { book_size = \"3M\"; };
+$F" 'bad.conf:1: book_size 3145728 must be a power of two of at least 2M' "a book size that is not a power of two"
+bad "librarian = { book_size = \"1M\"; };
+$F" 'must be a power of two of at least 2M' "a book size below 2M"
+bad "librarian = { book_size = \"eight\"; };
+$F" "book_size 'eight' is not a size" "a book size that is not a size"
+bad "librarian = { lease_time = 5; heartbeat_interval = 5; };
+$F" 'lease_time 5 must be longer than heartbeat_interval 5' "a lease not longer than the heartbeat"
+bad "librarian = { default_policy = \"Sideways\"; };
+$F" "default_policy 'Sideways' is not a policy" "an unknown default policy"
+bad "librarian = { max_connections = 0; };
+$F" "'max_connections' = 0 is out of range \[1, 65536\]" "an out-of-range limit names the range"
+bad 'fabric = { };' "missing group 'fabric'|needs exactly one of 'racks'" "an empty fabric"
+bad 'fabric = { compact = { nodes = 2; books = 10; }; racks = (); };' "needs exactly one of 'racks' \(explicit\) or 'compact'" "both fabric forms at once"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a"; igs = ( { ig = 0; books = 4; } ); },
+  { name = "b"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:3: IG 0 is defined twice \(second time on node 'b'\)" "a duplicate IG names the line and node"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a"; igs = ( { ig = 0; books = 4; } ); },
+  { name = "a"; igs = ( { ig = 1; books = 4; } ); } ); } ); } ); };' "bad.conf:3: duplicate node name 'a'" "a duplicate node name"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a"; igs = ( { ig = 0; size = "12G"; } ); } ); } ); } ); };' "bad.conf:2: memory module size 12884901888 is not a multiple of the book size" "a module size that is not whole books"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a b"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "node name 'a b' may contain only" "a bad node name"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a"; key_file = "/nonexistent/a.key"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:2: node 'a': key file '/nonexistent/a.key': No such file" "a missing key file is named"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a"; igs = ( { ig = 70000; books = 4; } ); } ); } ); } ); };' "'ig' = 70000 is out of range \\[0, 65535\\]" "an IG number out of range"
+bad "librarian = { listen = \"127.0.0.1:99999\"; };
+$F" "listen address '127.0.0.1:99999': bad port '99999'" "a bad listen address"
+t_fails "a missing config file is an error" "$LIB" -c "$T/none.conf"
+t_like "$("$LIB" -c "$T/none.conf" 2>&1)" "none.conf: cannot read: No such file" "and names the file"
+
+# the compact form: 40 nodes x 1000 books in one line
+PORT=$(lt_free_port)
+lt_conf 'compact = { racks = 2; enclosures = 4; nodes = 5; books = 1000; power_domain = "enclosure"; };'
+lt_start || t_ok 1 "start with the compact fabric"
+g=$(lc geometry)
+t_is "$(jq -r .total_books <<<"$g")" "40000" "compact fabric: 40 nodes x 1000 books"
+t_is "$(jq -r '[.racks[].enclosures[].nodes[]] | length' <<<"$g")" "40" "compact fabric: 40 nodes"
+t_is "$(jq -r '.racks[1].enclosures[3].nodes[4] | .name + " " + .power_domain + " " + (.igs[0].ig|tostring)' <<<"$g")" "node40 rack2-enc4 39" "compact fabric: generated names, power domains and IG numbers"
+
+# one librarian per catalogue
+out=$("$LIB" -c "$T/lib.conf" --listen "unix:$T/other.sock" 2>&1)
+t_like "$out" "another librarian is serving this catalogue" "a second librarian on the same catalogue is refused"
+out=$("$LIB" -c "$T/lib.conf" --db "$T/other.db" 2>&1)
+t_like "$out" "another librarian is serving there|Address already in use" "a second librarian on the same addresses is refused"
+lt_stop
+
+# overrides and version
+"$LIB" -c "$T/lib.conf" --db "$T/alt.db" --listen "unix:$T/alt.sock" >"$T/alt.log" 2>&1 & alt=$!
+for i in $(seq 1 100); do "$CLI" client --connect "unix:$T/alt.sock" stats >/dev/null 2>&1 && break; sleep 0.05; done
+t_is "$("$CLI" client --connect "unix:$T/alt.sock" stats | jq -r .books.total)" "40000" "--db and --listen override the config"
+t_is "$(stat -c %a "$T/alt.sock")" "600" "the unix socket is private to its owner (mode 600)"
+kill -TERM $alt; wait $alt
+t_is "$?" "0" "clean exit on SIGTERM"
+t_like "$("$LIB" --version)" "^librarian [0-9]+\.[0-9]+" "--version"
+
+# keys
+k=$("$LIB" genkey)
+t_like "$k" "^[0-9a-f]{64}$" "genkey prints 32 random bytes as hex"
+t_fails "genkey does not overwrite a key file" "$LIB" genkey "$T/keys/n1.key"
+t_is "$(stat -c %a "$T/keys/n1.key")" "600" "genkey creates the file with mode 600"
+
+# check finds damage
+sqlite3 "$T/cat.db" "UPDATE igs SET free = free + 1 WHERE ig = 3; UPDATE books SET state = 1 WHERE id = 5;"
+out=$("$LIB" check --db "$T/cat.db")
+t_is "$?" "1" "check fails on a damaged catalogue"
+t_like "$out" "IG whose free count disagrees \(ig, recorded, actual\): 3 " "check names the IG with the wrong count"
+t_like "$out" "INUSE book not on exactly one shelf: 0 5 " "check names the book in two states"
+lt_done
