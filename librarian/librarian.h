@@ -185,7 +185,11 @@ struct lib_server {
 	uint64_t requests;
 	int nconns;
 	int log_requests;
+	bool batch_open;	/* a group-commit transaction is open */
+	bool batch_failed;	/* it was lost: its replies must not be sent */
 };
+
+int lib_batch_commit(struct lib_server *srv);
 
 int64_t lib_now_mono(void);
 

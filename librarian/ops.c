@@ -1672,6 +1672,34 @@ static json_t *reply_error(json_t *id, int err, const char *msg)
 			 "code", lfs_errno_name(err), "message", msg);
 }
 
+/* Commit the round's transaction; on failure the in-memory node states are reloaded. */
+int lib_batch_commit(struct lib_server *srv)
+{
+	struct lib_store *s = srv->store;
+
+	if (srv->batch_open) {
+		srv->batch_open = false;
+		if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+			lib_store_rollback(s);
+			srv->batch_failed = true;
+		}
+	}
+	if (!srv->batch_failed)
+		return 0;
+	for (int i = 0; i < srv->cfg->nnodes; i++) {
+		sqlite3_stmt *st = lib_stmt(s, "SELECT state FROM nodes WHERE name = ?1");
+
+		if (!st)
+			break;
+		sqlite3_bind_text(st, 1, srv->cfg->nodes[i].name, -1, SQLITE_STATIC);
+		s->node_offline[i] = sqlite3_step(st) == SQLITE_ROW &&
+				     !strcmp((const char *)sqlite3_column_text(st, 0), "offline");
+		sqlite3_reset(st);
+	}
+	srv->batch_failed = false;
+	return -EIO;
+}
+
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
 			   const char *buf, size_t len)
 {
@@ -1741,19 +1769,35 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 	rq.args = req;
 	if (who->node >= 0)
 		lib_node_seen(srv, who->node);
-	if (sqlite3_exec(srv->store->db, (op->flags & OP_READ) ? "BEGIN" : "BEGIN IMMEDIATE",
-			 NULL, NULL, NULL) != SQLITE_OK) {
+	/*
+	 * Group commit: the requests of one event-loop round share a transaction
+	 * (the server commits it before sending any of their replies); each
+	 * request is a savepoint in it, so it is still applied whole or not at all.
+	 */
+	if (!srv->batch_open) {
+		if (sqlite3_exec(srv->store->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+			r = lib_sql_fail(srv->store, &rq.err);
+			goto out;
+		}
+		srv->batch_open = true;
+	}
+	if (sqlite3_exec(srv->store->db, "SAVEPOINT req", NULL, NULL, NULL) != SQLITE_OK) {
 		r = lib_sql_fail(srv->store, &rq.err);
 		goto out;
 	}
 	r = op->fn(&rq);
 	if (r == 0 && !rq.result)
 		r = lib_fail(&rq.err, ENOMEM, "out of memory building the reply");
-	if (r < 0) {
-		lib_store_rollback(srv->store);
-	} else if (lib_store_commit(srv->store) < 0) {
+	if (sqlite3_get_autocommit(srv->store->db)) {
+		/* SQLite abandoned the whole transaction (I/O error, disk full) */
+		srv->batch_open = false;
+		srv->batch_failed = true;
+		if (r == 0)
+			r = lib_fail(&rq.err, EIO, "the database transaction was lost");
+	} else if (r < 0) {
+		sqlite3_exec(srv->store->db, "ROLLBACK TO req; RELEASE req", NULL, NULL, NULL);
+	} else if (sqlite3_exec(srv->store->db, "RELEASE req", NULL, NULL, NULL) != SQLITE_OK) {
 		r = lib_sql_fail(srv->store, &rq.err);
-		lib_store_rollback(srv->store);
 	} else if (rq.pending_node >= 0) {
 		srv->store->node_offline[rq.pending_node] = rq.pending_offline;
 	}

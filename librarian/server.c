@@ -50,6 +50,8 @@ struct conn {
 	int64_t last_active;
 	uint32_t events;
 	bool ready;		/* has buffered work that epoll will not report */
+	bool dirty;		/* on the list of connections to flush this round */
+	int batch_replies;	/* replies queued in the open group-commit round */
 };
 
 struct listener {
@@ -69,6 +71,8 @@ struct srv {
 	int maxfd;
 	int verbose;
 	int64_t last_reject_log;
+	int *dirty;		/* fds to flush after this round's commit */
+	int ndirty;
 };
 
 static struct srv *the_srv;	/* for the PSK callback */
@@ -159,7 +163,8 @@ static int queue_reply(struct srv *s, struct conn *c, json_t *reply)
 	memcpy(c->out + c->outlen, txt, len);
 	c->outlen += len;
 	free(txt);
-	(void)s;
+	if (s->core.batch_open)
+		c->batch_replies++;
 	return 0;
 }
 
@@ -216,8 +221,13 @@ static void conn_process(struct srv *s, struct conn *c)
 {
 	size_t off = 0;
 	size_t max = s->core.cfg->max_message;
+	int n = 0;
 
 	while (c->state == C_OPEN && c->inlen - off >= 4 && c->outlen - c->outoff < OUT_HIGH) {
+		if (n++ == 64) {
+			c->ready = true;	/* the rest waits for the next round */
+			break;
+		}
 		uint8_t *p = c->in + off;
 		uint32_t len = (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
 		json_t *reply;
@@ -326,7 +336,30 @@ static int conn_handshake(struct srv *s, struct conn *c)
 	return 0;
 }
 
-static void conn_pump(struct srv *s, struct conn *c)
+/* A whole request (or an oversize header to refuse) is buffered. */
+static bool has_frame(struct srv *s, struct conn *c)
+{
+	uint32_t len;
+
+	if (c->inlen < 4)
+		return false;
+	len = (uint32_t)c->in[0] << 24 | c->in[1] << 16 | c->in[2] << 8 | c->in[3];
+	return len > s->core.cfg->max_message || c->inlen - 4 >= len;
+}
+
+static void mark_dirty(struct srv *s, struct conn *c)
+{
+	if (!c->dirty) {
+		c->dirty = true;
+		s->dirty[s->ndirty++] = c->fd;
+	}
+}
+
+/*
+ * Input half of a round: finish the handshake, read, answer requests. Replies
+ * are only queued; they go out in conn_output() after the round's commit.
+ */
+static void conn_input(struct srv *s, struct conn *c)
 {
 	int rounds = 0;
 
@@ -335,31 +368,18 @@ static void conn_pump(struct srv *s, struct conn *c)
 		if (conn_handshake(s, c) < 0 || c->state == C_HANDSHAKE)
 			return;
 	}
-	for (;;) {
-		int r = conn_flush(c);
+	mark_dirty(s, c);
+	while (c->state == C_OPEN) {
+		int r;
 
-		if (r < 0) {
-			conn_close(s, c, "send failed");
-			return;
-		}
-		if (c->state == C_CLOSING) {
-			if (c->outlen == 0) {
-				conn_close(s, c, "closing after an error");
-				return;
-			}
-			set_events(s, c, EPOLLOUT);
-			return;
-		}
-		if (c->outlen - c->outoff >= OUT_HIGH) {
-			set_events(s, c, EPOLLOUT);	/* slow reader: stop taking requests */
-			return;
-		}
+		if (c->outlen - c->outoff >= OUT_HIGH)
+			return;		/* slow reader: take no more requests from it */
 		conn_process(s, c);
-		if (c->state == C_CLOSING || c->outlen - c->outoff >= OUT_HIGH)
-			continue;
+		if (c->ready || c->state != C_OPEN || c->outlen - c->outoff >= OUT_HIGH)
+			return;
 		if (++rounds > PUMP_ROUNDS) {
 			c->ready = true;	/* be fair to other connections */
-			break;
+			return;
 		}
 		r = conn_read(s, c);
 		if (r > 0) {
@@ -372,18 +392,63 @@ static void conn_pump(struct srv *s, struct conn *c)
 				queue_error(s, c, EBADMSG,
 					    "truncated message: the connection ended %zu bytes into a message",
 					    c->inlen);
-			if (c->outlen == c->outoff) {
-				conn_close(s, c, "peer closed");
-				return;
-			}
 			c->state = C_CLOSING;
+			return;
+		}
+		if (c->inlen < s->core.cfg->max_message + 4)
+			return;		/* would block */
+	}
+}
+
+/* Output half, after the commit: send, close, or wait for the socket. */
+static void conn_output(struct srv *s, struct conn *c)
+{
+	int r;
+
+	c->dirty = false;
+	if (c->state == C_HANDSHAKE)
+		return;
+	r = conn_flush(c);
+	if (r < 0) {
+		conn_close(s, c, "send failed");
+		return;
+	}
+	if (c->state == C_CLOSING) {
+		if (c->outlen == c->outoff) {
+			conn_close(s, c, "closed");
+			return;
+		}
+		set_events(s, c, EPOLLOUT);
+		return;
+	}
+	if (c->outlen - c->outoff < OUT_HIGH && has_frame(s, c))
+		c->ready = true;	/* requests were left waiting for output room */
+	if (c->ssl && SSL_pending(c->ssl))
+		c->ready = true;
+	set_events(s, c, (c->outlen - c->outoff < OUT_HIGH ? EPOLLIN : 0) |
+			 (c->outlen > c->outoff ? EPOLLOUT : 0));
+}
+
+/* End of a round: commit, then release the replies (or drop them if the commit failed). */
+static void round_end(struct srv *s)
+{
+	bool failed = lib_batch_commit(&s->core) < 0;
+
+	if (failed)
+		lib_log("a transaction failed to commit; closing the connections that were in it");
+	for (int i = 0; i < s->ndirty; i++) {
+		struct conn *c = s->conns[s->dirty[i]];
+
+		if (!c)
+			continue;
+		if (failed && c->batch_replies) {
+			conn_close(s, c, "transaction lost");
 			continue;
 		}
-		if (c->inlen >= 4 && c->inlen == s->core.cfg->max_message + 4)
-			continue;	/* buffer full of a complete request */
-		break;
+		c->batch_replies = 0;
+		conn_output(s, c);
 	}
-	set_events(s, c, EPOLLIN | (c->outlen > c->outoff ? EPOLLOUT : 0));
+	s->ndirty = 0;
 }
 
 static int psk_find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESSION **sess)
@@ -660,6 +725,7 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)s.maxfd > rl.rlim_cur)
 		s.maxfd = rl.rlim_cur;
 	s.conns = calloc(s.maxfd + 1, sizeof(*s.conns));
+	s.dirty = calloc(s.maxfd + 1, sizeof(*s.dirty));
 	s.ep = epoll_create1(EPOLL_CLOEXEC);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -667,7 +733,7 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (!s.conns || s.ep < 0 || s.sigfd < 0) {
+	if (!s.conns || !s.dirty || s.ep < 0 || s.sigfd < 0) {
 		lib_log("cannot set up the event loop: %s", strerror(errno));
 		goto out;
 	}
@@ -712,7 +778,7 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
 
 	for (;;) {
 		struct epoll_event evs[64];
-		bool any_ready = false;
+		bool any_ready = false, stop = false;
 		int n, timeout;
 
 		for (int fd = 0; fd <= s.maxfd && !any_ready; fd++)
@@ -731,8 +797,7 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
 
 				if (read(s.sigfd, &si, sizeof(si)) == sizeof(si)) {
 					lib_log("signal %d: shutting down", si.ssi_signo);
-					r = 0;
-					goto out;
+					stop = true;
 				}
 				continue;
 			}
@@ -740,17 +805,26 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
 				do_accept(&s, &s.ls[-2 - fd]);
 				continue;
 			}
-			if (s.conns[fd]) {
-				if (evs[i].events & (EPOLLERR | EPOLLHUP) && !(evs[i].events & EPOLLIN))
-					conn_close(&s, s.conns[fd], "hangup");
-				else
-					conn_pump(&s, s.conns[fd]);
+			if (!s.conns[fd])
+				continue;
+			if (evs[i].events & (EPOLLERR | EPOLLHUP) && !(evs[i].events & EPOLLIN)) {
+				conn_close(&s, s.conns[fd], "hangup");
+				continue;
 			}
+			if (evs[i].events & EPOLLOUT)
+				mark_dirty(&s, s.conns[fd]);
+			if ((evs[i].events & EPOLLIN) || s.conns[fd]->state == C_HANDSHAKE)
+				conn_input(&s, s.conns[fd]);
 		}
 		if (any_ready)
 			for (int fd = 0; fd <= s.maxfd; fd++)
-				if (s.conns[fd] && s.conns[fd]->ready)
-					conn_pump(&s, s.conns[fd]);
+				if (s.conns[fd] && s.conns[fd]->ready && !s.conns[fd]->dirty)
+					conn_input(&s, s.conns[fd]);
+		round_end(&s);
+		if (stop) {
+			r = 0;
+			goto out;
+		}
 		if (lib_now_mono() != last_sweep) {
 			last_sweep = lib_now_mono();
 			sweep_timeouts(&s);
@@ -773,6 +847,7 @@ out:
 	if (s.sigfd >= 0)
 		close(s.sigfd);
 	free(s.conns);
+	free(s.dirty);
 	free(s.core.last_seen);
 	the_srv = NULL;
 	return r;
