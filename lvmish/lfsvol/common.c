@@ -339,8 +339,8 @@ int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64
 		if (!realpath(path, real))
 			snprintf(real, sizeof(real), "%s", path);
 		if (!f->force && !lfsvol_probe_fs(real, 0, 0, &fs) && fs.type[0]) {
-			lfsvol_err("refusing to attach %s as IG %u: it carries a %s signature%s%s; wipe it (wipefs -a) or set force = true for it in %s:%d",
-				   real, f->ig, fs.type, fs.label[0] ? " labelled " : "", fs.label,
+			lfsvol_err("refusing to attach %s as IG %u: it carries a signature (%s%s%s); wipe it (wipefs -a) or set force = true for it in %s:%d",
+				   real, f->ig, fs.type, fs.label[0] ? " LABEL=" : "", fs.label,
 				   ctx->conf->path, f->line);
 			failed++;
 			continue;

@@ -175,6 +175,12 @@ static int parse_fabric(struct conf_err *e, struct lfsvol_conf *c, const config_
 			return r;
 		f->line = (int)config_setting_source_line(g);
 		f->numa_node = -1;
+		/*
+		 * Default data offset 2 MiB: a filesystem made on a shelf whose
+		 * first book is the device's first book would otherwise look
+		 * like a foreign signature of the fabric device itself.
+		 */
+		f->offset = 2ULL << 20;
 		if (get_int(e, g, "ig", 0, 65535, &ig) < 0)
 			return -EINVAL;
 		if (ig < 0)
@@ -337,7 +343,6 @@ static int conf_defaults(struct lfsvol_conf *c)
 	c->connect_timeout = 5;
 	c->reply_timeout = 30;
 	c->scrub_batch = 64;
-	c->default_policy = "LocalNode";
 	c->librarian = strdup("127.0.0.1:9093");
 	c->state_dir = strdup("/run/lfs");
 	return c->librarian && c->state_dir ? 0 : -ENOMEM;

@@ -94,7 +94,7 @@ struct lfsvol_conf {
 	char *key_file;
 	int connect_timeout;	/* seconds */
 	int reply_timeout;
-	const char *default_policy;
+	const char *default_policy;	/* NULL: the librarian's default */
 	uint64_t book_size;	/* 0 = ask the librarian */
 	char *state_dir;	/* agent progress file */
 	int scrub_batch;	/* books per BOOK_ZERO request */

@@ -127,7 +127,9 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = LFSVOL_EUSAGE;
 		goto out;
 	}
-	args = json_pack("{s:s,s:I,s:s}", "name", name, "books", (json_int_t)books, "policy", policy);
+	args = json_pack("{s:s,s:I}", "name", name, "books", (json_int_t)books);
+	if (policy)
+		json_object_set_new(args, "policy", json_string(policy));
 	if (igs) {
 		json_object_set_new(args, "igs", json_string(igs));
 	} else if (sc && sc->nigs) {
@@ -146,7 +148,8 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		goto out;
 	say_rounding(&sz, size_s, books, book_size);
 	lfsvol_info("created shelf %s: %llu book%s, %s, policy %s", name, (unsigned long long)books,
-		    books == 1 ? "" : "s", lfsvol_fmt_bytes(books * book_size, a, sizeof(a)), policy);
+		    books == 1 ? "" : "s", lfsvol_fmt_bytes(books * book_size, a, sizeof(a)),
+		    json_string_value(json_object_get(res, "policy")) ?: "?");
 	if (activate)
 		r = lfsvol_activate_one(ctx, lib, drv, name, false, false);
 out:
@@ -210,9 +213,9 @@ static int fs_guard(struct lfs_client *drv, struct lfs_shelf_info *act, json_t *
 	}
 	if (!fs.type[0])
 		return 0;
-	lfsvol_err("shelf `%s' holds a %s filesystem%s%s%s%s; %s it anyway with -f (its data is lost)",
-		   name, fs.type, fs.label[0] ? " labelled " : "", fs.label,
-		   fs.uuid[0] ? " UUID " : "", fs.uuid, what);
+	lfsvol_err("shelf `%s' holds a filesystem (%s%s%s%s%s); %s it anyway with -f (its data is lost)",
+		   name, fs.type, fs.label[0] ? " LABEL=" : "", fs.label,
+		   fs.uuid[0] ? " UUID=" : "", fs.uuid, what);
 	return LFSVOL_EREFUSED;
 }
 

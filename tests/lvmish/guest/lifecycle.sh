@@ -1,0 +1,125 @@
+#!/bin/bash
+# Guest side of tests/lvmish/lifecycle.t, first boot: the life cycle of a
+# shelf through lfsvol alone, then shelves left for the auto-assembly boot.
+. "$LFS_TOP/tests/lvmish/guest/common.sh"
+write_conf
+
+out=$(L activate db 2>&1)
+t_is "$?" 5 "before insmod, activate fails with exit 5 (driver not loaded)"
+t_like "$out" "lfs kernel module is not loaded" "and says so: $out"
+t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko" || t_done
+
+# a fabric device carrying a foreign signature is refused
+mkfs.ext4 -q -F -L foreign /dev/pmem1
+out=$(L agent --once 2>&1)
+t_like "$out" "refusing to attach /dev/pmem1 as IG 1: it carries a signature \(ext4 LABEL=foreign\)" \
+	"attach refuses a device with a foreign ext4 signature"
+t_is "$(L status --json | jq -c '[.fabric[].ig]')" "[0]" "only IG 0 was attached"
+wipefs -q -a /dev/pmem1
+
+t_run "udevd starts with the LFS rules" start_udev
+t_is "$(L status --json | jq -c '[.fabric[] | [.ig, .path]]')" '[[0,"/dev/pmem0"],[1,"/dev/pmem1"]]' \
+	"udev's assembly rule attached both fabric devices (IG 0 by NUMA node, IG 1 by path)"
+
+out=$(L create db -s 100M -a 2>&1)
+t_ok $? "create db -s 100M -a" || t_diag "$out"
+t_like "$out" "100M rounded up to 2 books of 64 MiB \(128 MiB\)" "the rounding is stated"
+t_ok "$([ -b /dev/lfs/db ]; echo $?)" "/dev/lfs/db is a block device on return"
+uuid=$(L list --json | jq -r '.[] | select(.name == "db") | .uuid')
+t_like "$(readlink -f /dev/disk/by-id/lfs-"$uuid")" "^/dev/lfs[0-9]+$" "/dev/disk/by-id/lfs-$uuid exists"
+t_is "$(readlink -f /dev/disk/by-id/lfs-"$uuid")" "$(readlink -f /dev/lfs/db)" "both names lead to the same device"
+
+t_run "mkfs.ext4 /dev/lfs/db" mkfs.ext4 -q -b 4096 -L dbfs /dev/lfs/db
+mkdir -p /tmp/mnt
+t_run "mount -o dax" mount -o dax /dev/lfs/db /tmp/mnt
+t_like "$(grep ' /tmp/mnt ' /proc/mounts)" "dax" "mounted with dax"
+head -c 16M /dev/urandom >/tmp/mnt/data
+sum=$(sha256sum </tmp/mnt/data)
+sync
+
+j=$(L list --json)
+t_is "$(jq -c '.[] | select(.name == "db") | [.size, .books, .active, .device, .fstype, .policy]' <<<"$j")" \
+	'[134217728,2,["node01"],"/dev/lfs/db","ext4","Spread"]' "list --json: size, books, active, device, fstype, policy"
+t_is "$(L show db --json | jq -r '.[0].label')" "dbfs" "show reports the filesystem label"
+
+before=$(df -B1 --output=size /tmp/mnt | tail -1)
+t_run "grow db by 2 books while mounted" L resize db -s +2b
+t_run "resize2fs online" resize2fs /dev/lfs/db
+after=$(df -B1 --output=size /tmp/mnt | tail -1)
+t_ok "$([ "$after" -gt $((before + 100 * 1024 * 1024)) ]; echo $?)" "the mounted filesystem grew ($before -> $after bytes)"
+t_is "$(L show db --json | jq -c '.[0] | [.books, .allocation.nodes.node01]')" "[4,4]" \
+	"show: 4 books, allocation per node"
+
+out=$(L remove db 2>&1)
+t_is "$?" 7 "remove is refused while mounted (exit 7)"
+t_like "$out" "in use on this node.*unmount it first" "and says why: $out"
+out=$(L resize db -s -1b -f 2>&1)
+t_is "$?" 7 "shrink is refused while mounted, even with -f"
+out=$(L deactivate db 2>&1)
+t_is "$?" 7 "deactivate is refused while mounted"
+
+t_run "umount" umount /tmp/mnt
+t_run "deactivate db" L deactivate db
+t_ok "$(wait_for 10 test ! -e /dev/lfs/db; echo $?)" "/dev/lfs/db is gone"
+t_run "activate db" L activate db
+t_ok "$([ -b /dev/lfs/db ]; echo $?)" "/dev/lfs/db is back"
+mount -o dax /dev/lfs/db /tmp/mnt
+t_is "$(sha256sum </tmp/mnt/data)" "$sum" "the data is intact after deactivate + activate"
+umount /tmp/mnt
+
+out=$(L remove db 2>&1)
+t_is "$?" 7 "remove without -f is refused while a filesystem is on the shelf"
+t_like "$out" "holds a filesystem \(ext4 LABEL=dbfs" "and names it: $out"
+out=$(L resize db -s -1b 2>&1)
+t_is "$?" 7 "shrink without -f is refused too"
+
+map=$(L show db --json | jq -c '.[0].map')
+first=$(jq -r '.[0] | "\(.[0]) \(.[1])"' <<<"$map")
+# shellcheck disable=SC2086
+book_is_zero $first
+t_is "$?" 1 "before scrubbing, the first book ($first) holds data"
+out=$(L remove db -f 2>&1)
+t_like "$out" "removed shelf db; 4 books wait to be zeroed" "remove -f: $out"
+t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[4,26]" "the 4 books are ZOMBIE"
+
+"$LFSVOL_BIN" -c "$CONF" agent >/tmp/agent.log 2>&1 &
+apid=$!
+zeroed() { [ "$(L status --json | jq '.agent.zeroed // 0')" -ge 4 ]; }
+t_ok "$(wait_for 60 zeroed; echo $?)" "the agent zeroed the 4 books"
+t_like "$(L status)" "agent: librarian connected.*4 zeroed" "status shows the agent's progress"
+t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "the books are FREE again"
+kill "$apid"
+wait "$apid"
+t_is "$?" 0 "the agent exits cleanly on SIGTERM"
+allz=0
+for b in $(jq -r '.[] | "\(.[0]):\(.[1])"' <<<"$map"); do
+	book_is_zero "${b%%:*}" "${b##*:}" || { allz=1; t_diag "book $b is not zero"; }
+done
+t_ok "$allz" "every book of the removed shelf reads as zeros on the fabric"
+
+# a new shelf holding every book of the fabric includes db's old books
+t_run "create all -s 30b -a" L create all -s 30b -a
+amap=$(L show all --json | jq -c '.[0].map')
+allz=0
+for b in $(jq -r '.[] | "\(.[0]):\(.[1])"' <<<"$map"); do
+	i=$(jq --argjson ig "${b%%:*}" --argjson bk "${b##*:}" 'map(. == [$ig, $bk]) | index(true)' <<<"$amap")
+	[ "$i" != null ] || { allz=1; t_diag "book $b is not in the new shelf"; continue; }
+	dd if=/dev/lfs/all bs=1M skip=$((i * 64)) count=64 iflag=direct status=none |
+		cmp -s - <(head -c 64M /dev/zero) || { allz=1; t_diag "book $b (index $i) is not zero"; }
+done
+t_ok "$allz" "the new shelf reads only zeros where db's books were"
+t_run "remove the all-books shelf (no filesystem, no -f needed)" L remove all
+out=$(L scrub 2>&1)
+t_like "$out" "scrub done: 30 books zeroed" "lfsvol scrub zeroes them at once: $out"
+
+# shelves for the auto-assembly boot: auto1 is configured auto_activate, manual is not
+t_run "create auto1 -a" L create auto1 -s 2b -a
+mkfs.ext4 -q -b 4096 -L autofs /dev/lfs/auto1
+mount -o dax /dev/lfs/auto1 /tmp/mnt
+head -c 8M /dev/urandom >/tmp/mnt/data
+sha256sum </tmp/mnt/data >"$LFS_RESULTS/auto1.sha"
+umount /tmp/mnt
+t_run "create manual -a" L create manual -s 1b -a
+L list --json | jq -r '.[] | select(.name == "auto1") | .uuid' >"$LFS_RESULTS/auto1.uuid"
+sync
+t_done

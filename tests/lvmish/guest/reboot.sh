@@ -1,0 +1,26 @@
+#!/bin/bash
+# Guest side of tests/lvmish/lifecycle.t, second boot on the same fabric:
+# udev and lfs.conf alone bring back the auto shelf with its data.
+. "$LFS_TOP/tests/lvmish/guest/common.sh"
+write_conf
+
+t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko" || t_done
+t_run "udevd starts with the LFS rules (no other step)" start_udev
+t_ok "$(wait_for 30 test -b /dev/lfs/auto1; echo $?)" "/dev/lfs/auto1 is back after the reboot"
+t_is "$(readlink -f /dev/disk/by-id/lfs-"$(cat "$LFS_RESULTS/auto1.uuid")")" "$(readlink -f /dev/lfs/auto1)" \
+	"/dev/disk/by-id/lfs-UUID leads to it"
+mkdir -p /tmp/mnt
+t_run "mount -o dax" mount -o dax /dev/lfs/auto1 /tmp/mnt
+t_is "$(sha256sum </tmp/mnt/data)" "$(cat "$LFS_RESULTS/auto1.sha")" "auto1's data is intact"
+umount /tmp/mnt
+t_ok "$([ ! -e /dev/lfs/manual ]; echo $?)" "the shelf not marked auto_activate stays inactive"
+
+# repeated events change nothing
+udevadm trigger --subsystem-match=block --sysname-match='pmem*' --action=change
+udevadm trigger --subsystem-match=block --sysname-match='pmem*' --action=add
+udevadm settle --timeout=120
+t_is "$(L status --json | jq -c '[.active[].name], (.fabric | length)' | tr '\n' ' ')" '["auto1"] 2 ' \
+	"repeated fabric events: still one auto1 and two fabric devices"
+t_is "$(ls /sys/block | grep -c '^lfs')" 1 "one lfs block device"
+t_run "deactivate --all" L deactivate --all
+t_done
