@@ -6,6 +6,12 @@
  *     ok
  *     error EINVAL: <kernel's extack message>
  * usage: nlraw COMMAND [ATTR=TYPE:VALUE]...
+ *        nlraw state    (every fabric device and shelf, one line each)
+ *        nlraw dumpintr BOOKS
+ *               start a shelf dump, read its first part, create and remove
+ *               a shelf "dumpintr" of BOOKS from a second socket, read the
+ *               rest: prints "interrupted" if NLM_F_DUMP_INTR was set, else
+ *               "consistent"
  *   COMMAND  attach detach fabric_get create extend shrink remove shelf_get
  *            zero, or a number
  *   ATTR     path ig book_size offset nr_books name uuid books books_start
@@ -18,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <netlink/genl/genl.h>
 
 #include "liblfs.h"
@@ -104,11 +111,114 @@ static int put_attr(struct nl_msg *msg, char *spec)
 	return -1;
 }
 
+/* The driver's whole visible state, from its dumps, in one process. */
+static int print_state(struct lfs_client *c)
+{
+	struct lfs_fabric_info *f = NULL;
+	struct lfs_shelf_info *s = NULL;
+	size_t nf = 0, ns = 0, i;
+	char uuid[37], *books;
+	int ret;
+
+	ret = lfs_fabric_list(c, &f, &nf);
+	if (!ret)
+		ret = lfs_shelf_list(c, NULL, &s, &ns);
+	if (ret) {
+		printf("error %s: %s\n", strerrorname_np(-ret), lfs_client_error(c));
+		return 1;
+	}
+	for (i = 0; i < nf; i++)
+		printf("fabric %u %s %llu %llu %u %u %d\n", f[i].ig, f[i].path,
+		       (unsigned long long)f[i].book_size, (unsigned long long)f[i].offset,
+		       f[i].nr_books, f[i].books_used, f[i].dax);
+	for (i = 0; i < ns; i++) {
+		lfs_format_uuid(s[i].uuid, uuid);
+		books = lfs_format_books(s[i].books, s[i].nr_books);
+		printf("shelf %s %s %s %llu %u %d %s\n", s[i].name, uuid, s[i].disk,
+		       (unsigned long long)s[i].book_size, s[i].nr_books, s[i].dax, books);
+		free(books);
+	}
+	free(f);
+	lfs_shelf_list_free(s, ns);
+	return 0;
+}
+
+/* Scan one buffer of replies; returns 1 once NLMSG_DONE is seen. */
+static int scan_replies(const void *buf, ssize_t len, int *intr)
+{
+	const struct nlmsghdr *h;
+
+	for (h = buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		if (h->nlmsg_flags & NLM_F_DUMP_INTR)
+			*intr = 1;
+		if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+			return 1;
+	}
+	return 0;
+}
+
+static int dump_intr(struct lfs_client *c, const char *arg)
+{
+	static char buf[1 << 16];
+	struct lfs_shelf_info info;
+	struct lfs_client *other;
+	struct lfs_book *books;
+	int intr = 0, done, ret;
+	char err[256];
+	struct nl_msg *msg;
+	size_t n;
+	ssize_t r;
+
+	if (lfs_parse_books(arg, &books, &n, err, sizeof(err))) {
+		fprintf(stderr, "nlraw: %s\n", err);
+		return 2;
+	}
+	msg = lfs_msg_new(c, LFS_CMD_SHELF_GET, NLM_F_DUMP, 4096);
+	if (!msg || nl_send_auto(c->sk, msg) < 0)
+		return 2;
+	nlmsg_free(msg);
+	r = recv(nl_socket_get_fd(c->sk), buf, sizeof(buf), 0);
+	done = r <= 0 || scan_replies(buf, r, &intr);
+	if (done) {
+		fprintf(stderr, "nlraw: the dump ended in its first part\n");
+		return 2;
+	}
+	if (lfs_client_open(&other))
+		return 2;
+	ret = lfs_shelf_create(other, "dumpintr", NULL, books, n, &info);
+	if (!ret)
+		ret = lfs_shelf_remove(other, "dumpintr");
+	if (ret) {
+		fprintf(stderr, "nlraw: %s\n", lfs_client_error(other));
+		return 2;
+	}
+	lfs_client_close(other);
+	free(books);
+	while (!done) {
+		r = recv(nl_socket_get_fd(c->sk), buf, sizeof(buf), 0);
+		done = r <= 0 || scan_replies(buf, r, &intr);
+	}
+	printf("%s\n", intr ? "interrupted" : "consistent");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct lfs_client *c;
 	struct nl_msg *msg;
 	int cmd, i, ret;
+
+	if ((argc == 2 && !strcmp(argv[1], "state")) ||
+	    (argc == 3 && !strcmp(argv[1], "dumpintr"))) {
+		ret = lfs_client_open(&c);
+		if (ret) {
+			fprintf(stderr, "nlraw: cannot reach the lfs family: %s\n", strerror(-ret));
+			return 2;
+		}
+		ret = argc == 2 ? print_state(c) : dump_intr(c, argv[2]);
+		lfs_client_close(c);
+		return ret;
+	}
 
 	if (argc < 2 || (cmd = lookup(cmds, LFS_CMD_MAX, argv[1])) < 0 || cmd > 255) {
 		fprintf(stderr, "usage: nlraw COMMAND [ATTR=TYPE:VALUE]...\n");
