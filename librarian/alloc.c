@@ -204,46 +204,45 @@ static int64_t plan_request_ig(struct lib_shelf_ctx *sh, struct cand *cd, const 
 	return k;
 }
 
-static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, uint64_t books,
+/*
+ * The next free book of an IG at or after *cursor (wrapping around once), or
+ * the highest below it for LZAdescending. Consecutive picks in one request
+ * continue from the last one, so a request touches few index pages.
+ */
+static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, int64_t *cursor,
 		     int64_t *id)
 {
 	int64_t lo = lib_book_id(ig, 0), hi = lib_book_id(ig, 0xffffffffU);
+	bool desc = pol == POL_LZA_DESCENDING;
 	sqlite3_stmt *st;
-	int rc;
+	int rc, pass;
 
-	if (pol == POL_RANDOM_BOOKS) {
-		int64_t start = lo + (int64_t)(lib_random(s) % books);
-
-		st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
-			      " ORDER BY id LIMIT 1");
+	for (pass = 0; pass < 2; pass++) {
+		if (desc)
+			st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
+				      " ORDER BY id DESC LIMIT 1");
+		else
+			st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
+				      " ORDER BY id LIMIT 1");
 		if (!st)
 			return -EIO;
-		sqlite3_bind_int64(st, 1, start);
-		sqlite3_bind_int64(st, 2, hi);
+		if (desc) {
+			sqlite3_bind_int64(st, 1, pass ? *cursor : lo);
+			sqlite3_bind_int64(st, 2, pass ? hi : *cursor);
+		} else {
+			sqlite3_bind_int64(st, 1, pass ? lo : *cursor);
+			sqlite3_bind_int64(st, 2, pass ? *cursor : hi);
+		}
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW) {
 			*id = sqlite3_column_int64(st, 0);
 			sqlite3_reset(st);
+			*cursor = desc ? *id - 1 : *id + 1;
 			return 0;
 		}
 		sqlite3_reset(st);
-		hi = start;	/* wrap around: the lowest free book before start */
 	}
-	if (pol == POL_LZA_DESCENDING)
-		st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
-			      " ORDER BY id DESC LIMIT 1");
-	else
-		st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
-			      " ORDER BY id LIMIT 1");
-	if (!st)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, lo);
-	sqlite3_bind_int64(st, 2, hi);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : -EIO;	/* free count said there was one */
+	return -EIO;	/* the free count said there was one */
 }
 
 int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e)
@@ -251,6 +250,7 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 	const struct lib_config *c = s->cfg;
 	struct cand *cd = NULL;
 	int *plan = NULL, *map = NULL, *used = NULL;
+	int64_t *cursor = NULL;
 	int tiers[4], ntiers, ncd = 0, r;
 	int64_t got, avail = 0;
 
@@ -350,12 +350,29 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		goto out;
 	}
 
+	cursor = malloc(c->nigs * sizeof(*cursor));
+	if (!cursor) {
+		r = lib_fail(e, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < c->nigs; i++) {
+		const struct lib_ig *g = &c->igs[i];
+
+		/* where each IG's picks start: a random book for RandomBooks */
+		if (sh->policy == POL_RANDOM_BOOKS)
+			cursor[i] = lib_book_id(g->ig, lib_random(s) % g->books);
+		else if (sh->policy == POL_LZA_DESCENDING)
+			cursor[i] = lib_book_id(g->ig, g->books - 1);
+		else
+			cursor[i] = lib_book_id(g->ig, 0);
+	}
 	for (int64_t k = 0; k < n; k++) {
-		const struct lib_ig *g = &c->igs[cd[plan[k]].gi];
+		int gi = cd[plan[k]].gi;
+		const struct lib_ig *g = &c->igs[gi];
 		sqlite3_stmt *st;
 		int64_t id;
 
-		r = pick_book(s, sh->policy, g->ig, g->books, &id);
+		r = pick_book(s, sh->policy, g->ig, &cursor[gi], &id);
 		if (r < 0) {
 			r = lib_fail(e, EIO, "catalogue inconsistent: IG %u has no free book though its count says so",
 				     g->ig);
@@ -369,7 +386,7 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		sqlite3_bind_int64(st, 3, sh->nbooks + k);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto sqlfail;
-		used[cd[plan[k]].gi]++;
+		used[gi]++;
 	}
 	for (int i = 0; i < c->nigs; i++) {
 		sqlite3_stmt *st;
@@ -394,5 +411,6 @@ out:
 	free(plan);
 	free(map);
 	free(used);
+	free(cursor);
 	return r;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,15 @@ static int cmd_serve(int argc, char **argv)
 			cfg->listen[i] = strdup(listen[i]);
 		cfg->nlisten = nlisten;
 	}
+	{
+		/* before any thread starts, so that only the event loop's signalfd sees them */
+		sigset_t mask;
+
+		sigemptyset(&mask);
+		sigaddset(&mask, SIGTERM);
+		sigaddset(&mask, SIGINT);
+		sigprocmask(SIG_BLOCK, &mask, NULL);
+	}
 	lockfd = lock_db(cfg->db_path);
 	if (lockfd < 0) {
 		fprintf(stderr, "librarian: %s: %s\n", cfg->db_path,
@@ -449,7 +459,8 @@ static int cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	if (lib_store_open(cfg->db_path, cfg, true, &store, &e) < 0 ||
-	    lib_store_sync_geometry(store, &e) < 0) {
+	    lib_store_sync_geometry(store, &e) < 0 ||
+	    lib_store_start_checkpointer(store, cfg->db_path, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
 		goto out;
 	}

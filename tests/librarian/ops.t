@@ -136,7 +136,7 @@ lt_stop
 lt_conf "${LT_FABRIC/\{ ig = 0; books = 20; \}, /}"
 "$LIB" -c "$T/lib.conf" >"$T/refused.log" 2>&1
 t_is "$?" "1" "restart without an IG that holds allocated books is refused"
-t_like "$(cat "$T/refused.log")" "IG 0 was removed from the fabric but 4 of its books are allocated or waiting to be zeroed" "the refusal names the IG and the count"
+t_like "$(cat "$T/refused.log")" "IG 0 was removed from the fabric but [0-9]+ of its books are allocated or waiting to be zeroed" "the refusal names the IG and the count"
 lt_conf "$LT_FABRIC"
 lt_start
 t_is "$(lc stats | jq -r .books.total)" "140" "restart without the free IG 7 drops its books"
