@@ -1,0 +1,40 @@
+#!/bin/bash
+# lfsvol vs LVM2 on the same emulated pmem devices, in one VM boot with
+# systemd-udevd running (issue 5 benchmark; results in docs/bench-lfsvol.md).
+#   bench/lvmish/bench-lfsvol.sh [ITERATIONS]      (from the project root, after make)
+# Measures, per iteration, wall time of:
+#   lfsvol create NAME -s 64M -a   (until /dev/lfs/NAME is a block device)
+#   lfsvol deactivate NAME, lfsvol activate NAME
+#   lvcreate -L 64M (until /dev/VG/NAME is a block device), lvchange -an, lvchange -ay
+# and prints median and p90 per operation and the LVM2/lfsvol ratios.
+# LFS_VMRUN overrides the VM runner (default tests/vm/vmrun).
+set -u
+N=${1:-15}
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/tap.sh
+. tests/lvmish/lib.sh
+trap lv_cleanup EXIT
+OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX)
+lv_start_librarian 64M 15 2 || exit 1
+"${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 \
+	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" \
+	bench/lvmish/guest-bench.sh >"$LV/vm.log" 2>&1
+rc=$?
+grep -v '^ok ' "$LV/vm.log" | grep -v '^#' >&2
+[ -s "$OUT/share/times" ] || { echo "no results (vm exit $rc), see $OUT" >&2; exit 1; }
+awk '
+{ t[$1, ++n[$1]] = $2 }
+function sortq(op, k,  i, j, x) {
+	for (i = 1; i <= k; i++) a[i] = t[op, i]
+	for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+}
+function q(op, p,  k) { k = n[op]; sortq(op, k); return a[int((k - 1) * p + 1.5)] }
+END {
+	split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lvcreate lvchange_an lvchange_ay", ops, " ")
+	printf "%-20s %6s %10s %10s\n", "operation", "n", "median ms", "p90 ms"
+	for (i = 1; i <= 6; i++) { o = ops[i]; med[o] = q(o, 0.5); printf "%-20s %6d %10.1f %10.1f\n", o, n[o], med[o], q(o, 0.9) }
+	printf "\nratio create  (lvcreate -L 64M / lfsvol create -s 64M -a): %.1fx\n", med["lvcreate"] / med["lfsvol_create_a"]
+	printf "ratio activate (lvchange -ay / lfsvol activate):          %.1fx\n", med["lvchange_ay"] / med["lfsvol_activate"]
+	printf "ratio deactivate (lvchange -an / lfsvol deactivate):      %.1fx\n", med["lvchange_an"] / med["lfsvol_deactivate"]
+}' "$OUT/share/times"
+echo "raw times: $OUT/share/times"
