@@ -24,6 +24,7 @@
 #endif
 
 #define LFS_DUMP_TRIES 20
+#define LFS_SOCKET_BUFFER (1 << 20)
 
 static const char *const attr_names[LFS_A_MAX + 1] = {
 	[LFS_A_PATH] = "LFS_A_PATH (device path)",
@@ -77,6 +78,8 @@ int lfs_client_open(struct lfs_client **out)
 		ret = -ECONNREFUSED;
 		goto out_free;
 	}
+	/* libnl's default 32 KiB would refuse a full book list message. */
+	nl_socket_set_buffer_size(c->sk, LFS_SOCKET_BUFFER, LFS_SOCKET_BUFFER);
 	nl_socket_enable_msg_peek(c->sk);
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
