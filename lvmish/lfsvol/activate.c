@@ -12,8 +12,6 @@
 
 #define LINK_TIMEOUT_MS 10000
 
-int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
-			const char *name, bool shared, bool quiet);
 
 static bool same_uuid(const struct lfs_shelf_info *k, json_t *sh)
 {
@@ -182,8 +180,14 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		}
 		json_array_append_new(names, json_string(argv[k]));
 	}
-	if ((r = lfsvol_need_root("activate")) || (r = lfsvol_drv_open(&drv)) ||
-	    (r = lfsvol_lib_connect(ctx, &lib)) || (r = collect(ctx, lib, all, autoa, names)))
+	r = lfsvol_need_root("activate");
+	if (!r)
+		r = lfsvol_drv_open(&drv);
+	if (!r)
+		r = lfsvol_lib_connect(ctx, &lib);
+	if (!r)
+		r = collect(ctx, lib, all, autoa, names);
+	if (r)
 		goto out;
 	json_array_foreach(names, i, el) {
 		int e = lfsvol_activate_one(ctx, lib, drv, json_string_value(el), shared, false);
@@ -256,14 +260,18 @@ int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
 			return LFSVOL_EUSAGE;
 		}
 	}
-	if ((r = lfsvol_need_root("deactivate")) || (r = lfsvol_drv_open(&drv)))
+	r = lfsvol_need_root("deactivate");
+	if (!r)
+		r = lfsvol_drv_open(&drv);
+	if (r)
 		return r;
 	r = lfs_shelf_list(drv, NULL, &kv, &kn);
 	if (r) {
 		r = lfsvol_drv_fail(drv, r, "listing active shelves");
 		goto out;
 	}
-	if ((r = lfsvol_lib_connect(ctx, &lib)))
+	r = lfsvol_lib_connect(ctx, &lib);
+	if (r)
 		goto out;
 	if (all) {
 		for (size_t i = 0; i < kn; i++) {

@@ -25,8 +25,6 @@
 #include "lfs_librarian.h"
 #include "lfsvol.h"
 
-int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
-			const char *name, bool shared, bool quiet);
 
 static volatile sig_atomic_t stop;
 
@@ -229,8 +227,12 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("usage: %s agent [--once]", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
-	if ((r = lfsvol_need_root("agent")) || (r = lfsvol_need_conf(ctx)) ||
-	    (r = lfsvol_drv_open(&drv)))
+	r = lfsvol_need_root("agent");
+	if (!r)
+		r = lfsvol_need_conf(ctx);
+	if (!r)
+		r = lfsvol_drv_open(&drv);
+	if (r)
 		return r;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -272,8 +274,12 @@ int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("usage: %s scrub", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
-	if ((r = lfsvol_need_root("scrub")) || (r = lfsvol_need_conf(ctx)) ||
-	    (r = lfsvol_drv_open(&drv)))
+	r = lfsvol_need_root("scrub");
+	if (!r)
+		r = lfsvol_need_conf(ctx);
+	if (!r)
+		r = lfsvol_drv_open(&drv);
+	if (r)
 		return r;
 	r = lfsvol_lib_connect(ctx, &lib);
 	if (r)
@@ -315,7 +321,8 @@ int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
 			return LFSVOL_EUSAGE;
 		json = true;
 	}
-	if ((r = lfsvol_need_conf(ctx)))
+	r = lfsvol_need_conf(ctx);
+	if (r)
 		goto out;
 	if (!lfs_client_open(&drv)) {
 		lfs_fabric_list(drv, &fv, &nf);

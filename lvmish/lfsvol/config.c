@@ -22,7 +22,7 @@ struct conf_err {
 };
 
 static int conf_fail(struct conf_err *e, const config_setting_t *s, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	__printf(3, 4);
 
 static int conf_fail(struct conf_err *e, const config_setting_t *s, const char *fmt, ...)
 {

@@ -124,8 +124,10 @@ struct lfsvol_ctx {
 };
 
 extern const char *lfsvol_prog;
-void lfsvol_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void lfsvol_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+#define ARRAY_SIZE(x) (sizeof(x) / sizeof((x)[0]))
+void lfsvol_err(const char *fmt, ...) __printf(1, 2);
+void lfsvol_info(const char *fmt, ...) __printf(1, 2);
 /* Load lfs.conf into ctx (once); returns an exit code. */
 int lfsvol_need_conf(struct lfsvol_ctx *ctx);
 bool lfsvol_want_help(int argc, char **argv);
@@ -200,3 +202,7 @@ int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64
 int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
 			   json_t *shelf, char *disk, size_t disklen);
 int64_t lfsvol_now_ms(void);
+
+/* activate.c: activate NAME here, librarian first (it arbitrates), then the kernel. */
+int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+			const char *name, bool shared, bool quiet);

@@ -44,7 +44,7 @@ static void show_usage(FILE *f)
 		"  --librarian ADDR       librarian HOST:PORT or unix:PATH (overrides the config)\n"
 		"  -h, --help             this help; COMMAND --help for a command's help\n\n"
 		"Commands:\n", LFSVOL_DEFAULT_CONF);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nSIZE is a number with K, M, G or T (powers of 1024) or b for books (8b);\n"
 		"sizes are rounded up to whole books. See lfsvol(8) for exit codes.\n");
@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 		show_usage(stderr);
 		return LFSVOL_EUSAGE;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
 		if (lfsvol_want_help(argc - optind, argv + optind)) {

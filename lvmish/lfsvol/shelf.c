@@ -45,9 +45,6 @@ static void say_rounding(const struct lfsvol_size *sz, const char *arg, uint64_t
 		    lfsvol_fmt_bytes(books * book_size, b, sizeof(b)));
 }
 
-/* Activate NAME here: librarian first (it arbitrates), then the kernel. */
-int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
-			const char *name, bool shared, bool quiet);
 
 int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
@@ -98,22 +95,34 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		return LFSVOL_EUSAGE;
 	}
 	name = argv[optind];
-	if ((r = check_name(name)))
+	r = check_name(name);
+	if (r)
 		return r;
 	if (lfsvol_parse_size(size_s, false, &sz, msg, sizeof(msg))) {
 		lfsvol_err("%s", msg);
 		return LFSVOL_EUSAGE;
 	}
-	if (policy && !(policy = check_policy(policy)))
-		return LFSVOL_EUSAGE;
+	if (policy) {
+		policy = check_policy(policy);
+		if (!policy)
+			return LFSVOL_EUSAGE;
+	}
 	if (igs && lfsvol_parse_ig_list(igs, igv, LFSVOL_MAX_IGS, msg, sizeof(msg)) < 0) {
 		lfsvol_err("%s", msg);
 		return LFSVOL_EUSAGE;
 	}
-	if (away && (r = check_name(away)))
-		return r;
-	if (activate && ((r = lfsvol_need_root("create -a")) || (r = lfsvol_drv_open(&drv))))
-		return r;
+	if (away) {
+		r = check_name(away);
+		if (r)
+			return r;
+	}
+	if (activate) {
+		r = lfsvol_need_root("create -a");
+		if (!r)
+			r = lfsvol_drv_open(&drv);
+		if (r)
+			return r;
+	}
 	r = lfsvol_lib_connect(ctx, &lib);
 	if (r)
 		goto out;
@@ -252,7 +261,8 @@ int cmd_remove(int argc, char **argv, struct lfsvol_ctx *ctx)
 		return LFSVOL_EUSAGE;
 	}
 	name = argv[optind];
-	if ((r = check_name(name)))
+	r = check_name(name);
+	if (r)
 		return r;
 	r = lfsvol_lib_connect(ctx, &lib);
 	if (r)
@@ -269,10 +279,14 @@ int cmd_remove(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = LFSVOL_EREFUSED;
 		goto out;
 	}
-	if (!force && (r = fs_guard(drv, act, sh, name, "remove")))
-		goto out;
+	if (!force) {
+		r = fs_guard(drv, act, sh, name, "remove");
+		if (r)
+			goto out;
+	}
 	if (act) {
-		if ((r = lfsvol_need_root("removing an active shelf")))
+		r = lfsvol_need_root("removing an active shelf");
+		if (r)
 			goto out;
 		r = lfs_shelf_remove(drv, name);
 		if (r) {
@@ -327,7 +341,8 @@ int cmd_resize(int argc, char **argv, struct lfsvol_ctx *ctx)
 		return LFSVOL_EUSAGE;
 	}
 	name = argv[optind];
-	if ((r = check_name(name)))
+	r = check_name(name);
+	if (r)
 		return r;
 	if (lfsvol_parse_size(size_s, true, &sz, msg, sizeof(msg))) {
 		lfsvol_err("%s", msg);
@@ -376,8 +391,11 @@ int cmd_resize(int argc, char **argv, struct lfsvol_ctx *ctx)
 	}
 	kernel_shelves(&drv, &kv, &kn);
 	act = lfsvol_find_active(kv, kn, name);
-	if (act && (r = lfsvol_need_root("resizing an active shelf")))
-		goto out;
+	if (act) {
+		r = lfsvol_need_root("resizing an active shelf");
+		if (r)
+			goto out;
+	}
 	if (target < cur) {
 		if (act && (act->open || lfsvol_dev_mounted(act->devt))) {
 			lfsvol_err("shelf `%s' is in use on this node (/dev/%s is mounted or open); it can only shrink unmounted",
@@ -385,11 +403,17 @@ int cmd_resize(int argc, char **argv, struct lfsvol_ctx *ctx)
 			r = LFSVOL_EREFUSED;
 			goto out;
 		}
-		if (!force && (r = fs_guard(drv, act, sh, name, "shrink")))
-			goto out;
-		if (act && (r = lfs_shelf_shrink(drv, name, (uint32_t)target))) {
-			r = lfsvol_drv_fail(drv, r, what);
-			goto out;
+		if (!force) {
+			r = fs_guard(drv, act, sh, name, "shrink");
+			if (r)
+				goto out;
+		}
+		if (act) {
+			r = lfs_shelf_shrink(drv, name, (uint32_t)target);
+			if (r) {
+				r = lfsvol_drv_fail(drv, r, what);
+				goto out;
+			}
 		}
 	}
 	r = lfsvol_lib_call(lib, what, "shelf.resize",
@@ -441,7 +465,10 @@ int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("usage: %s rename OLD NEW", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
-	if ((r = check_name(argv[1])) || (r = check_name(argv[2])))
+	r = check_name(argv[1]);
+	if (!r)
+		r = check_name(argv[2]);
+	if (r)
 		return r;
 	kernel_shelves(&drv, &kv, &kn);
 	if (lfsvol_find_active(kv, kn, argv[1])) {
@@ -534,7 +561,8 @@ static int list_or_show(int argc, char **argv, struct lfsvol_ctx *ctx, bool show
 	}
 	if (show) {
 		name = argv[optind];
-		if ((r = check_name(name)))
+		r = check_name(name);
+		if (r)
 			return r;
 	}
 	r = lfsvol_lib_connect(ctx, &lib);

@@ -14,7 +14,7 @@
 
 static int n, failed;
 
-static void ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(int cond, const char *fmt, ...) __printf(2, 3);
 static void ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
