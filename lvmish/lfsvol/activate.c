@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* activate and deactivate: the librarian arbitrates, the kernel builds /dev/lfsN. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,22 @@ static bool same_uuid(const struct lfs_shelf_info *k, json_t *sh)
 	const char *s = json_string_value(json_object_get(sh, "uuid"));
 
 	return s && !lfs_parse_uuid(s, u) && !memcmp(u, k->uuid, LFS_UUID_LEN);
+}
+
+/* A shared activation is read-only on every node: make the block device so. */
+static int set_read_only(const char *disk)
+{
+	char dev[64];
+	int fd, one = 1, r = 0;
+
+	snprintf(dev, sizeof(dev), "/dev/%s", disk);
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, BLKROSET, &one))
+		r = -errno;
+	close(fd);
+	return r;
 }
 
 /* Are all IGs of the map attached here? */
@@ -88,6 +108,11 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_
 			goto out;
 		}
 		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk));
+		if (!r && shared && set_read_only(disk)) {
+			lfsvol_err("%s: cannot make /dev/%s read-only for a shared activation", what, disk);
+			lfs_shelf_remove(drv, name);
+			r = LFSVOL_EDRIVER;
+		}
 		if (r) {
 			/* give the activation back so another attempt or node can have it */
 			lfs_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);

@@ -347,9 +347,12 @@ int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
 	agent = json_load_file(path, 0, NULL);
 	json_object_set_new(o, "agent", agent ? agent : json_null());
 	if (json) {
-		char *s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		/* like every --json output: an array of objects */
+		json_t *arr = json_pack("[O]", o);
+		char *s = json_dumps(arr, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 
-		puts(s ? s : "{}");
+		puts(s ? s : "[]");
+		json_decref(arr);
 		free(s);
 		goto out;
 	}

@@ -14,11 +14,11 @@ mkfs.ext4 -q -F -L foreign /dev/pmem1
 out=$(L agent --once 2>&1)
 t_like "$out" "refusing to attach /dev/pmem1 as IG 1: it carries a signature \(ext4 LABEL=foreign\)" \
 	"attach refuses a device with a foreign ext4 signature"
-t_is "$(L status --json | jq -c '[.fabric[].ig]')" "[0]" "only IG 0 was attached"
+t_is "$(L status --json | jq -c '[.[0].fabric[].ig]')" "[0]" "only IG 0 was attached"
 wipefs -q -a /dev/pmem1
 
 t_run "udevd starts with the LFS rules" start_udev
-t_is "$(L status --json | jq -c '[.fabric[] | [.ig, .path]]')" '[[0,"/dev/pmem0"],[1,"/dev/pmem1"]]' \
+t_is "$(L status --json | jq -c '[.[0].fabric[] | [.ig, .path]]')" '[[0,"/dev/pmem0"],[1,"/dev/pmem1"]]' \
 	"udev's assembly rule attached both fabric devices (IG 0 by NUMA node, IG 1 by path)"
 
 out=$(L create db -s 100M -a 2>&1)
@@ -84,7 +84,7 @@ t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[4,26]" "the 4 book
 
 "$LFSVOL_BIN" -c "$CONF" agent >/tmp/agent.log 2>&1 &
 apid=$!
-zeroed() { [ "$(L status --json | jq '.agent.zeroed // 0')" -ge 4 ]; }
+zeroed() { [ "$(L status --json | jq '.[0].agent.zeroed // 0')" -ge 4 ]; }
 t_ok "$(wait_for 60 zeroed; echo $?)" "the agent zeroed the 4 books"
 t_like "$(L status)" "agent: librarian connected.*4 zeroed" "status shows the agent's progress"
 t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "the books are FREE again"

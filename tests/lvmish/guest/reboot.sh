@@ -19,8 +19,14 @@ t_ok "$([ ! -e /dev/lfs/manual ]; echo $?)" "the shelf not marked auto_activate 
 udevadm trigger --subsystem-match=block --sysname-match='pmem*' --action=change
 udevadm trigger --subsystem-match=block --sysname-match='pmem*' --action=add
 udevadm settle --timeout=120
-t_is "$(L status --json | jq -c '[.active[].name], (.fabric | length)' | tr '\n' ' ')" '["auto1"] 2 ' \
+t_is "$(L status --json | jq -c '.[0] | [.active[].name], (.fabric | length)' | tr '\n' ' ')" '["auto1"] 2 ' \
 	"repeated fabric events: still one auto1 and two fabric devices"
 t_is "$(ls /sys/block | grep -c '^lfs')" 1 "one lfs block device"
+t_run "deactivate auto1" L deactivate auto1
+t_run "activate auto1 --shared" L activate auto1 --shared
+disk=$(basename "$(readlink -f /dev/lfs/auto1)")
+t_is "$(cat /sys/block/"$disk"/ro)" 1 "a shared activation is a read-only device"
+t_is "$(L list --json | jq -c '.[] | select(.name == "auto1") | .activations')" '[{"node":"node01","mode":"ro"}]' \
+	"the librarian records the shared (ro) activation"
 t_run "deactivate --all" L deactivate --all
 t_done
