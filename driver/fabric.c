@@ -146,6 +146,12 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		goto out_free;
 	}
 
+	/* The path may have changed since lfs_fabric_check_args() looked. */
+	if (lfs_fabric_find_devt(bdev->bd_dev)) {
+		NL_SET_ERR_MSG_FMT(extack, "'%s' is already attached", path);
+		ret = -EBUSY;
+		goto out_close;
+	}
 	size = bdev_nr_bytes(bdev);
 	if (offset >= size || size - offset < book_size) {
 		NL_SET_ERR_MSG_FMT(extack,
