@@ -21,12 +21,12 @@
 #define LFS_EXTACK_RING 64
 #define LFS_EXTACK_LEN 160
 const char *lfs_extack_fmt(const char *fmt, ...) __printf(1, 2);
-#define NL_SET_ERR_MSG_FMT(extack, fmt, args...)                        \
-	do {                                                            \
-		struct netlink_ext_ack *__extack = (extack);            \
-									\
-		if (__extack)                                           \
-			__extack->_msg = lfs_extack_fmt(fmt, ##args);   \
+#define NL_SET_ERR_MSG_FMT(extack, fmt, args...)                      \
+	do {                                                          \
+		struct netlink_ext_ack *__extack = (extack);          \
+								\
+		if (__extack)                                         \
+			__extack->_msg = lfs_extack_fmt(fmt, ##args); \
 	} while (0)
 #define LFS_NEED_EXTACK_RING 1
 #endif

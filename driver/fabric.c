@@ -34,7 +34,8 @@ static struct lfs_fabric *lfs_fabric_find_devt(dev_t devt)
 	return NULL;
 }
 
-struct lfs_fabric *lfs_fabric_find_path(const char *path, struct netlink_ext_ack *extack)
+struct lfs_fabric *lfs_fabric_find_path(const char *path,
+					struct netlink_ext_ack *extack)
 {
 	struct lfs_fabric *fabric;
 	dev_t devt;
@@ -42,7 +43,9 @@ struct lfs_fabric *lfs_fabric_find_path(const char *path, struct netlink_ext_ack
 
 	ret = lookup_bdev(path, &devt);
 	if (ret) {
-		NL_SET_ERR_MSG_FMT(extack, "'%s' is not a block device (error %d)", path, ret);
+		NL_SET_ERR_MSG_FMT(extack,
+				   "'%s' is not a block device (error %d)",
+				   path, ret);
 		return ERR_PTR(ret);
 	}
 	fabric = lfs_fabric_find_devt(devt);
@@ -76,8 +79,8 @@ static void lfs_fabric_insert(struct lfs_fabric *fabric)
 	list_add_tail(&fabric->node, &lfs_fabrics);
 }
 
-static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size, u64 offset,
-				 struct netlink_ext_ack *extack)
+static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
+				 u64 offset, struct netlink_ext_ack *extack)
 {
 	struct lfs_fabric *other;
 	dev_t devt;
@@ -85,35 +88,45 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size, u64 of
 
 	if (!is_power_of_2(book_size) || book_size < LFS_BOOK_SIZE_MIN ||
 	    book_size > LFS_BOOK_SIZE_MAX) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "book size %llu is not a power of two from 2 MiB to 1 TiB",
-				   book_size);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book size %llu is not a power of two from 2 MiB to 1 TiB",
+			book_size);
 		return -EINVAL;
 	}
 	if (offset % LFS_OFFSET_ALIGN) {
-		NL_SET_ERR_MSG_FMT(extack, "offset %llu is not a multiple of 2 MiB", offset);
+		NL_SET_ERR_MSG_FMT(extack,
+				   "offset %llu is not a multiple of 2 MiB",
+				   offset);
 		return -EINVAL;
 	}
 	other = lfs_fabric_find(ig);
 	if (other) {
-		NL_SET_ERR_MSG_FMT(extack, "interleave group %u is already attached (%s)", ig,
-				   other->path);
+		NL_SET_ERR_MSG_FMT(
+			extack, "interleave group %u is already attached (%s)",
+			ig, other->path);
 		return -EEXIST;
 	}
 	if (lfs_fabric_count() >= LFS_FABRICS_MAX) {
-		NL_SET_ERR_MSG_FMT(extack, "%u fabric devices are attached already, the maximum",
-				   LFS_FABRICS_MAX);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"%u fabric devices are attached already, the maximum",
+			LFS_FABRICS_MAX);
 		return -ENFILE;
 	}
 	ret = lookup_bdev(path, &devt);
 	if (ret) {
-		NL_SET_ERR_MSG_FMT(extack, "'%s' is not a block device (error %d)", path, ret);
+		NL_SET_ERR_MSG_FMT(extack,
+				   "'%s' is not a block device (error %d)",
+				   path, ret);
 		return ret;
 	}
 	other = lfs_fabric_find_devt(devt);
 	if (other) {
-		NL_SET_ERR_MSG_FMT(extack, "'%s' is already attached as interleave group %u",
-				   path, other->ig);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"'%s' is already attached as interleave group %u", path,
+			other->ig);
 		return -EBUSY;
 	}
 	return 0;
@@ -139,10 +152,14 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	if (IS_ERR(bdev)) {
 		ret = PTR_ERR(bdev);
 		if (ret == -EBUSY)
-			NL_SET_ERR_MSG_FMT(extack, "'%s' is in use (mounted or opened exclusively)",
-					   path);
+			NL_SET_ERR_MSG_FMT(
+				extack,
+				"'%s' is in use (mounted or opened exclusively)",
+				path);
 		else
-			NL_SET_ERR_MSG_FMT(extack, "cannot open '%s' (error %d)", path, ret);
+			NL_SET_ERR_MSG_FMT(extack,
+					   "cannot open '%s' (error %d)", path,
+					   ret);
 		goto out_free;
 	}
 
@@ -154,15 +171,18 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	}
 	size = bdev_nr_bytes(bdev);
 	if (offset >= size || size - offset < book_size) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "offset %llu plus book size %llu is larger than '%s' (%llu bytes)",
-				   offset, book_size, path, size);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"offset %llu plus book size %llu is larger than '%s' (%llu bytes)",
+			offset, book_size, path, size);
 		ret = -ENOSPC;
 		goto out_close;
 	}
 	if (div64_u64(size - offset, book_size) > U32_MAX) {
-		NL_SET_ERR_MSG_FMT(extack, "book size %llu gives '%s' more than 2^32 books",
-				   book_size, path);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book size %llu gives '%s' more than 2^32 books",
+			book_size, path);
 		ret = -EINVAL;
 		goto out_close;
 	}
@@ -181,8 +201,9 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 
 	lfs_fabric_insert(fabric);
 	lfs_generation++;
-	pr_info("attached %s as interleave group %u: %u books of %llu bytes%s\n", path, ig,
-		fabric->nr_books, book_size, fabric->dax_dev ? ", dax" : "");
+	pr_info("attached %s as interleave group %u: %u books of %llu bytes%s\n",
+		path, ig, fabric->nr_books, book_size,
+		fabric->dax_dev ? ", dax" : "");
 	return 0;
 
 out_close:
@@ -204,12 +225,14 @@ static void lfs_fabric_free(struct lfs_fabric *fabric)
 int lfs_fabric_detach(struct lfs_fabric *fabric, struct netlink_ext_ack *extack)
 {
 	if (fabric->nr_used) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "interleave group %u (%s) holds %u books of shelves; remove or shrink them first",
-				   fabric->ig, fabric->path, fabric->nr_used);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"interleave group %u (%s) holds %u books of shelves; remove or shrink them first",
+			fabric->ig, fabric->path, fabric->nr_used);
 		return -EBUSY;
 	}
-	pr_info("detached %s (interleave group %u)\n", fabric->path, fabric->ig);
+	pr_info("detached %s (interleave group %u)\n", fabric->path,
+		fabric->ig);
 	lfs_fabric_free(fabric);
 	lfs_generation++;
 	return 0;
@@ -230,14 +253,17 @@ int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 	struct lfs_fabric *fabric = lfs_fabric_find(b->ig);
 
 	if (!fabric) {
-		NL_SET_ERR_MSG_FMT(extack, "book %u:%u: interleave group %u is not attached",
-				   b->ig, b->book, b->ig);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book %u:%u: interleave group %u is not attached",
+			b->ig, b->book, b->ig);
 		return -ENODEV;
 	}
 	if (b->book >= fabric->nr_books) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "book %u:%u is beyond the end of interleave group %u (books 0-%u)",
-				   b->ig, b->book, b->ig, fabric->nr_books - 1);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book %u:%u is beyond the end of interleave group %u (books 0-%u)",
+			b->ig, b->book, b->ig, fabric->nr_books - 1);
 		return -ERANGE;
 	}
 	ext->fabric = fabric;
@@ -248,14 +274,17 @@ int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 static int lfs_book_zero(struct lfs_extent *ext)
 {
 	struct lfs_fabric *fabric = ext->fabric;
-	sector_t sector = fabric->start_sect +
-			  ((sector_t)ext->book << (fabric->book_shift - SECTOR_SHIFT));
+	sector_t sector =
+		fabric->start_sect +
+		((sector_t)ext->book << (fabric->book_shift - SECTOR_SHIFT));
 
-	return blkdev_issue_zeroout(fabric->bdev, sector, fabric->book_size >> SECTOR_SHIFT,
+	return blkdev_issue_zeroout(fabric->bdev, sector,
+				    fabric->book_size >> SECTOR_SHIFT,
 				    GFP_KERNEL, BLKDEV_ZERO_NOUNMAP);
 }
 
-int lfs_books_zero(const struct lfs_book *books, u32 n, struct netlink_ext_ack *extack)
+int lfs_books_zero(const struct lfs_book *books, u32 n,
+		   struct netlink_ext_ack *extack)
 {
 	struct lfs_fabric *fabric;
 	struct lfs_shelf *owner;
@@ -269,22 +298,27 @@ int lfs_books_zero(const struct lfs_book *books, u32 n, struct netlink_ext_ack *
 			return ret;
 		owner = xa_load(&ext.fabric->owners, ext.book);
 		if (owner) {
-			NL_SET_ERR_MSG_FMT(extack, "book %u:%u is in shelf '%s'", books[i].ig,
-					   books[i].book, owner->name);
+			NL_SET_ERR_MSG_FMT(extack,
+					   "book %u:%u is in shelf '%s'",
+					   books[i].ig, books[i].book,
+					   owner->name);
 			return -EBUSY;
 		}
 	}
 	for (i = 0; i < n; i++) {
 		if (fatal_signal_pending(current)) {
-			NL_SET_ERR_MSG_FMT(extack, "interrupted before book %u:%u", books[i].ig,
-					   books[i].book);
+			NL_SET_ERR_MSG_FMT(extack,
+					   "interrupted before book %u:%u",
+					   books[i].ig, books[i].book);
 			return -EINTR;
 		}
 		lfs_book_resolve(&books[i], &ext, extack);
 		ret = lfs_book_zero(&ext);
 		if (ret) {
-			NL_SET_ERR_MSG_FMT(extack, "writing zeroes to book %u:%u failed (error %d)",
-					   books[i].ig, books[i].book, ret);
+			NL_SET_ERR_MSG_FMT(
+				extack,
+				"writing zeroes to book %u:%u failed (error %d)",
+				books[i].ig, books[i].book, ret);
 			return ret;
 		}
 		cond_resched();
@@ -292,8 +326,9 @@ int lfs_books_zero(const struct lfs_book *books, u32 n, struct netlink_ext_ack *
 	list_for_each_entry(fabric, &lfs_fabrics, node) {
 		ret = blkdev_issue_flush(fabric->bdev);
 		if (ret) {
-			NL_SET_ERR_MSG_FMT(extack, "flushing %s failed (error %d)", fabric->path,
-					   ret);
+			NL_SET_ERR_MSG_FMT(extack,
+					   "flushing %s failed (error %d)",
+					   fabric->path, ret);
 			return ret;
 		}
 	}

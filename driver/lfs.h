@@ -16,19 +16,19 @@
 
 /* A fabric memory device attached with its interleave group. */
 struct lfs_fabric {
-	struct list_head node;		/* in lfs_fabrics, sorted by ig */
+	struct list_head node; /* in lfs_fabrics, sorted by ig */
 	u32 ig;
 	char path[LFS_PATH_MAX];
 	struct block_device *bdev;
-	struct dax_device *dax_dev;	/* NULL if the device has no DAX */
+	struct dax_device *dax_dev; /* NULL if the device has no DAX */
 	u64 book_size;
 	unsigned int book_shift;
 	u64 offset;
 	u32 nr_books;
 	u32 nr_used;
-	sector_t start_sect;		/* first book, in the bdev's sectors */
-	pgoff_t dax_pgoff;		/* first book, in dax_dev pages */
-	struct xarray owners;		/* book number -> struct lfs_shelf */
+	sector_t start_sect; /* first book, in the bdev's sectors */
+	pgoff_t dax_pgoff; /* first book, in dax_dev pages */
+	struct xarray owners; /* book number -> struct lfs_shelf */
 };
 
 /* One book of a shelf. */
@@ -48,8 +48,8 @@ struct lfs_map {
 };
 
 struct lfs_shelf {
-	struct list_head node;		/* in lfs_shelves */
-	int id;				/* N of lfsN, -1 until the disk exists */
+	struct list_head node; /* in lfs_shelves */
+	int id; /* N of lfsN, -1 until the disk exists */
 	char name[LFS_NAME_MAX + 1];
 	uuid_t uuid;
 	u64 book_size;
@@ -65,7 +65,7 @@ struct lfs_shelf {
 	struct lfs_fabric *flush[LFS_FABRICS_MAX];
 	unsigned int nr_flush;
 
-	struct mutex open_lock;		/* protects open_count and dying */
+	struct mutex open_lock; /* protects open_count and dying */
 	unsigned int open_count;
 	bool dying;
 
@@ -74,7 +74,7 @@ struct lfs_shelf {
 	u32 nr_staged;
 	u32 staged_cap;
 	u32 staged_portid;
-	u8 staged_cmd;			/* 0 when nothing is staged */
+	u8 staged_cmd; /* 0 when nothing is staged */
 };
 
 extern struct mutex lfs_lock;
@@ -85,12 +85,15 @@ extern u32 lfs_generation;
 
 /* fabric.c */
 struct lfs_fabric *lfs_fabric_find(u32 ig);
-struct lfs_fabric *lfs_fabric_find_path(const char *path, struct netlink_ext_ack *extack);
+struct lfs_fabric *lfs_fabric_find_path(const char *path,
+					struct netlink_ext_ack *extack);
 int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		      struct netlink_ext_ack *extack);
-int lfs_fabric_detach(struct lfs_fabric *fabric, struct netlink_ext_ack *extack);
+int lfs_fabric_detach(struct lfs_fabric *fabric,
+		      struct netlink_ext_ack *extack);
 void lfs_fabric_detach_all(void);
-int lfs_books_zero(const struct lfs_book *books, u32 n, struct netlink_ext_ack *extack);
+int lfs_books_zero(const struct lfs_book *books, u32 n,
+		   struct netlink_ext_ack *extack);
 int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
 
@@ -98,10 +101,11 @@ int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 int lfs_shelf_init(void);
 void lfs_shelf_exit(void);
 struct lfs_shelf *lfs_shelf_find(const char *name);
-int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid, const struct lfs_book *books,
-		    u32 n, bool more, u32 portid, struct netlink_ext_ack *extack,
-		    struct lfs_shelf **out);
-int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books, struct netlink_ext_ack *extack);
+int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
+		    const struct lfs_book *books, u32 n, bool more, u32 portid,
+		    struct netlink_ext_ack *extack, struct lfs_shelf **out);
+int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books,
+		     struct netlink_ext_ack *extack);
 int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack);
 void lfs_shelf_release_staging(u32 portid);
 bool lfs_shelf_live(const struct lfs_shelf *shelf);

@@ -27,7 +27,8 @@ static atomic_t lfs_extack_next = ATOMIC_INIT(0);
 
 const char *lfs_extack_fmt(const char *fmt, ...)
 {
-	unsigned int slot = (unsigned int)atomic_inc_return(&lfs_extack_next) % LFS_EXTACK_RING;
+	unsigned int slot = (unsigned int)atomic_inc_return(&lfs_extack_next) %
+			    LFS_EXTACK_RING;
 	char *buf = lfs_extack_ring[slot];
 	va_list args;
 
@@ -39,7 +40,8 @@ const char *lfs_extack_fmt(const char *fmt, ...)
 #endif
 
 /* A multi-message create or extend dies with the socket that started it. */
-static int lfs_netlink_notify(struct notifier_block *nb, unsigned long event, void *ptr)
+static int lfs_netlink_notify(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
 {
 	struct netlink_notify *n = ptr;
 

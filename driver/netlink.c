@@ -20,20 +20,28 @@ static struct netlink_range_validation lfs_ig_range = {
 	.max = LFS_IG_MAX,
 };
 
-static int lfs_books_validate(const struct nlattr *attr, struct netlink_ext_ack *extack)
+static int lfs_books_validate(const struct nlattr *attr,
+			      struct netlink_ext_ack *extack)
 {
 	if (!nla_len(attr) || nla_len(attr) % sizeof(struct lfs_book)) {
-		NL_SET_ERR_MSG_ATTR(extack, attr,
-				    "book list length is not a non-zero multiple of 8 bytes");
+		NL_SET_ERR_MSG_ATTR(
+			extack, attr,
+			"book list length is not a non-zero multiple of 8 bytes");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-#define LFS_POLICY_PATH { .type = NLA_NUL_STRING, .len = LFS_PATH_MAX - 1 }
+#define LFS_POLICY_PATH                                         \
+	{                                                       \
+		.type = NLA_NUL_STRING, .len = LFS_PATH_MAX - 1 \
+	}
 #define LFS_POLICY_IG NLA_POLICY_FULL_RANGE(NLA_U32, &lfs_ig_range)
-#define LFS_POLICY_NAME { .type = NLA_NUL_STRING, .len = LFS_NAME_MAX }
-#define LFS_POLICY_BOOKS                                        \
+#define LFS_POLICY_NAME                                     \
+	{                                                   \
+		.type = NLA_NUL_STRING, .len = LFS_NAME_MAX \
+	}
+#define LFS_POLICY_BOOKS                                       \
 	NLA_POLICY_VALIDATE_FN(NLA_BINARY, lfs_books_validate, \
 			       LFS_BOOKS_PER_ATTR * sizeof(struct lfs_book))
 
@@ -88,10 +96,13 @@ static bool lfs_attr_missing(struct genl_info *info, int attr, const char *what)
 	return true;
 }
 
-static int lfs_pre_doit(const struct genl_ops *ops, struct sk_buff *skb, struct genl_info *info)
+static int lfs_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			struct genl_info *info)
 {
-	if ((ops->internal_flags & LFS_OP_ADMIN) && !netlink_capable(skb, CAP_SYS_ADMIN)) {
-		NL_SET_ERR_MSG(info->extack, "this command needs CAP_SYS_ADMIN");
+	if ((ops->internal_flags & LFS_OP_ADMIN) &&
+	    !netlink_capable(skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "this command needs CAP_SYS_ADMIN");
 		return -EPERM;
 	}
 	return 0;
@@ -99,22 +110,27 @@ static int lfs_pre_doit(const struct genl_ops *ops, struct sk_buff *skb, struct 
 
 /* Fabric devices */
 
-static int lfs_fabric_fill(struct sk_buff *skb, struct lfs_fabric *fabric, u32 portid, u32 seq,
-			   int flags, struct netlink_callback *cb)
+static int lfs_fabric_fill(struct sk_buff *skb, struct lfs_fabric *fabric,
+			   u32 portid, u32 seq, int flags,
+			   struct netlink_callback *cb)
 {
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &lfs_family, flags, LFS_CMD_FABRIC_GET);
+	hdr = genlmsg_put(skb, portid, seq, &lfs_family, flags,
+			  LFS_CMD_FABRIC_GET);
 	if (!hdr)
 		return -EMSGSIZE;
 	if (cb)
 		genl_dump_check_consistent(cb, hdr);
 	if (nla_put_u32(skb, LFS_A_IG, fabric->ig) ||
 	    nla_put_string(skb, LFS_A_PATH, fabric->path) ||
-	    nla_put_u32(skb, LFS_A_DEVT, new_encode_dev(fabric->bdev->bd_dev)) ||
-	    nla_put_u64_64bit(skb, LFS_A_BOOK_SIZE, fabric->book_size, LFS_A_PAD) ||
+	    nla_put_u32(skb, LFS_A_DEVT,
+			new_encode_dev(fabric->bdev->bd_dev)) ||
+	    nla_put_u64_64bit(skb, LFS_A_BOOK_SIZE, fabric->book_size,
+			      LFS_A_PAD) ||
 	    nla_put_u64_64bit(skb, LFS_A_OFFSET, fabric->offset, LFS_A_PAD) ||
-	    nla_put_u64_64bit(skb, LFS_A_DEV_SIZE, bdev_nr_bytes(fabric->bdev), LFS_A_PAD) ||
+	    nla_put_u64_64bit(skb, LFS_A_DEV_SIZE, bdev_nr_bytes(fabric->bdev),
+			      LFS_A_PAD) ||
 	    nla_put_u32(skb, LFS_A_NR_BOOKS, fabric->nr_books) ||
 	    nla_put_u32(skb, LFS_A_BOOKS_USED, fabric->nr_used) ||
 	    nla_put_u8(skb, LFS_A_DAX, !!fabric->dax_dev) ||
@@ -141,8 +157,10 @@ static int lfs_cmd_attach(struct sk_buff *skb, struct genl_info *info)
 	offset = a[LFS_A_OFFSET] ? nla_get_u64(a[LFS_A_OFFSET]) : 0;
 
 	mutex_lock(&lfs_lock);
-	ret = lfs_fabric_attach(nla_data(a[LFS_A_PATH]), nla_get_u32(a[LFS_A_IG]),
-				nla_get_u64(a[LFS_A_BOOK_SIZE]), offset, info->extack);
+	ret = lfs_fabric_attach(nla_data(a[LFS_A_PATH]),
+				nla_get_u32(a[LFS_A_IG]),
+				nla_get_u64(a[LFS_A_BOOK_SIZE]), offset,
+				info->extack);
 	mutex_unlock(&lfs_lock);
 	return ret;
 }
@@ -155,16 +173,19 @@ static struct lfs_fabric *lfs_fabric_select(struct genl_info *info)
 	u32 ig;
 
 	if (!!a[LFS_A_PATH] == !!a[LFS_A_IG]) {
-		NL_SET_ERR_MSG(info->extack,
-			       "give either the device path or the interleave group, not both");
+		NL_SET_ERR_MSG(
+			info->extack,
+			"give either the device path or the interleave group, not both");
 		return ERR_PTR(-EINVAL);
 	}
 	if (a[LFS_A_PATH])
-		return lfs_fabric_find_path(nla_data(a[LFS_A_PATH]), info->extack);
+		return lfs_fabric_find_path(nla_data(a[LFS_A_PATH]),
+					    info->extack);
 	ig = nla_get_u32(a[LFS_A_IG]);
 	fabric = lfs_fabric_find(ig);
 	if (!fabric) {
-		NL_SET_ERR_MSG_FMT(info->extack, "interleave group %u is not attached", ig);
+		NL_SET_ERR_MSG_FMT(info->extack,
+				   "interleave group %u is not attached", ig);
 		return ERR_PTR(-ENODEV);
 	}
 	return fabric;
@@ -177,7 +198,8 @@ static int lfs_cmd_detach(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&lfs_lock);
 	fabric = lfs_fabric_select(info);
-	ret = IS_ERR(fabric) ? PTR_ERR(fabric) : lfs_fabric_detach(fabric, info->extack);
+	ret = IS_ERR(fabric) ? PTR_ERR(fabric) :
+			       lfs_fabric_detach(fabric, info->extack);
 	mutex_unlock(&lfs_lock);
 	return ret;
 }
@@ -196,7 +218,8 @@ static int lfs_cmd_fabric_get(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(fabric))
 		ret = PTR_ERR(fabric);
 	else
-		ret = lfs_fabric_fill(msg, fabric, info->snd_portid, info->snd_seq, 0, NULL);
+		ret = lfs_fabric_fill(msg, fabric, info->snd_portid,
+				      info->snd_seq, 0, NULL);
 	mutex_unlock(&lfs_lock);
 	if (ret) {
 		nlmsg_free(msg);
@@ -215,8 +238,8 @@ static int lfs_dump_fabrics(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(fabric, &lfs_fabrics, node) {
 		if (fabric->ig < cb->args[0])
 			continue;
-		if (lfs_fabric_fill(skb, fabric, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
-				    NLM_F_MULTI, cb))
+		if (lfs_fabric_fill(skb, fabric, NETLINK_CB(cb->skb).portid,
+				    cb->nlh->nlmsg_seq, NLM_F_MULTI, cb))
 			break;
 		cb->args[0] = fabric->ig + 1;
 	}
@@ -226,8 +249,8 @@ static int lfs_dump_fabrics(struct sk_buff *skb, struct netlink_callback *cb)
 
 /* Shelves */
 
-static int lfs_shelf_put_books(struct sk_buff *skb, struct lfs_map *map, u32 start, u32 max,
-			       u32 *next)
+static int lfs_shelf_put_books(struct sk_buff *skb, struct lfs_map *map,
+			       u32 start, u32 max, u32 *next)
 {
 	int room = skb_tailroom(skb) - NLA_HDRLEN;
 	struct lfs_book *out;
@@ -254,13 +277,17 @@ static int lfs_shelf_put_books(struct sk_buff *skb, struct lfs_map *map, u32 sta
  * One message describing @shelf with its books from @start on, as many as fit
  * and at most @max. *@next is set to the index of the first book left out.
  */
-static int lfs_shelf_fill(struct sk_buff *skb, struct lfs_shelf *shelf, u32 portid, u32 seq,
-			  int flags, struct netlink_callback *cb, u32 start, u32 max, u32 *next)
+static int lfs_shelf_fill(struct sk_buff *skb, struct lfs_shelf *shelf,
+			  u32 portid, u32 seq, int flags,
+			  struct netlink_callback *cb, u32 start, u32 max,
+			  u32 *next)
 {
-	struct lfs_map *map = rcu_dereference_protected(shelf->map, lockdep_is_held(&lfs_lock));
+	struct lfs_map *map = rcu_dereference_protected(
+		shelf->map, lockdep_is_held(&lfs_lock));
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &lfs_family, flags, LFS_CMD_SHELF_GET);
+	hdr = genlmsg_put(skb, portid, seq, &lfs_family, flags,
+			  LFS_CMD_SHELF_GET);
 	if (!hdr)
 		return -EMSGSIZE;
 	if (cb)
@@ -269,8 +296,10 @@ static int lfs_shelf_fill(struct sk_buff *skb, struct lfs_shelf *shelf, u32 port
 	    nla_put(skb, LFS_A_UUID, LFS_UUID_LEN, &shelf->uuid) ||
 	    nla_put_u32(skb, LFS_A_ID, shelf->id) ||
 	    nla_put_string(skb, LFS_A_DISK, shelf->disk->disk_name) ||
-	    nla_put_u32(skb, LFS_A_DEVT, new_encode_dev(disk_devt(shelf->disk))) ||
-	    nla_put_u64_64bit(skb, LFS_A_BOOK_SIZE, shelf->book_size, LFS_A_PAD) ||
+	    nla_put_u32(skb, LFS_A_DEVT,
+			new_encode_dev(disk_devt(shelf->disk))) ||
+	    nla_put_u64_64bit(skb, LFS_A_BOOK_SIZE, shelf->book_size,
+			      LFS_A_PAD) ||
 	    nla_put_u32(skb, LFS_A_NR_BOOKS, map->nr_books) ||
 	    nla_put_u8(skb, LFS_A_DAX, !!shelf->dax_dev) ||
 	    nla_put_u32(skb, LFS_A_OPEN, lfs_shelf_openers(shelf)) ||
@@ -310,12 +339,13 @@ static int lfs_create_reply(struct lfs_shelf *shelf, struct genl_info *info)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &lfs_family, 0, LFS_CMD_SHELF_CREATE);
-	if (!hdr ||
-	    nla_put_string(msg, LFS_A_NAME, shelf->name) ||
+	hdr = genlmsg_put_reply(msg, info, &lfs_family, 0,
+				LFS_CMD_SHELF_CREATE);
+	if (!hdr || nla_put_string(msg, LFS_A_NAME, shelf->name) ||
 	    nla_put_u32(msg, LFS_A_ID, shelf->id) ||
 	    nla_put_string(msg, LFS_A_DISK, shelf->disk->disk_name) ||
-	    nla_put_u32(msg, LFS_A_DEVT, new_encode_dev(disk_devt(shelf->disk)))) {
+	    nla_put_u32(msg, LFS_A_DEVT,
+			new_encode_dev(disk_devt(shelf->disk)))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
@@ -340,9 +370,10 @@ static int lfs_cmd_stage(struct sk_buff *skb, struct genl_info *info)
 	more = nla_get_flag(a[LFS_A_MORE]);
 
 	mutex_lock(&lfs_lock);
-	ret = lfs_shelf_stage(cmd, nla_data(a[LFS_A_NAME]), uuid, nla_data(a[LFS_A_BOOKS]),
-			      nla_len(a[LFS_A_BOOKS]) / sizeof(struct lfs_book), more,
-			      info->snd_portid, info->extack, &shelf);
+	ret = lfs_shelf_stage(cmd, nla_data(a[LFS_A_NAME]), uuid,
+			      nla_data(a[LFS_A_BOOKS]),
+			      nla_len(a[LFS_A_BOOKS]) / sizeof(struct lfs_book),
+			      more, info->snd_portid, info->extack, &shelf);
 	if (!ret && !more && cmd == LFS_CMD_SHELF_CREATE)
 		ret = lfs_create_reply(shelf, info);
 	mutex_unlock(&lfs_lock);
@@ -361,7 +392,8 @@ static int lfs_cmd_shrink(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(shelf))
 		ret = PTR_ERR(shelf);
 	else
-		ret = lfs_shelf_shrink(shelf, nla_get_u32(info->attrs[LFS_A_NR_BOOKS]),
+		ret = lfs_shelf_shrink(shelf,
+				       nla_get_u32(info->attrs[LFS_A_NR_BOOKS]),
 				       info->extack);
 	mutex_unlock(&lfs_lock);
 	return ret;
@@ -374,7 +406,8 @@ static int lfs_cmd_remove(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&lfs_lock);
 	shelf = lfs_shelf_select(info);
-	ret = IS_ERR(shelf) ? PTR_ERR(shelf) : lfs_shelf_remove(shelf, info->extack);
+	ret = IS_ERR(shelf) ? PTR_ERR(shelf) :
+			      lfs_shelf_remove(shelf, info->extack);
 	mutex_unlock(&lfs_lock);
 	return ret;
 }
@@ -389,7 +422,8 @@ static int lfs_cmd_shelf_get(struct sk_buff *skb, struct genl_info *info)
 	u32 next;
 	int ret;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE + LFS_BOOKS_PER_GET * sizeof(struct lfs_book),
+	msg = genlmsg_new(NLMSG_GOODSIZE +
+				  LFS_BOOKS_PER_GET * sizeof(struct lfs_book),
 			  GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -401,13 +435,15 @@ static int lfs_cmd_shelf_get(struct sk_buff *skb, struct genl_info *info)
 	}
 	map = rcu_dereference_protected(shelf->map, lockdep_is_held(&lfs_lock));
 	if (start >= map->nr_books) {
-		NL_SET_ERR_MSG_FMT(info->extack, "first book %u is beyond the %u books of '%s'",
-				   start, map->nr_books, shelf->name);
+		NL_SET_ERR_MSG_FMT(
+			info->extack,
+			"first book %u is beyond the %u books of '%s'", start,
+			map->nr_books, shelf->name);
 		ret = -ERANGE;
 		goto out_unlock;
 	}
-	ret = lfs_shelf_fill(msg, shelf, info->snd_portid, info->snd_seq, 0, NULL, start,
-			     LFS_BOOKS_PER_GET, &next);
+	ret = lfs_shelf_fill(msg, shelf, info->snd_portid, info->snd_seq, 0,
+			     NULL, start, LFS_BOOKS_PER_GET, &next);
 out_unlock:
 	mutex_unlock(&lfs_lock);
 	if (ret) {
@@ -431,14 +467,18 @@ static int lfs_dump_shelves(struct sk_buff *skb, struct netlink_callback *cb)
 
 	mutex_lock(&lfs_lock);
 	cb->seq = lfs_generation;
-	for (; (shelf = idr_get_next(&lfs_shelf_ids, &id)); id++, cb->args[1] = 0) {
-		if (!lfs_shelf_live(shelf) || (name && strcmp(shelf->name, nla_data(name))))
+	for (; (shelf = idr_get_next(&lfs_shelf_ids, &id));
+	     id++, cb->args[1] = 0) {
+		if (!lfs_shelf_live(shelf) ||
+		    (name && strcmp(shelf->name, nla_data(name))))
 			continue;
-		map = rcu_dereference_protected(shelf->map, lockdep_is_held(&lfs_lock));
+		map = rcu_dereference_protected(shelf->map,
+						lockdep_is_held(&lfs_lock));
 		while (cb->args[1] < map->nr_books) {
-			if (lfs_shelf_fill(skb, shelf, NETLINK_CB(cb->skb).portid,
-					   cb->nlh->nlmsg_seq, NLM_F_MULTI, cb, cb->args[1],
-					   U32_MAX, &next))
+			if (lfs_shelf_fill(skb, shelf,
+					   NETLINK_CB(cb->skb).portid,
+					   cb->nlh->nlmsg_seq, NLM_F_MULTI, cb,
+					   cb->args[1], U32_MAX, &next))
 				goto out;
 			cb->args[1] = next;
 		}
@@ -457,7 +497,8 @@ static int lfs_cmd_zero(struct sk_buff *skb, struct genl_info *info)
 	if (lfs_attr_missing(info, LFS_A_BOOKS, "book list"))
 		return -EINVAL;
 	mutex_lock(&lfs_lock);
-	ret = lfs_books_zero(nla_data(books), nla_len(books) / sizeof(struct lfs_book),
+	ret = lfs_books_zero(nla_data(books),
+			     nla_len(books) / sizeof(struct lfs_book),
 			     info->extack);
 	mutex_unlock(&lfs_lock);
 	return ret;

@@ -63,12 +63,14 @@ unsigned int lfs_shelf_openers(struct lfs_shelf *shelf)
 
 static struct lfs_map *lfs_shelf_map(struct lfs_shelf *shelf)
 {
-	return rcu_dereference_protected(shelf->map, lockdep_is_held(&lfs_lock));
+	return rcu_dereference_protected(shelf->map,
+					 lockdep_is_held(&lfs_lock));
 }
 
 static struct lfs_map *lfs_map_alloc(u32 nr_books)
 {
-	struct lfs_map *map = kvzalloc(struct_size(map, books, nr_books), GFP_KERNEL);
+	struct lfs_map *map =
+		kvzalloc(struct_size(map, books, nr_books), GFP_KERNEL);
 
 	if (map)
 		map->nr_books = nr_books;
@@ -92,8 +94,8 @@ static void lfs_flush_fabrics(struct lfs_shelf *shelf, struct bio *parent)
 
 	for (i = 0; i < n; i++) {
 		flush = bio_alloc_bioset(shelf->flush[i]->bdev, 0,
-					 REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC, GFP_NOIO,
-					 &lfs_bioset);
+					 REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
+					 GFP_NOIO, &lfs_bioset);
 		bio_chain(flush, parent);
 		submit_bio_noacct(flush);
 	}
@@ -118,11 +120,19 @@ static void lfs_submit_bio(struct bio *bio)
 		}
 	}
 
-	bio = bio_split_to_limits(bio);
-	if (!bio)
-		return;
-
+	/*
+	 * Only a bio crossing a book boundary needs splitting here: the fabric
+	 * device splits to its own limits, as below dm. Testing for that first
+	 * spares the common small bio the general splitting code.
+	 */
 	sector = bio->bi_iter.bi_sector;
+	if (unlikely((sector ^ (bio_end_sector(bio) - 1)) >> shift) &&
+	    bio_sectors(bio)) {
+		bio = bio_split_to_limits(bio);
+		if (!bio)
+			return;
+		sector = bio->bi_iter.bi_sector;
+	}
 	index = sector >> shift;
 	rcu_read_lock();
 	map = rcu_dereference(shelf->map);
@@ -174,7 +184,8 @@ static const struct block_device_operations lfs_fops = {
 
 /* DAX: translate a shelf page offset to its book's fabric dax_device. */
 
-static struct dax_device *lfs_dax_pgoff(struct lfs_shelf *shelf, pgoff_t *pgoff, long *nr_pages)
+static struct dax_device *lfs_dax_pgoff(struct lfs_shelf *shelf, pgoff_t *pgoff,
+					long *nr_pages)
 {
 	unsigned int shift = shelf->book_shift - PAGE_SHIFT;
 	pgoff_t within = *pgoff & ((1UL << shift) - 1);
@@ -199,17 +210,20 @@ static struct dax_device *lfs_dax_pgoff(struct lfs_shelf *shelf, pgoff_t *pgoff,
 	return fabric->dax_dev;
 }
 
-static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff, long nr_pages,
-				  enum dax_access_mode mode, void **kaddr, pfn_t *pfn)
+static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
+				  long nr_pages, enum dax_access_mode mode,
+				  void **kaddr, pfn_t *pfn)
 {
-	struct dax_device *lower = lfs_dax_pgoff(dax_get_private(dax_dev), &pgoff, &nr_pages);
+	struct dax_device *lower =
+		lfs_dax_pgoff(dax_get_private(dax_dev), &pgoff, &nr_pages);
 
 	if (!lower)
 		return -ERANGE;
 	return dax_direct_access(lower, pgoff, nr_pages, mode, kaddr, pfn);
 }
 
-static int lfs_dax_zero_page_range(struct dax_device *dax_dev, pgoff_t pgoff, size_t nr_pages)
+static int lfs_dax_zero_page_range(struct dax_device *dax_dev, pgoff_t pgoff,
+				   size_t nr_pages)
 {
 	struct lfs_shelf *shelf = dax_get_private(dax_dev);
 	struct dax_device *lower;
@@ -232,10 +246,12 @@ static int lfs_dax_zero_page_range(struct dax_device *dax_dev, pgoff_t pgoff, si
 	return 0;
 }
 
-static size_t lfs_dax_recovery_write(struct dax_device *dax_dev, pgoff_t pgoff, void *addr,
-				     size_t bytes, struct iov_iter *iter)
+static size_t lfs_dax_recovery_write(struct dax_device *dax_dev, pgoff_t pgoff,
+				     void *addr, size_t bytes,
+				     struct iov_iter *iter)
 {
-	struct dax_device *lower = lfs_dax_pgoff(dax_get_private(dax_dev), &pgoff, NULL);
+	struct dax_device *lower =
+		lfs_dax_pgoff(dax_get_private(dax_dev), &pgoff, NULL);
 
 	if (!lower)
 		return 0;
@@ -255,25 +271,29 @@ static struct lfs_shelf *lfs_dev_shelf(struct device *dev)
 	return dev_to_disk(dev)->private_data;
 }
 
-static ssize_t name_show(struct device *dev, struct device_attribute *attr, char *buf)
+static ssize_t name_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
 {
 	return sysfs_emit(buf, "%s\n", lfs_dev_shelf(dev)->name);
 }
 static DEVICE_ATTR_RO(name);
 
-static ssize_t uuid_show(struct device *dev, struct device_attribute *attr, char *buf)
+static ssize_t uuid_show(struct device *dev, struct device_attribute *attr,
+			 char *buf)
 {
 	return sysfs_emit(buf, "%pUb\n", &lfs_dev_shelf(dev)->uuid);
 }
 static DEVICE_ATTR_RO(uuid);
 
-static ssize_t book_size_show(struct device *dev, struct device_attribute *attr, char *buf)
+static ssize_t book_size_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
 {
 	return sysfs_emit(buf, "%llu\n", lfs_dev_shelf(dev)->book_size);
 }
 static DEVICE_ATTR_RO(book_size);
 
-static ssize_t dax_show(struct device *dev, struct device_attribute *attr, char *buf)
+static ssize_t dax_show(struct device *dev, struct device_attribute *attr,
+			char *buf)
 {
 	return sysfs_emit(buf, "%d\n", lfs_dev_shelf(dev)->dax_dev ? 1 : 0);
 }
@@ -284,8 +304,9 @@ static DEVICE_ATTR_RO(dax);
  * longer than a page, so it is a binary attribute read in pieces; the text
  * is produced on the fly from the book map.
  */
-static ssize_t books_read(struct file *file, struct kobject *kobj, struct bin_attribute *attr,
-			  char *buf, loff_t off, size_t count)
+static ssize_t books_read(struct file *file, struct kobject *kobj,
+			  struct bin_attribute *attr, char *buf, loff_t off,
+			  size_t count)
 {
 	struct lfs_shelf *shelf = lfs_dev_shelf(kobj_to_dev(kobj));
 	char line[24];
@@ -298,8 +319,8 @@ static ssize_t books_read(struct file *file, struct kobject *kobj, struct bin_at
 	rcu_read_lock();
 	map = rcu_dereference(shelf->map);
 	for (i = 0; i < map->nr_books && done < count; i++) {
-		len = scnprintf(line, sizeof(line), "%u:%u\n", map->books[i].fabric->ig,
-				map->books[i].book);
+		len = scnprintf(line, sizeof(line), "%u:%u\n",
+				map->books[i].fabric->ig, map->books[i].book);
 		if (pos + len > off) {
 			size_t skip = off > pos ? off - pos : 0;
 			size_t n = min_t(size_t, len - skip, count - done);
@@ -351,33 +372,40 @@ static void lfs_books_unreserve(struct lfs_extent *exts, u32 n)
 }
 
 static int lfs_book_check_dax(struct lfs_shelf *shelf, const struct lfs_book *b,
-			      struct lfs_fabric *fabric, struct netlink_ext_ack *extack)
+			      struct lfs_fabric *fabric,
+			      struct netlink_ext_ack *extack)
 {
 	if (!shelf->dax_dev)
 		return 0;
 	if (!fabric->dax_dev) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "book %u:%u: interleave group %u has no DAX, shelf '%s' is DAX-capable",
-				   b->ig, b->book, b->ig, shelf->name);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book %u:%u: interleave group %u has no DAX, shelf '%s' is DAX-capable",
+			b->ig, b->book, b->ig, shelf->name);
 		return -EINVAL;
 	}
-	if (dax_synchronous(shelf->dax_dev) && !dax_synchronous(fabric->dax_dev)) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "book %u:%u: interleave group %u is not synchronous DAX, shelf '%s' is",
-				   b->ig, b->book, b->ig, shelf->name);
+	if (dax_synchronous(shelf->dax_dev) &&
+	    !dax_synchronous(fabric->dax_dev)) {
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book %u:%u: interleave group %u is not synchronous DAX, shelf '%s' is",
+			b->ig, b->book, b->ig, shelf->name);
 		return -EINVAL;
 	}
-	if (bdev_logical_block_size(fabric->bdev) != queue_logical_block_size(shelf->disk->queue)) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "book %u:%u: interleave group %u has a different logical block size than shelf '%s'",
-				   b->ig, b->book, b->ig, shelf->name);
+	if (bdev_logical_block_size(fabric->bdev) !=
+	    queue_logical_block_size(shelf->disk->queue)) {
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book %u:%u: interleave group %u has a different logical block size than shelf '%s'",
+			b->ig, b->book, b->ig, shelf->name);
 		return -EINVAL;
 	}
 	return 0;
 }
 
 static int lfs_book_reserve(struct lfs_shelf *shelf, const struct lfs_book *b,
-			    struct lfs_extent *ext, struct netlink_ext_ack *extack)
+			    struct lfs_extent *ext,
+			    struct netlink_ext_ack *extack)
 {
 	struct lfs_shelf *owner;
 	int ret;
@@ -390,10 +418,11 @@ static int lfs_book_reserve(struct lfs_shelf *shelf, const struct lfs_book *b,
 		shelf->book_shift = ext->fabric->book_shift;
 	}
 	if (ext->fabric->book_size != shelf->book_size) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "book %u:%u: interleave group %u has book size %llu, shelf '%s' uses %llu",
-				   b->ig, b->book, b->ig, ext->fabric->book_size, shelf->name,
-				   shelf->book_size);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book %u:%u: interleave group %u has book size %llu, shelf '%s' uses %llu",
+			b->ig, b->book, b->ig, ext->fabric->book_size,
+			shelf->name, shelf->book_size);
 		return -EINVAL;
 	}
 	ret = lfs_book_check_dax(shelf, b, ext->fabric, extack);
@@ -401,24 +430,28 @@ static int lfs_book_reserve(struct lfs_shelf *shelf, const struct lfs_book *b,
 		return ret;
 	owner = xa_load(&ext->fabric->owners, ext->book);
 	if (owner == shelf) {
-		NL_SET_ERR_MSG_FMT(extack, "book %u:%u appears twice in shelf '%s'", b->ig,
-				   b->book, shelf->name);
+		NL_SET_ERR_MSG_FMT(extack,
+				   "book %u:%u appears twice in shelf '%s'",
+				   b->ig, b->book, shelf->name);
 		return -EINVAL;
 	}
 	if (owner) {
-		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is in shelf '%s'", b->ig, b->book,
-				   owner->name);
+		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is in shelf '%s'", b->ig,
+				   b->book, owner->name);
 		return -EBUSY;
 	}
-	ret = xa_err(xa_store(&ext->fabric->owners, ext->book, shelf, GFP_KERNEL));
+	ret = xa_err(
+		xa_store(&ext->fabric->owners, ext->book, shelf, GFP_KERNEL));
 	if (ret)
 		return ret;
 	ext->fabric->nr_used++;
 	return 0;
 }
 
-static int lfs_books_reserve(struct lfs_shelf *shelf, const struct lfs_book *books, u32 n,
-			     struct lfs_extent *exts, struct netlink_ext_ack *extack)
+static int lfs_books_reserve(struct lfs_shelf *shelf,
+			     const struct lfs_book *books, u32 n,
+			     struct lfs_extent *exts,
+			     struct netlink_ext_ack *extack)
 {
 	u32 i;
 	int ret;
@@ -465,7 +498,8 @@ static void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map)
 
 /* Block device setup and teardown, in the order of drivers/nvdimm/pmem.c. */
 
-static void lfs_disk_set_limits(struct lfs_shelf *shelf, struct request_queue *q)
+static void lfs_disk_set_limits(struct lfs_shelf *shelf,
+				struct request_queue *q)
 {
 	bool wc = false, fua = false;
 	unsigned int i;
@@ -475,7 +509,8 @@ static void lfs_disk_set_limits(struct lfs_shelf *shelf, struct request_queue *q
 		struct block_device *bdev = shelf->flush[i]->bdev;
 
 		if (blk_stack_limits(&q->limits, &bdev_get_queue(bdev)->limits,
-				     get_start_sect(bdev) + shelf->flush[i]->start_sect) < 0)
+				     get_start_sect(bdev) +
+					     shelf->flush[i]->start_sect) < 0)
 			pr_notice("%s: %pg is misaligned\n", shelf->name, bdev);
 		wc |= bdev_write_cache(bdev);
 		fua |= bdev_fua(bdev);
@@ -539,7 +574,8 @@ static void lfs_disk_remove_dax(struct lfs_shelf *shelf)
 	shelf->dax_dev = NULL;
 }
 
-static int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books, struct netlink_ext_ack *extack)
+static int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
+			   struct netlink_ext_ack *extack)
 {
 	struct gendisk *disk;
 	int ret;
@@ -561,14 +597,16 @@ static int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books, struct netlink
 
 	ret = lfs_disk_add_dax(shelf, disk);
 	if (ret) {
-		NL_SET_ERR_MSG_FMT(extack, "setting up DAX for shelf '%s' failed (error %d)",
-				   shelf->name, ret);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"setting up DAX for shelf '%s' failed (error %d)",
+			shelf->name, ret);
 		goto out_put_disk;
 	}
 	ret = device_add_disk(NULL, disk, lfs_disk_groups);
 	if (ret) {
-		NL_SET_ERR_MSG_FMT(extack, "adding disk %s failed (error %d)", disk->disk_name,
-				   ret);
+		NL_SET_ERR_MSG_FMT(extack, "adding disk %s failed (error %d)",
+				   disk->disk_name, ret);
 		goto out_remove_dax;
 	}
 	return 0;
@@ -595,10 +633,12 @@ static bool lfs_name_valid(const char *name)
 {
 	size_t i, len = strlen(name);
 
-	if (!len || len > LFS_NAME_MAX || !strcmp(name, ".") || !strcmp(name, ".."))
+	if (!len || len > LFS_NAME_MAX || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
 		return false;
 	for (i = 0; i < len; i++)
-		if (!isalnum(name[i]) && name[i] != '.' && name[i] != '_' && name[i] != '-')
+		if (!isalnum(name[i]) && name[i] != '.' && name[i] != '_' &&
+		    name[i] != '-')
 			return false;
 	return true;
 }
@@ -609,10 +649,11 @@ static struct lfs_shelf *lfs_shelf_new(const char *name, const uuid_t *uuid,
 	struct lfs_shelf *shelf;
 
 	if (!lfs_name_valid(name)) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "shelf name '%*pE' is not 1-%d characters of A-Z a-z 0-9 . _ -",
-				   (int)min_t(size_t, strlen(name), LFS_NAME_MAX), name,
-				   LFS_NAME_MAX);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"shelf name '%*pE' is not 1-%d characters of A-Z a-z 0-9 . _ -",
+			(int)min_t(size_t, strlen(name), LFS_NAME_MAX), name,
+			LFS_NAME_MAX);
 		return ERR_PTR(-EINVAL);
 	}
 	if (uuid && uuid_is_null(uuid)) {
@@ -620,7 +661,8 @@ static struct lfs_shelf *lfs_shelf_new(const char *name, const uuid_t *uuid,
 		return ERR_PTR(-EINVAL);
 	}
 	if (lfs_shelf_count() >= LFS_SHELVES_MAX) {
-		NL_SET_ERR_MSG_FMT(extack, "%u shelves exist already, the maximum",
+		NL_SET_ERR_MSG_FMT(extack,
+				   "%u shelves exist already, the maximum",
 				   LFS_SHELVES_MAX);
 		return ERR_PTR(-ENFILE);
 	}
@@ -702,14 +744,16 @@ void lfs_shelf_release_staging(u32 portid)
 	mutex_unlock(&lfs_lock);
 }
 
-static int lfs_staging_grow(struct lfs_shelf *shelf, u32 n, struct netlink_ext_ack *extack)
+static int lfs_staging_grow(struct lfs_shelf *shelf, u32 n,
+			    struct netlink_ext_ack *extack)
 {
 	u32 have = lfs_shelf_live(shelf) ? lfs_shelf_map(shelf)->nr_books : 0;
 	u32 want = shelf->nr_staged + n;
 	struct lfs_extent *staged;
 
 	if (have + want > LFS_SHELF_BOOKS_MAX) {
-		NL_SET_ERR_MSG_FMT(extack, "shelf '%s' would have more than %u books",
+		NL_SET_ERR_MSG_FMT(extack,
+				   "shelf '%s' would have more than %u books",
 				   shelf->name, LFS_SHELF_BOOKS_MAX);
 		return -E2BIG;
 	}
@@ -725,7 +769,8 @@ static int lfs_staging_grow(struct lfs_shelf *shelf, u32 n, struct netlink_ext_a
 	return 0;
 }
 
-static int lfs_shelf_commit_create(struct lfs_shelf *shelf, struct netlink_ext_ack *extack)
+static int lfs_shelf_commit_create(struct lfs_shelf *shelf,
+				   struct netlink_ext_ack *extack)
 {
 	struct lfs_map *map;
 	int id, ret;
@@ -733,7 +778,8 @@ static int lfs_shelf_commit_create(struct lfs_shelf *shelf, struct netlink_ext_a
 	map = lfs_map_alloc(shelf->nr_staged);
 	if (!map)
 		return -ENOMEM;
-	memcpy(map->books, shelf->staged, shelf->nr_staged * sizeof(*map->books));
+	memcpy(map->books, shelf->staged,
+	       shelf->nr_staged * sizeof(*map->books));
 
 	id = idr_alloc(&lfs_shelf_ids, shelf, 0, LFS_SHELVES_MAX, GFP_KERNEL);
 	if (id < 0) {
@@ -754,24 +800,30 @@ static int lfs_shelf_commit_create(struct lfs_shelf *shelf, struct netlink_ext_a
 		return ret;
 	}
 	lfs_staging_clear(shelf);
-	pr_info("%s: shelf '%s' with %u books of %llu bytes%s\n", shelf->disk->disk_name,
-		shelf->name, map->nr_books, shelf->book_size, shelf->dax_dev ? ", dax" : "");
+	pr_info("%s: shelf '%s' with %u books of %llu bytes%s\n",
+		shelf->disk->disk_name, shelf->name, map->nr_books,
+		shelf->book_size, shelf->dax_dev ? ", dax" : "");
 	return 0;
 }
 
-static void lfs_shelf_stack_new(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
+static void lfs_shelf_stack_new(struct lfs_shelf *shelf,
+				struct lfs_fabric *fabric)
 {
 	struct request_queue *q = shelf->disk->queue;
 	struct queue_limits lim = q->limits;
 
 	if (blk_stack_limits(&lim, &bdev_get_queue(fabric->bdev)->limits,
-			     get_start_sect(fabric->bdev) + fabric->start_sect) < 0)
+			     get_start_sect(fabric->bdev) +
+				     fabric->start_sect) < 0)
 		pr_notice("%s: %pg is misaligned\n", shelf->name, fabric->bdev);
 	lim.chunk_sectors = shelf->book_size >> SECTOR_SHIFT;
 	q->limits = lim;
-	if (bdev_write_cache(fabric->bdev) && !test_bit(QUEUE_FLAG_WC, &q->queue_flags))
-		blk_queue_write_cache(q, true, test_bit(QUEUE_FLAG_FUA, &q->queue_flags) ||
-				      bdev_fua(fabric->bdev));
+	if (bdev_write_cache(fabric->bdev) &&
+	    !test_bit(QUEUE_FLAG_WC, &q->queue_flags))
+		blk_queue_write_cache(q, true,
+				      test_bit(QUEUE_FLAG_FUA,
+					       &q->queue_flags) ||
+					      bdev_fua(fabric->bdev));
 }
 
 /*
@@ -801,7 +853,8 @@ static int lfs_shelf_commit_extend(struct lfs_shelf *shelf)
 		}
 	}
 	rcu_assign_pointer(shelf->map, map);
-	set_capacity_and_notify(shelf->disk, lfs_map_sectors(shelf, map->nr_books));
+	set_capacity_and_notify(shelf->disk,
+				lfs_map_sectors(shelf, map->nr_books));
 
 	lfs_staging_clear(shelf);
 	synchronize_rcu();
@@ -809,14 +862,19 @@ static int lfs_shelf_commit_extend(struct lfs_shelf *shelf)
 	return 0;
 }
 
-static struct lfs_shelf *lfs_shelf_stage_target(u8 cmd, const char *name, const uuid_t *uuid,
-						u32 portid, struct netlink_ext_ack *extack)
+static struct lfs_shelf *lfs_shelf_stage_target(u8 cmd, const char *name,
+						const uuid_t *uuid, u32 portid,
+						struct netlink_ext_ack *extack)
 {
 	struct lfs_shelf *shelf = lfs_shelf_find(name);
 
 	if (shelf && shelf->staged_cmd && shelf->staged_portid != portid) {
-		NL_SET_ERR_MSG_FMT(extack, "shelf '%s' is being %s by another request", name,
-				   shelf->staged_cmd == LFS_CMD_SHELF_CREATE ? "created" : "extended");
+		NL_SET_ERR_MSG_FMT(extack,
+				   "shelf '%s' is being %s by another request",
+				   name,
+				   shelf->staged_cmd == LFS_CMD_SHELF_CREATE ?
+					   "created" :
+					   "extended");
 		return ERR_PTR(-EBUSY);
 	}
 	if (cmd == LFS_CMD_SHELF_CREATE) {
@@ -827,7 +885,9 @@ static struct lfs_shelf *lfs_shelf_stage_target(u8 cmd, const char *name, const 
 			return ERR_PTR(-EEXIST);
 		}
 		if (uuid) {
-			NL_SET_ERR_MSG(extack, "the UUID belongs in the first message only");
+			NL_SET_ERR_MSG(
+				extack,
+				"the UUID belongs in the first message only");
 			return ERR_PTR(-EINVAL);
 		}
 		return shelf;
@@ -844,9 +904,9 @@ static struct lfs_shelf *lfs_shelf_stage_target(u8 cmd, const char *name, const 
  * message make them visible. An error abandons the whole operation,
  * including books staged by earlier messages.
  */
-int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid, const struct lfs_book *books,
-		    u32 n, bool more, u32 portid, struct netlink_ext_ack *extack,
-		    struct lfs_shelf **out)
+int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
+		    const struct lfs_book *books, u32 n, bool more, u32 portid,
+		    struct netlink_ext_ack *extack, struct lfs_shelf **out)
 {
 	struct lfs_shelf *shelf;
 	int ret;
@@ -859,7 +919,8 @@ int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid, const struct l
 	ret = lfs_staging_grow(shelf, n, extack);
 	if (ret)
 		goto out_abort;
-	ret = lfs_books_reserve(shelf, books, n, shelf->staged + shelf->nr_staged, extack);
+	ret = lfs_books_reserve(shelf, books, n,
+				shelf->staged + shelf->nr_staged, extack);
 	if (ret)
 		goto out_abort;
 	shelf->nr_staged += n;
@@ -881,31 +942,37 @@ out_abort:
 	return ret;
 }
 
-static int lfs_shelf_check_idle(struct lfs_shelf *shelf, struct netlink_ext_ack *extack)
+static int lfs_shelf_check_idle(struct lfs_shelf *shelf,
+				struct netlink_ext_ack *extack)
 {
 	if (shelf->staged_cmd) {
-		NL_SET_ERR_MSG_FMT(extack, "shelf '%s' is being extended by another request",
-				   shelf->name);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"shelf '%s' is being extended by another request",
+			shelf->name);
 		return -EBUSY;
 	}
 	if (shelf->open_count) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "/dev/%s (shelf '%s') is open or mounted; unmount and close it first",
-				   shelf->disk->disk_name, shelf->name);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"/dev/%s (shelf '%s') is open or mounted; unmount and close it first",
+			shelf->disk->disk_name, shelf->name);
 		return -EBUSY;
 	}
 	return 0;
 }
 
-int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books, struct netlink_ext_ack *extack)
+int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books,
+		     struct netlink_ext_ack *extack)
 {
 	struct lfs_map *old = lfs_shelf_map(shelf), *map;
 	int ret;
 
 	if (!nr_books || nr_books >= old->nr_books) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "new book count %u for shelf '%s' is not between 1 and %u",
-				   nr_books, shelf->name, old->nr_books - 1);
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"new book count %u for shelf '%s' is not between 1 and %u",
+			nr_books, shelf->name, old->nr_books - 1);
 		return -EINVAL;
 	}
 	map = lfs_map_alloc(nr_books);
@@ -946,7 +1013,8 @@ int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack)
 	if (ret)
 		return ret;
 
-	pr_info("%s: removing shelf '%s'\n", shelf->disk->disk_name, shelf->name);
+	pr_info("%s: removing shelf '%s'\n", shelf->disk->disk_name,
+		shelf->name);
 	lfs_disk_destroy(shelf);
 	lfs_books_unreserve(map->books, map->nr_books);
 	lfs_shelf_free(shelf);
