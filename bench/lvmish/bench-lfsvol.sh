@@ -6,6 +6,8 @@
 #   lfsvol create NAME -s 64M -a   (until /dev/lfs/NAME is a block device)
 #   lfsvol deactivate NAME, lfsvol activate NAME
 #   lvcreate -L 64M (until /dev/VG/NAME is a block device), lvchange -an, lvchange -ay
+# lfsvol runs twice: with the node agent running (lfsvol uses its librarian
+# session, the deployed setup) and without it (one TLS session per command).
 # and prints median and p90 per operation and the LVM2/lfsvol ratios.
 # LFS_VMRUN overrides the VM runner (default tests/vm/vmrun).
 set -u
@@ -30,11 +32,12 @@ function sortq(op, k,  i, j, x) {
 }
 function q(op, p,  k) { k = n[op]; sortq(op, k); return a[int((k - 1) * p + 1.5)] }
 END {
-	split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lvcreate lvchange_an lvchange_ay", ops, " ")
-	printf "%-20s %6s %10s %10s\n", "operation", "n", "median ms", "p90 ms"
-	for (i = 1; i <= 6; i++) { o = ops[i]; med[o] = q(o, 0.5); printf "%-20s %6d %10.1f %10.1f\n", o, n[o], med[o], q(o, 0.9) }
+	split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lfsvol_create_a_noagent lfsvol_deactivate_noagent lfsvol_activate_noagent lvcreate lvchange_an lvchange_ay", ops, " ")
+	printf "%-26s %4s %10s %10s\n", "operation", "n", "median ms", "p90 ms"
+	for (i = 1; i <= 9; i++) { o = ops[i]; med[o] = q(o, 0.5); printf "%-26s %4d %10.1f %10.1f\n", o, n[o], med[o], q(o, 0.9) }
 	printf "\nratio create  (lvcreate -L 64M / lfsvol create -s 64M -a): %.1fx\n", med["lvcreate"] / med["lfsvol_create_a"]
 	printf "ratio activate (lvchange -ay / lfsvol activate):          %.1fx\n", med["lvchange_ay"] / med["lfsvol_activate"]
 	printf "ratio deactivate (lvchange -an / lfsvol deactivate):      %.1fx\n", med["lvchange_an"] / med["lfsvol_deactivate"]
+	printf "without the agent: create %.1fx, activate %.1fx, deactivate %.1fx\n", med["lvcreate"] / med["lfsvol_create_a_noagent"], med["lvchange_ay"] / med["lfsvol_activate_noagent"], med["lvchange_an"] / med["lfsvol_deactivate_noagent"]
 }' "$OUT/share/times"
 echo "raw times: $OUT/share/times"

@@ -9,6 +9,7 @@ now() { date +%s%N; }
 rec() { echo "$1 $(( ($3 - $2) / 1000 ))" | awk '{ printf "%s %.3f\n", $1, $2 / 1000 }' >>"$T"; }
 
 write_conf
+sed -i '/auto1/d' "$CONF"	# no auto shelves here
 start_udev || exit 1
 
 # LVM2 with udev_sync on, archives off (the root is read-only).
@@ -37,15 +38,25 @@ udevadm settle
 
 insmod "$LFS_TOP/driver/lfs.ko" || exit 1
 L agent --once || exit 1
-for i in $(seq "$N"); do
-	a=$(now); L create s$i -s 64M -a >/dev/null && b=$(now) || exit 1
-	[ -b /dev/lfs/s$i ] || { echo "no /dev/lfs/s$i"; exit 1; }
-	rec lfsvol_create_a "$a" "$b"
-	a=$(now); L deactivate s$i >/dev/null && b=$(now) || exit 1
-	rec lfsvol_deactivate "$a" "$b"
-	a=$(now); L activate s$i >/dev/null && b=$(now) || exit 1
-	[ -b /dev/lfs/s$i ] || { echo "no /dev/lfs/s$i after activate"; exit 1; }
-	rec lfsvol_activate "$a" "$b"
-	# keep the fabric from filling up: 15 iterations x 1 book of 30
-done
+# $1: label suffix; each round uses 1 book per iteration (the fabric has 30)
+lfs_round() {
+	for i in $(seq "$N"); do
+		a=$(now); L create s$1$i -s 64M -a >/dev/null && b=$(now) || exit 1
+		[ -b /dev/lfs/s$1$i ] || { echo "no /dev/lfs/s$1$i"; exit 1; }
+		rec lfsvol_create_a$1 "$a" "$b"
+		a=$(now); L deactivate s$1$i >/dev/null && b=$(now) || exit 1
+		rec lfsvol_deactivate$1 "$a" "$b"
+		a=$(now); L activate s$1$i >/dev/null && b=$(now) || exit 1
+		[ -b /dev/lfs/s$1$i ] || { echo "no /dev/lfs/s$1$i after activate"; exit 1; }
+		rec lfsvol_activate$1 "$a" "$b"
+	done
+}
+# the deployment: lfs-agent.service running, lfsvol uses its librarian session
+"$LFSVOL_BIN" -c "$CONF" agent >/tmp/agent.log 2>&1 &
+apid=$!
+for j in $(seq 100); do [ -S /run/lfs/agent.sock ] && break; sleep 0.1; done
+lfs_round ""
+kill "$apid"; wait "$apid"
+# without the agent: a TLS session per command
+lfs_round _noagent
 echo "ok 1 - benchmark ran"

@@ -67,7 +67,7 @@ static bool igs_attached(struct lfs_client *drv, json_t *sh, uint32_t *missing)
 	return ok;
 }
 
-int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
 			const char *name, bool shared, bool quiet)
 {
 	struct lfs_shelf_info *kv = NULL, *act;
@@ -103,7 +103,7 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_
 		if (!igs_attached(drv, sh, &missing)) {
 			lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
 				   what, missing, ctx->conf->path);
-			lfs_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+			lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 			r = LFSVOL_EDRIVER;
 			goto out;
 		}
@@ -115,7 +115,7 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_
 		}
 		if (r) {
 			/* give the activation back so another attempt or node can have it */
-			lfs_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+			lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 			goto out;
 		}
 	}
@@ -139,7 +139,7 @@ out:
 }
 
 /* Shelves to act on: NAME..., or from the librarian (--all: active here; --auto: config). */
-static int collect(struct lfsvol_ctx *ctx, struct lfs_lib *lib, bool all, bool autoa,
+static int collect(struct lfsvol_ctx *ctx, struct lv_lib *lib, bool all, bool autoa,
 		   json_t *names)
 {
 	if (autoa) {
@@ -175,7 +175,7 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		{ "shared", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	json_t *names = json_array(), *el;
 	bool all = false, autoa = false, shared = false;
@@ -226,12 +226,12 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("%d of %zu shelves were not activated", failed, json_array_size(names));
 out:
 	json_decref(names);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	lfs_client_close(drv);
 	return r;
 }
 
-static int deactivate_one(struct lfs_lib *lib, struct lfs_client *drv, struct lfs_shelf_info *kv,
+static int deactivate_one(struct lv_lib *lib, struct lfs_client *drv, struct lfs_shelf_info *kv,
 			  size_t kn, const char *name)
 {
 	struct lfs_shelf_info *act = lfsvol_find_active(kv, kn, name);
@@ -250,7 +250,7 @@ static int deactivate_one(struct lfs_lib *lib, struct lfs_client *drv, struct lf
 			return lfsvol_drv_fail(drv, r, what);
 		lfsvol_dev_link_drop(name, act->disk);
 	}
-	r = lfs_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	r = lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 	if (r && !(r == -ENOENT && act))
 		return lfsvol_lib_call(lib, what, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 	lfsvol_info("deactivated shelf %s", name);
@@ -263,7 +263,7 @@ int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		{ "all", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	struct lfs_shelf_info *kv = NULL;
 	size_t kn = 0;
@@ -312,7 +312,7 @@ int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
 	}
 out:
 	lfs_shelf_list_free(kv, kn);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	lfs_client_close(drv);
 	return r;
 }

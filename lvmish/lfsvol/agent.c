@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ static int lock_state(struct lfsvol_ctx *ctx)
 }
 
 /* Zero this node's ZOMBIE books through the driver, then tell the librarian. */
-static int scrub_pass(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+static int scrub_pass(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
 		      struct agent_state *st, bool verbose)
 {
 	int batch = ctx->conf->scrub_batch;
@@ -130,7 +131,6 @@ static int scrub_pass(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_cl
 		done = json_pack("{s:O}", "books", json_object_get(res, "books"));
 		json_decref(res);
 		r = lfsvol_lib_call(lib, "reporting zeroed books", "zombie.zeroed", done, NULL);
-		json_decref(done);
 		if (r)
 			return r;
 		st->zeroed += (long long)n;
@@ -141,10 +141,10 @@ static int scrub_pass(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_cl
 	return 0;
 }
 
-static int heartbeat(struct lfs_lib *lib, struct agent_state *st, int *interval)
+static int heartbeat(struct lv_lib *lib, struct agent_state *st, int *interval)
 {
 	json_t *res = NULL;
-	int r = lfs_lib_call(lib, "heartbeat", NULL, &res);
+	int r = lv_call(lib, "heartbeat", NULL, &res);
 
 	if (r)
 		return r;
@@ -158,7 +158,7 @@ static int heartbeat(struct lfs_lib *lib, struct agent_state *st, int *interval)
 }
 
 /* One pass; returns 0 if everything that could be done was done. */
-static int agent_pass(struct lfsvol_ctx *ctx, struct lfs_lib **lib, struct lfs_client *drv,
+static int agent_pass(struct lfsvol_ctx *ctx, struct lv_lib **lib, struct lfs_client *drv,
 		      struct agent_state *st, int *interval, bool verbose)
 {
 	struct lfs_shelf_info *kv = NULL;
@@ -191,9 +191,9 @@ static int agent_pass(struct lfsvol_ctx *ctx, struct lfs_lib **lib, struct lfs_c
 	}
 	r = heartbeat(*lib, st, interval);
 	if (r) {
-		lfsvol_err("heartbeat to the librarian failed: %s", lfs_lib_errmsg(*lib));
-		snprintf(st->librarian, sizeof(st->librarian), "lost: %s", lfs_lib_errmsg(*lib));
-		lfs_lib_close(*lib);
+		lfsvol_err("heartbeat to the librarian failed: %s", lv_errmsg(*lib));
+		snprintf(st->librarian, sizeof(st->librarian), "lost: %s", lv_errmsg(*lib));
+		lv_close(*lib);
 		*lib = NULL;
 		state_write(ctx, st);
 		return LFSVOL_ELIBRARIAN;
@@ -212,11 +212,12 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct agent_state st = { .scrub = "idle" };
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool once = false;
-	int c, r, lock, interval = 10, backoff = 1;
+	int c, r, lock, lfd = -1, interval = 10, backoff = 1;
+	int64_t end;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c != 'o')
@@ -236,6 +237,15 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		return r;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* the agent must never wait on its own socket (nor --once on the daemon's lock holder) */
+	ctx->no_agent = true;
+	if (!once) {
+		mkdir(ctx->conf->state_dir, 0755);
+		lfd = lfsvol_agent_listen(ctx->conf->state_dir);
+		if (lfd < 0)
+			lfsvol_err("cannot listen on %s/agent.sock (%s); lfsvol will talk to the librarian directly",
+				   ctx->conf->state_dir, strerror(-lfd));
+	}
 	for (;;) {
 		lock = lock_state(ctx);
 		if (lock < 0) {
@@ -246,18 +256,29 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		close(lock);
 		if (once || stop)
 			break;
-		{
-			/* the heartbeat period; a signal ends the wait early */
-			int wait = lib ? interval : backoff;
-			struct timespec ts = { wait, 0 };
+		/* until the next pass: serve lfsvol on our session; a signal ends the wait */
+		end = lfsvol_now_ms() + 1000LL * (lib ? interval : backoff);
+		backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
+		while (!stop) {
+			struct pollfd p = { .fd = lfd, .events = POLLIN };
+			int64_t left = end - lfsvol_now_ms();
 
-			backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
-			nanosleep(&ts, NULL);
+			if (left <= 0)
+				break;
+			if (poll(&p, lfd >= 0 ? 1 : 0, (int)left) > 0)
+				lfsvol_agent_serve(lfd, lib);
 		}
 		if (stop)
 			break;
 	}
-	lfs_lib_close(lib);
+	if (lfd >= 0) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/agent.sock", ctx->conf->state_dir);
+		unlink(path);
+		close(lfd);
+	}
+	lv_close(lib);
 	lfs_client_close(drv);
 	return once ? r : 0;
 }
@@ -265,7 +286,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	struct agent_state st = { .scrub = "idle" };
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	int r, lock;
 
@@ -274,6 +295,7 @@ int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("usage: %s scrub", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
+	ctx->no_agent = true;	/* it takes the agent's lock: never wait on the agent */
 	r = lfsvol_need_root("scrub");
 	if (!r)
 		r = lfsvol_need_conf(ctx);
@@ -296,7 +318,7 @@ int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
 	if (!r)
 		lfsvol_info("scrub done: %lld book%s zeroed", st.zeroed, st.zeroed == 1 ? "" : "s");
 out:
-	lfs_lib_close(lib);
+	lv_close(lib);
 	lfs_client_close(drv);
 	return r;
 }

@@ -17,7 +17,7 @@ int cmd_attr(int argc, char **argv, struct lfsvol_ctx *ctx)
 		{ "set", "attr.set", 5 },
 		{ "rm", "attr.remove", 4 },
 	};
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	json_t *args, *res = NULL, *v;
 	const char *k;
 	char what[256];
@@ -50,7 +50,6 @@ int cmd_attr(int argc, char **argv, struct lfsvol_ctx *ctx)
 	snprintf(what, sizeof(what), "attr %s %s%s%s", argv[1], argv[2], argc > 3 ? " " : "",
 		 argc > 3 ? argv[3] : "");
 	r = lfsvol_lib_call(lib, what, verbs[i].op, args, &res);
-	json_decref(args);
 	if (r)
 		goto out;
 	if (i == 0) {
@@ -61,6 +60,6 @@ int cmd_attr(int argc, char **argv, struct lfsvol_ctx *ctx)
 	}
 out:
 	json_decref(res);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	return r;
 }

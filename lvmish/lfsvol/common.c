@@ -27,7 +27,7 @@ int64_t lfsvol_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lfs_lib **out)
+int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lv_lib **out)
 {
 	struct lfs_lib_opts o = { 0 };
 	char *msg = NULL;
@@ -36,6 +36,9 @@ int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lfs_lib **out)
 	r = lfsvol_need_conf(ctx);
 	if (r)
 		return r;
+	/* an explicit --librarian means that one, not the agent's */
+	if (!ctx->no_agent && !ctx->librarian && !lv_open_agent(ctx->conf->state_dir, out))
+		return 0;
 	o.addr = ctx->conf->librarian;
 	o.node = ctx->conf->node;
 	o.key_file = ctx->conf->key_file;
@@ -52,7 +55,7 @@ int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lfs_lib **out)
 			   r == EACCES ? " (it is readable by root only; run as root)" : "");
 		return r == EACCES ? LFSVOL_EPERM : LFSVOL_ECONFIG;
 	}
-	r = lfs_lib_connect(&o, out, &msg);
+	r = lv_open(&o, out, &msg);
 	if (r) {
 		lfsvol_err("cannot reach the librarian at %s: %s", o.addr, msg ? msg : strerror(-r));
 		lfsvol_err("check that it runs and that `librarian' in %s (or --librarian) is right; gave up after at most %d s",
@@ -63,14 +66,14 @@ int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lfs_lib **out)
 	return 0;
 }
 
-int lfsvol_lib_call(struct lfs_lib *lib, const char *what, const char *op, json_t *args,
+int lfsvol_lib_call(struct lv_lib *lib, const char *what, const char *op, json_t *args,
 		    json_t **result)
 {
-	int r = lfs_lib_call(lib, op, args, result);
+	int r = lv_call(lib, op, args, result);
 
 	if (!r)
 		return 0;
-	lfsvol_err("%s: librarian: %s", what, lfs_lib_errmsg(lib));
+	lfsvol_err("%s: librarian: %s", what, lv_errmsg(lib));
 	switch (-r) {
 	case ENOENT:
 		lfsvol_err("`%s list' shows the shelves that exist", lfsvol_prog);
@@ -90,9 +93,9 @@ int lfsvol_lib_call(struct lfs_lib *lib, const char *what, const char *op, json_
 	return LFSVOL_ELIBRARIAN;
 }
 
-uint64_t lfsvol_lib_book_size(struct lfs_lib *lib)
+uint64_t lfsvol_lib_book_size(struct lv_lib *lib)
 {
-	json_t *info = lfs_lib_server_info(lib);
+	json_t *info = lv_info(lib);
 
 	return (uint64_t)json_integer_value(json_object_get(info, "book_size"));
 }
@@ -158,7 +161,7 @@ static int map_append(json_t *map, struct lfs_book *books, size_t *n, size_t cap
 	return 0;
 }
 
-int lfsvol_lib_shelf_map(struct lfs_lib *lib, const char *name, json_t *first,
+int lfsvol_lib_shelf_map(struct lv_lib *lib, const char *name, json_t *first,
 			 struct lfs_book **books, size_t *n)
 {
 	json_int_t total = json_integer_value(json_object_get(first, "books"));
@@ -181,7 +184,7 @@ int lfsvol_lib_shelf_map(struct lfs_lib *lib, const char *name, json_t *first,
 			break;
 		json_decref(cur);
 		cur = NULL;
-		r = lfs_lib_call(lib, "shelf.get",
+		r = lv_call(lib, "shelf.get",
 				 json_pack("{s:s,s:I}", "name", name, "offset", (json_int_t)*n), &cur);
 		if (r)
 			break;
@@ -358,7 +361,7 @@ int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64
 	return failed;
 }
 
-int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
 			   json_t *shelf, char *disk, size_t disklen)
 {
 	const char *name = json_string_value(json_object_get(shelf, "name"));
@@ -378,7 +381,7 @@ int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct l
 	r = lfsvol_lib_shelf_map(lib, name, shelf, &books, &n);
 	if (r) {
 		lfsvol_err("cannot read the book map of shelf `%s' from the librarian: %s", name,
-			   lfs_lib_errmsg(lib)[0] ? lfs_lib_errmsg(lib) : strerror(-r));
+			   lv_errmsg(lib)[0] ? lv_errmsg(lib) : strerror(-r));
 		return LFSVOL_ELIBRARIAN;
 	}
 	if (!n) {

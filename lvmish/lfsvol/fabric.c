@@ -28,7 +28,7 @@ int cmd_fabric(int argc, char **argv, struct lfsvol_ctx *ctx)
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	json_t *geo = NULL, *out = json_array(), *rack, *enc, *node, *ig;
 	size_t ri, ei, ni, gi;
 	bool json = false;
@@ -62,7 +62,7 @@ int cmd_fabric(int argc, char **argv, struct lfsvol_ctx *ctx)
 					json_array_append_new(igs, json_integer(json_integer_value(json_object_get(ig, "ig"))));
 				}
 				/* per-node zombies are readable for one's own node (or as admin) */
-				if (!lfs_lib_call(lib, "zombie.list", json_pack("{s:O,s:i}", "node",
+				if (!lv_call(lib, "zombie.list", json_pack("{s:O,s:i}", "node",
 						  json_object_get(node, "name"), "limit", 65536), &z))
 					zombie = (json_int_t)json_array_size(json_object_get(z, "books"));
 				json_decref(z);
@@ -119,6 +119,6 @@ int cmd_fabric(int argc, char **argv, struct lfsvol_ctx *ctx)
 out:
 	json_decref(geo);
 	json_decref(out);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	return r;
 }

@@ -121,6 +121,7 @@ struct lfsvol_ctx {
 	const char *librarian;	/* --librarian overrides lfs.conf */
 	struct lfsvol_conf *conf;
 	bool json;
+	bool no_agent;		/* the agent itself: never proxy through the agent */
 };
 
 extern const char *lfsvol_prog;
@@ -152,21 +153,37 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx);
 /* ---- common.c: the librarian, the driver, devices ---- */
 #include <jansson.h>
 
-struct lfs_lib;
+struct lv_lib;
 struct lfs_client;
 struct lfs_shelf_info;
 struct lfs_book;
 
+/* ---- proxy.c: the librarian directly, or through the running agent ---- */
+struct lfs_lib_opts;
+/* The running agent's session, if there is an agent (root only). */
+int lv_open_agent(const char *state_dir, struct lv_lib **out);
+int lv_open(const struct lfs_lib_opts *o, struct lv_lib **out, char **errmsg);
+/* As lfs_lib_call(), but args is stolen (may be NULL). */
+int lv_call(struct lv_lib *l, const char *op, json_t *args, json_t **result);
+json_t *lv_info(struct lv_lib *l);
+const char *lv_errmsg(const struct lv_lib *l);
+void lv_close(struct lv_lib *l);
+bool lv_via_agent(const struct lv_lib *l);
+int lfsvol_msg_send(int fd, json_t *msg);
+int lfsvol_msg_recv(int fd, json_t **msg, int ms);
+int lfsvol_agent_listen(const char *state_dir);
+void lfsvol_agent_serve(int lfd, struct lv_lib *lib);
+
 /* Connect to the librarian; prints the error and returns an exit code. */
-int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lfs_lib **out);
+int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lv_lib **out);
 /*
  * One librarian call; on failure prints "what: librarian: message" plus a
  * hint and returns an exit code (LFSVOL_ENOENT for ENOENT, ...).
  */
-int lfsvol_lib_call(struct lfs_lib *lib, const char *what, const char *op, json_t *args,
+int lfsvol_lib_call(struct lv_lib *lib, const char *what, const char *op, json_t *args,
 		    json_t **result);
 /* Book size announced by the librarian at auth. */
-uint64_t lfsvol_lib_book_size(struct lfs_lib *lib);
+uint64_t lfsvol_lib_book_size(struct lv_lib *lib);
 /* Open the driver; prints the error and returns an exit code. */
 int lfsvol_drv_open(struct lfs_client **out);
 /* Print "what: kernel reports: ..." for a driver error, return an exit code. */
@@ -175,7 +192,7 @@ int lfsvol_need_root(const char *what);
 /* Kernel shelf by name (from a list); NULL if not active here. */
 struct lfs_shelf_info *lfsvol_find_active(struct lfs_shelf_info *v, size_t n, const char *name);
 /* The shelf's whole book map from the librarian (follows map_complete). */
-int lfsvol_lib_shelf_map(struct lfs_lib *lib, const char *name, json_t *first,
+int lfsvol_lib_shelf_map(struct lv_lib *lib, const char *name, json_t *first,
 			 struct lfs_book **books, size_t *n);
 
 /* Filesystem signature found by libblkid (empty strings if none). */
@@ -199,10 +216,10 @@ void lfsvol_dev_link_drop(const char *name, const char *disk);
 int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64_t book_size,
 			  bool quiet);
 /* Activate in the kernel from the librarian's reply to shelf.activate/get. */
-int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
 			   json_t *shelf, char *disk, size_t disklen);
 int64_t lfsvol_now_ms(void);
 
 /* activate.c: activate NAME here, librarian first (it arbitrates), then the kernel. */
-int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfs_lib *lib, struct lfs_client *drv,
+int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
 			const char *name, bool shared, bool quiet);

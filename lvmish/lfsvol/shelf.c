@@ -59,7 +59,7 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 	const char *size_s = NULL, *policy = NULL, *igs = NULL, *away = NULL, *name;
 	const struct lfsvol_shelf_conf *sc;
 	struct lfsvol_size sz;
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	json_t *args, *res = NULL;
 	uint32_t igv[LFSVOL_MAX_IGS];
@@ -152,7 +152,6 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		json_object_set_new(args, "anti_affinity", json_string(away));
 	snprintf(msg, sizeof(msg), "creating shelf `%s'", name);
 	r = lfsvol_lib_call(lib, msg, "shelf.create", args, &res);
-	json_decref(args);
 	if (r)
 		goto out;
 	say_rounding(&sz, size_s, books, book_size);
@@ -163,7 +162,7 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = lfsvol_activate_one(ctx, lib, drv, name, false, false);
 out:
 	json_decref(res);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	lfs_client_close(drv);
 	return r;
 }
@@ -241,7 +240,7 @@ static int kernel_shelves(struct lfs_client **drv, struct lfs_shelf_info **v, si
 
 int cmd_remove(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	struct lfs_shelf_info *kv = NULL, *act;
 	json_t *sh = NULL, *res = NULL;
@@ -309,13 +308,13 @@ out:
 	json_decref(res);
 	lfs_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	return r;
 }
 
 int cmd_resize(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	struct lfs_shelf_info *kv = NULL, *act;
 	struct lfs_book *books = NULL;
@@ -448,13 +447,13 @@ out:
 	json_decref(res);
 	lfs_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	return r;
 }
 
 int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	struct lfs_shelf_info *kv = NULL;
 	char what[160];
@@ -488,7 +487,7 @@ int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 out:
 	lfs_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	return r;
 }
 
@@ -540,7 +539,7 @@ static int list_or_show(int argc, char **argv, struct lfsvol_ctx *ctx, bool show
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct lfs_lib *lib = NULL;
+	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	struct lfs_shelf_info *kv = NULL;
 	json_t *res = NULL, *out = json_array(), *el, *alloc = NULL;
@@ -577,7 +576,7 @@ static int list_or_show(int argc, char **argv, struct lfsvol_ctx *ctx, bool show
 		if (r)
 			goto out;
 		o = shelf_object(res, lfsvol_find_active(kv, kn, name));
-		if (!lfs_lib_call(lib, "attr.get", json_pack("{s:s,s:s}", "name", name, "key",
+		if (!lv_call(lib, "attr.get", json_pack("{s:s,s:s}", "name", name, "key",
 							     "lfs.allocation"), &a))
 			alloc = json_loads(json_string_value(json_object_get(a, "value")), 0, NULL);
 		json_decref(a);
@@ -668,7 +667,7 @@ out:
 	json_decref(out);
 	lfs_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
-	lfs_lib_close(lib);
+	lv_close(lib);
 	return r;
 }
 

@@ -88,6 +88,11 @@ zeroed() { [ "$(L status --json | jq '.[0].agent.zeroed // 0')" -ge 4 ]; }
 t_ok "$(wait_for 60 zeroed; echo $?)" "the agent zeroed the 4 books"
 t_like "$(L status)" "agent: librarian connected.*4 zeroed" "status shows the agent's progress"
 t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "the books are FREE again"
+sed 's#^key_file = .*#key_file = "/nonexistent.key";#' "$CONF" >/tmp/nokey.conf
+t_like "$("$LFSVOL_BIN" -c /tmp/nokey.conf list 2>&1)" "^NAME" \
+	"with the agent running, lfsvol uses the agent's librarian session (no key file needed)"
+t_like "$("$LFSVOL_BIN" -c /tmp/nokey.conf --librarian "$LFS_LIBRARIAN" list 2>&1)" "key_file \`/nonexistent.key'" \
+	"an explicit --librarian bypasses the agent"
 kill "$apid"
 wait "$apid"
 t_is "$?" 0 "the agent exits cleanly on SIGTERM"
