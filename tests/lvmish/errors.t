@@ -14,6 +14,11 @@ L() { "$LFSVOL" -c "$C" "$@"; }
 
 lv_expect "create works (sanity)" 0 "rounded up to 2 books of 64 MiB" L create db -s 100M
 
+# fabric: per node counts, and a usage bar on a terminal only (2 of 16 books used)
+t_is "$(L fabric --json | jq -c '.[0] | [.node, .books, .free, .used, .zombie]')" '["node01",16,14,2,0]' "fabric --json counts per node"
+t_like "$(script -qec "$LFSVOL -c $C fabric" /dev/null)" 'node01 .* \[###\.{27}\]' "fabric draws a usage bar on a terminal"
+t_like "$(L fabric | tail -n 1)" '^node01 +rack1 +enc1 +node01 +online +16 +14 +2 +0$' "and none when piped"
+
 # bad sizes (exit 2), each naming the value
 lv_expect "SIZE without a unit" 2 "SIZE \`10' has no unit" L create x -s 10
 lv_expect "SIZE with a fraction" 2 "invalid unit \`.5G' in SIZE \`1.5G'" L create x -s 1.5G
