@@ -504,66 +504,96 @@ static int lfs_cmd_zero(struct sk_buff *skb, struct genl_info *info)
 	return ret;
 }
 
+static int (*const lfs_handlers[])(struct sk_buff *skb,
+				   struct genl_info *info) = {
+	[LFS_CMD_FABRIC_ATTACH] = lfs_cmd_attach,
+	[LFS_CMD_FABRIC_DETACH] = lfs_cmd_detach,
+	[LFS_CMD_FABRIC_GET] = lfs_cmd_fabric_get,
+	[LFS_CMD_SHELF_CREATE] = lfs_cmd_stage,
+	[LFS_CMD_SHELF_EXTEND] = lfs_cmd_stage,
+	[LFS_CMD_SHELF_SHRINK] = lfs_cmd_shrink,
+	[LFS_CMD_SHELF_REMOVE] = lfs_cmd_remove,
+	[LFS_CMD_SHELF_GET] = lfs_cmd_shelf_get,
+	[LFS_CMD_BOOK_ZERO] = lfs_cmd_zero,
+};
+
+/*
+ * Every request goes through here, so that every error has a message: the
+ * handlers explain what they refuse, and anything else (running out of
+ * memory, an error from the block layer) gets at least its code.
+ */
+static int lfs_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	u8 cmd = info->genlhdr->cmd;
+	int ret;
+
+	ret = lfs_handlers[cmd](skb, info);
+	if (ret < 0 && info->extack && !info->extack->_msg)
+		NL_SET_ERR_MSG_FMT(info->extack,
+				   "command %u failed with error %d", cmd, ret);
+	return ret;
+}
+
 static const struct genl_ops lfs_ops[] = {
 	{
 		.cmd = LFS_CMD_FABRIC_ATTACH,
-		.doit = lfs_cmd_attach,
+		.doit = lfs_doit,
 		.policy = lfs_attach_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_FABRIC_DETACH,
-		.doit = lfs_cmd_detach,
+		.doit = lfs_doit,
 		.policy = lfs_fabric_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_FABRIC_GET,
-		.doit = lfs_cmd_fabric_get,
+		.doit = lfs_doit,
 		.dumpit = lfs_dump_fabrics,
 		.policy = lfs_fabric_policy,
 		.maxattr = LFS_A_MAX,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_CREATE,
-		.doit = lfs_cmd_stage,
+		.doit = lfs_doit,
 		.policy = lfs_create_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_EXTEND,
-		.doit = lfs_cmd_stage,
+		.doit = lfs_doit,
 		.policy = lfs_extend_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_SHRINK,
-		.doit = lfs_cmd_shrink,
+		.doit = lfs_doit,
 		.policy = lfs_shrink_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_REMOVE,
-		.doit = lfs_cmd_remove,
+		.doit = lfs_doit,
 		.policy = lfs_name_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_GET,
-		.doit = lfs_cmd_shelf_get,
+		.doit = lfs_doit,
 		.dumpit = lfs_dump_shelves,
 		.policy = lfs_shelf_get_policy,
 		.maxattr = LFS_A_MAX,
 	},
 	{
 		.cmd = LFS_CMD_BOOK_ZERO,
-		.doit = lfs_cmd_zero,
+		.doit = lfs_doit,
 		.policy = lfs_books_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
