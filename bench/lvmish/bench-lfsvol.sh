@@ -1,23 +1,26 @@
 #!/bin/bash
 # lfsvol vs LVM2 on the same emulated pmem devices, in one VM boot with
 # systemd-udevd running (issue 5 benchmark; results in docs/bench-lfsvol.md).
-#   bench/lvmish/bench-lfsvol.sh [ITERATIONS]      (from the project root, after make)
+#   bench/lvmish/bench-lfsvol.sh [ITERATIONS]   (default 7, at most 7: IG 1 has 15 books)
 # Measures, per iteration, wall time of:
 #   lfsvol create NAME -s 64M -a   (until /dev/lfs/NAME is a block device)
 #   lfsvol deactivate NAME, lfsvol activate NAME
 #   lvcreate -L 64M (until /dev/VG/NAME is a block device), lvchange -an, lvchange -ay
 # lfsvol runs twice: with the node agent running (lfsvol uses its librarian
 # session, the deployed setup) and without it (one TLS session per command).
+# LVM2 gets pmem0, LFS pmem1 (IG 1), and each iteration runs the LVM2 ops and
+# both lfsvol variants back to back, so a changing load on the host (other
+# VMs) hits all of them alike.
 # and prints median and p90 per operation and the LVM2/lfsvol ratios.
 # LFS_VMRUN overrides the VM runner (default tests/vm/vmrun).
 set -u
-N=${1:-15}
+N=${1:-7}
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lvmish/lib.sh
 trap lv_cleanup EXIT
 OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX)
-lv_start_librarian 64M 15 2 || exit 1
+lv_start_librarian 64M 15 2 5 || exit 1
 "${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 \
 	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" \
 	bench/lvmish/guest-bench.sh >"$LV/vm.log" 2>&1

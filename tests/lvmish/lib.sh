@@ -33,7 +33,7 @@ lv_free_port() {
 	return 1
 }
 
-# lv_start_librarian BOOK_SIZE BOOKS_PER_IG IGS
+# lv_start_librarian BOOK_SIZE BOOKS_PER_IG IGS [HEARTBEAT_INTERVAL]
 lv_start_librarian() {
 	local i
 	PORT=$(lv_free_port) || return 1
@@ -47,7 +47,7 @@ librarian = {
 	book_size = "$1";
 	keys_dir = "$LV/keys";
 	default_policy = "Spread";
-	heartbeat_interval = 1;
+	heartbeat_interval = ${4:-1};
 	lease_time = 5;
 };
 fabric = { compact = { nodes = 1; igs = $3; books = $2; }; };
