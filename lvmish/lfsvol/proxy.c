@@ -299,6 +299,9 @@ void lfsvol_agent_serve(int lfd, struct lv_lib *lib)
 		} else if (op) {
 			json_t *args = json_object_get(req, "args");
 
+			if (!json_is_object(args))
+				args = NULL;	/* "args": null means none */
+
 			r = lv_call(lib, op, json_incref(args), &res);
 			if (!r)
 				rep = json_pack("{s:b,s:o?}", "ok", 1, "result", res);
