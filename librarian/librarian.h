@@ -136,10 +136,7 @@ struct lib_store {
 	int nst;
 	uint64_t rand_state;
 	char *node_offline;	/* per config node: 1 if offline */
-	struct lib_checkpointer *ckpt;
 };
-
-int lib_store_start_checkpointer(struct lib_store *s, const char *path, struct lib_err *e);
 
 int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		   struct lib_store **out, struct lib_err *e);

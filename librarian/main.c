@@ -459,8 +459,7 @@ static int cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	if (lib_store_open(cfg->db_path, cfg, true, &store, &e) < 0 ||
-	    lib_store_sync_geometry(store, &e) < 0 ||
-	    lib_store_start_checkpointer(store, cfg->db_path, &e) < 0) {
+	    lib_store_sync_geometry(store, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
 		goto out;
 	}

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <pthread.h>
 #include <openssl/rand.h>
 
 #include "librarian.h"
@@ -398,7 +397,13 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		 "PRAGMA synchronous = FULL", e);
 	if (r < 0)
 		goto fail;
-	r = exec(s, "PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;", e);
+	/*
+	 * Checkpoints stay on this connection (SQLite's auto-checkpoint): only the
+	 * connection that writes can restart the WAL, and small, frequent
+	 * checkpoints keep each one short.
+	 */
+	r = exec(s, "PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;"
+		 " PRAGMA wal_autocheckpoint = 256;", e);
 	if (r < 0)
 		goto fail;
 	ver = query_int(s, "PRAGMA user_version", 0, 0, -1);
@@ -429,93 +434,10 @@ fail:
 	return r;
 }
 
-/*
- * WAL checkpoints run in their own thread on their own connection, so the
- * serving thread never stalls copying pages or waiting for the disk; SQLite's
- * passive checkpoints do not block the writer.
- */
-struct lib_checkpointer {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	sqlite3 *db;
-	bool stop;
-};
-
-static void *checkpointer_main(void *arg)
-{
-	struct lib_checkpointer *k = arg;
-	struct timespec ts;
-
-	pthread_mutex_lock(&k->lock);
-	while (!k->stop) {
-		int log = 0, done = 0;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 200 * 1000000;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&k->cond, &k->lock, &ts);
-		if (k->stop)
-			break;
-		pthread_mutex_unlock(&k->lock);
-		sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-		pthread_mutex_lock(&k->lock);
-	}
-	pthread_mutex_unlock(&k->lock);
-	return NULL;
-}
-
-int lib_store_start_checkpointer(struct lib_store *s, const char *path, struct lib_err *e)
-{
-	struct lib_checkpointer *k = calloc(1, sizeof(*k));
-
-	if (!k)
-		return lib_fail(e, ENOMEM, "out of memory");
-	if (sqlite3_open_v2(path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		int r = lib_fail(e, EIO, "%s: %s", path, k->db ? sqlite3_errmsg(k->db) : "cannot open");
-
-		sqlite3_close(k->db);
-		free(k);
-		return r;
-	}
-	sqlite3_busy_timeout(k->db, 1000);
-	sqlite3_exec(k->db, s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
-		     "PRAGMA synchronous = FULL", NULL, NULL, NULL);
-	pthread_mutex_init(&k->lock, NULL);
-	pthread_cond_init(&k->cond, NULL);
-	if (pthread_create(&k->thread, NULL, checkpointer_main, k)) {
-		sqlite3_close(k->db);
-		free(k);
-		return lib_fail(e, EAGAIN, "cannot start the checkpoint thread");
-	}
-	sqlite3_wal_autocheckpoint(s->db, 0);
-	s->ckpt = k;
-	return 0;
-}
-
-static void stop_checkpointer(struct lib_checkpointer *k)
-{
-	if (!k)
-		return;
-	pthread_mutex_lock(&k->lock);
-	k->stop = true;
-	pthread_cond_signal(&k->cond);
-	pthread_mutex_unlock(&k->lock);
-	pthread_join(k->thread, NULL);
-	sqlite3_close(k->db);
-	pthread_mutex_destroy(&k->lock);
-	pthread_cond_destroy(&k->cond);
-	free(k);
-}
-
 void lib_store_close(struct lib_store *s)
 {
 	if (!s)
 		return;
-	stop_checkpointer(s->ckpt);
 	for (int i = 0; i < s->nst; i++)
 		sqlite3_finalize(s->st[i]);
 	if (s->db)
