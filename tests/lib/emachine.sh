@@ -1,0 +1,158 @@
+# The emulated Machine: one librarian on the host (127.0.0.1 only) and N node
+# VMs sharing the same fabric memory files, each with its own identity and
+# key, reaching the librarian only through QEMU user networking with
+# restrict=on and a guestfwd. Built on tests/lib/machine.sh (source it first).
+#   em_start NODES [FABRIC_SIZE [BOOK_SIZE]]  librarian + fabric + booted nodes
+#   em_node I 'commands'       run in node I with lfsvol configured ($L = lfsvol)
+#   em_librarian_stop / em_librarian_start    restart the librarian, same database
+#   em_admin OP [JSON]         a request on the librarian's admin unix socket
+#   em_stop                    power every node off (checks for WARNs), stop all
+# Fabric: one fabric device per node, IG I-1 local to node I (NUMA node I-1).
+EM_DIR=
+EM_PORT=
+EM_LPID=
+EM_NODES=2
+LIBRARIAN_BIN=${LIBRARIAN_BIN:-librarian/librarian}
+
+em_free_port() {
+	local p
+	for p in $(shuf -i 20000-60000 -n 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+em_admin() {
+	"$LIBRARIAN_BIN" client --connect "unix:$EM_DIR/admin.sock" --timeout 5000 "$@"
+}
+
+em_librarian_start() {
+	local i
+	"$LIBRARIAN_BIN" -c "$EM_DIR/librarian.conf" >>"$EM_DIR/librarian.log" 2>&1 &
+	EM_LPID=$!
+	for ((i = 0; i < 100; i++)); do
+		em_admin stats >/dev/null 2>&1 && return 0
+		kill -0 "$EM_LPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "emachine: the librarian did not start; see $EM_DIR/librarian.log" >&2
+	return 1
+}
+
+em_librarian_stop() {
+	[ -n "$EM_LPID" ] || return 0
+	kill "$EM_LPID" 2>/dev/null
+	wait "$EM_LPID" 2>/dev/null
+	EM_LPID=
+}
+
+# em_geometry NODES IG_SIZE: a rack, one enclosure per two nodes, power domains
+# alternating between two supplies, one IG per node.
+em_geometry() {
+	local n=$1 size=$2 i enc sep
+	printf 'fabric = {\n\tracks = ( { name = "rack1"; enclosures = (\n'
+	for ((enc = 0; enc * 2 < n; enc++)); do
+		[ "$enc" -gt 0 ] && printf ',\n'
+		printf '\t\t{ name = "enc%d"; nodes = (\n' $((enc + 1))
+		sep=
+		for ((i = enc * 2 + 1; i <= n && i <= enc * 2 + 2; i++)); do
+			printf '%s\t\t\t{ name = "node%d"; power_domain = "psu-%s"; igs = ( { ig = %d; size = "%s"; } ); }' \
+				"$sep" "$i" "$(( (i - 1) % 2 == 0 ? 0 : 1 ))" $((i - 1)) "$size"
+			sep=$',\n'
+		done
+		printf ' ); }'
+	done
+	printf ' ); } );\n};\n'
+}
+
+# em_start NODES [FABRIC_SIZE [BOOK_SIZE]]
+em_start() {
+	local n=${1:-2} fsize=${2:-1G} bsize=${3:-16M} i fmib bmib books
+	EM_NODES=$n
+	machine_init "$n" "$n" "$fsize" || return 1
+	EM_DIR=$MACHINE_OUT/librarian
+	mkdir -p "$EM_DIR/keys"
+	chmod 700 "$EM_DIR/keys"
+	EM_PORT=$(em_free_port) || return 1
+	# Books fit the fsdax device after its info block and lfsvol's 2 MiB data
+	# offset: 1 GiB files give about 1006 MiB of pmem.
+	fmib=${fsize%[Gg]}
+	[ "$fmib" != "$fsize" ] && fmib=$((fmib * 1024)) || fmib=${fsize%[Mm]}
+	bmib=${bsize%[Mm]}
+	books=$(( (fmib * 98 / 100 - 2) / bmib ))
+	{
+		cat <<EOC
+librarian = {
+	database = "$EM_DIR/catalogue.db";
+	listen = [ "127.0.0.1:$EM_PORT", "unix:$EM_DIR/admin.sock" ];
+	book_size = "$bsize";
+	keys_dir = "$EM_DIR/keys";
+	default_policy = "Spread";
+	heartbeat_interval = 1;
+	lease_time = 4;
+};
+EOC
+		em_geometry "$n" "$((books * bmib))M"
+	} >"$EM_DIR/librarian.conf"
+	for ((i = 1; i <= n; i++)); do
+		"$LIBRARIAN_BIN" genkey "$EM_DIR/keys/node$i.key" || return 1
+	done
+	em_librarian_start || return 1
+	for ((i = 1; i <= n; i++)); do
+		machine_start_node "$i" --guestfwd "$EM_PORT" --env "LFS_KEY=$(cat "$EM_DIR/keys/node$i.key")"
+	done
+	for ((i = 1; i <= n; i++)); do
+		machine_wait_node "$i" || return 1
+		em_node_setup "$i" || return 1
+	done
+}
+
+# Inside node I: lfs.conf under /tmp, the driver, the fabric attached, the
+# agent running (it heartbeats this node's activations).
+em_node_setup() {
+	local i=$1 fab= j sep=
+	for ((j = 0; j < EM_NODES; j++)); do
+		fab+="$sep{ ig = $j; numa_node = $j; }"
+		sep=', '
+	done
+	node_exec "$i" "
+set -e
+umask 077
+printf '%s\n' \"\$LFS_KEY\" >/tmp/node.key
+umask 022
+cat >/tmp/lfs.conf <<EOC
+librarian = \"\$LFS_LIBRARIAN\";
+node = \"\$LFS_NODE\";
+key_file = \"/tmp/node.key\";
+connect_timeout = 20;
+fabric = ( $fab );
+agent = { state_dir = \"/run/lfs\"; };
+EOC
+insmod \$LFS_TOP/driver/lfs.ko
+\$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent --once
+setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >/tmp/agent.log 2>&1 &
+echo \$! >/tmp/agent.pid
+"
+}
+
+# Run commands in node I with lfsvol ready: L ARGS... is lfsvol with this
+# node's configuration, mapsync is the MAP_SYNC checker.
+em_node() {
+	node_exec "$1" "L() { \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf \"\$@\"; }
+export PATH=\$LFS_TOP/build/driver-tests:\$PATH
+$2"
+}
+
+em_stop() {
+	local i rc=0
+	for i in "${!MACHINE_PID[@]}"; do
+		machine_stop_node "$i" || rc=1
+	done
+	em_librarian_stop
+	return "$rc"
+}
+
+em_cleanup() {
+	machine_cleanup
+	em_librarian_stop
+}
