@@ -48,7 +48,7 @@ librarian = {
 	keys_dir = "$LV/keys";
 	default_policy = "Spread";
 	heartbeat_interval = ${4:-1};
-	lease_time = 5;
+	lease_time = $(( ${4:-1} * 5 ));
 };
 fabric = { compact = { nodes = 1; igs = $3; books = $2; }; };
 EOC
