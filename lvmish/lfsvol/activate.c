@@ -83,7 +83,9 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 		return lfsvol_drv_fail(drv, r, what);
 	act = lfsvol_find_active(kv, kn, name);
 	r = lfsvol_lib_call(lib, what, "shelf.activate",
-			    json_pack("{s:s,s:s}", "name", name, "mode", shared ? "ro" : "rw"), &sh);
+			    json_pack("{s:s,s:s,s:b}", "name", name, "mode", shared ? "ro" : "rw",
+				      "takeover", ctx->takeover),
+			    &sh);
 	if (r)
 		goto out;
 	if (act) {
@@ -173,6 +175,7 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		{ "all", no_argument, NULL, 'A' },
 		{ "auto", no_argument, NULL, 'u' },
 		{ "shared", no_argument, NULL, 's' },
+		{ "takeover", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lv_lib *lib = NULL;
@@ -189,11 +192,13 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 			autoa = true;
 		else if (c == 's')
 			shared = true;
+		else if (c == 't')
+			ctx->takeover = true;
 		else
 			return LFSVOL_EUSAGE;
 	}
 	if ((optind == argc) == !(all || autoa)) {
-		lfsvol_err("usage: %s activate NAME...|--all|--auto [--shared]", lfsvol_prog);
+		lfsvol_err("usage: %s activate NAME...|--all|--auto [--shared] [--takeover]", lfsvol_prog);
 		json_decref(names);
 		return LFSVOL_EUSAGE;
 	}

@@ -122,6 +122,7 @@ struct lfsvol_ctx {
 	struct lfsvol_conf *conf;
 	bool json;
 	bool no_agent;		/* the agent itself: never proxy through the agent */
+	bool takeover;		/* activate --takeover: from holders whose lease expired */
 };
 
 extern const char *lfsvol_prog;

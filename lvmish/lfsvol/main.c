@@ -27,7 +27,7 @@ static const struct {
 	{ "rename", cmd_rename, "rename a shelf: rename OLD NEW" },
 	{ "list", cmd_list, "list shelves: list [--json]" },
 	{ "show", cmd_show, "describe one shelf: show NAME [--json]" },
-	{ "activate", cmd_activate, "make shelves block devices here: activate NAME...|--all|--auto [--shared]" },
+	{ "activate", cmd_activate, "make shelves block devices here: activate NAME...|--all|--auto [--shared] [--takeover]" },
 	{ "deactivate", cmd_deactivate, "remove shelves' block devices here: deactivate NAME...|--all" },
 	{ "attr", cmd_attr, "shelf attributes: attr list|get|set|rm NAME [KEY [VALUE]]" },
 	{ "fabric", cmd_fabric, "fabric geometry and book usage per node: fabric [--json]" },
