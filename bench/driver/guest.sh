@@ -5,8 +5,11 @@
 # runs 1-second jobs on lfs, dm, raw, lfs, dm, raw, ... one after the other
 # (stonewall), so that the three are always measured seconds apart and slow
 # drifts of the emulation (host load, TCG) cancel out in the per-cycle ratios.
-# Then DAX mmap copy on ext4 -o dax over the shelf and over raw pmem0,
-# alternating pass by pass.
+# Host load makes throughput over a second swing wildly, so each run also
+# reports its median latency: a 4k I/O takes microseconds, far less than a
+# host time slice, so most I/Os run undisturbed and the median shows what
+# the stack costs. Then DAX mmap copy on ext4 -o dax over the shelf and over
+# raw pmem0, alternating chunk by chunk.
 set -u
 . "$LFS_TOP/tests/driver/guest/lib.sh"
 export PATH=$LFS_TOP/build/driver-bench:$PATH
@@ -44,8 +47,8 @@ span=$((n * BS_MB - BS_MB))
 echo "# $n books of $BS_MB MiB: $lfs over pmem1/pmem2, $dm (dm-linear) over pmem3/pmem4," \
 	"raw /dev/pmem0; fio psync direct=1 over ${span} MiB, $CYCLES cycles of 1 s per device" >>"$out"
 
-# fio_cycles RW BS: prints one line per cycle, "lfs dm raw" (IOPS for 4k,
-# MiB/s otherwise).
+# fio_cycles RW BS: one line per cycle, for lfs, dm and raw in turn the
+# throughput (IOPS for 4k, MiB/s otherwise) and the median latency in us.
 fio_cycles() {
 	local rw=$1 bs=$2 key args=() i
 	case $rw in *read) key=read ;; *) key=write ;; esac
@@ -56,8 +59,9 @@ fio_cycles() {
 	fio --direct=1 --ioengine=psync --rw="$rw" --bs="$bs" --size=${span}M --runtime=1 \
 		--time_based --stonewall --output-format=json "${args[@]}" 2>/dev/null |
 		jq -r --arg k "$key" --arg bs "$bs" \
-			'[.jobs[] | .[$k] | if $bs == "4k" then .iops else .bw_bytes / 1048576 end] |
-			 range(0; length; 3) as $i | .[$i:$i + 3] | @tsv'
+			'[.jobs[] | .[$k] | (if $bs == "4k" then .iops else .bw_bytes / 1048576 end),
+			  .clat_ns.percentile["50.000000"] / 1000] |
+			 range(0; length; 6) as $i | .[$i:$i + 6] | @tsv'
 }
 
 fio_cycles read 1M >/dev/null # warm up
@@ -73,7 +77,7 @@ for d in "$lfs:/tmp/a" "/dev/pmem0:/tmp/b"; do
 	mkfs.ext4 -q -F -b 4096 "${d%%:*}" && mount -o dax "${d%%:*}" "${d#*:}" &&
 		fallocate -l 128M "${d#*:}/f" || exit 1
 done
-mmapcopy /tmp/a/f /tmp/b/f 128M $((2 * CYCLES)) | sed 's/^/mmap /' >>"$out"
+mmapcopy /tmp/a/f /tmp/b/f 128M $((CYCLES / 3 + 1)) | sed 's/^/mmap /' >>"$out"
 umount /tmp/a /tmp/b
 lfsctl remove bench && lfsctl detach /dev/pmem1 && lfsctl detach /dev/pmem2
 cat "$out"
