@@ -71,12 +71,29 @@ int lib_parse_size(const char *s, uint64_t *out)
 	if (errno || end == s)
 		return -EINVAL;
 	switch (*end) {
-	case 'K': case 'k': shift = 10; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'T': case 't': shift = 40; end++; break;
-	case 'P': case 'p': shift = 50; end++; break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	case 'T':
+	case 't':
+		shift = 40;
+		break;
+	case 'P':
+	case 'p':
+		shift = 50;
+		break;
 	}
+	if (shift)
+		end++;
 	if (shift && !strcasecmp(end, "iB"))
 		end += 2;
 	else if (!strcasecmp(end, "B"))

@@ -65,10 +65,18 @@ static int parse_db_opts(int argc, char **argv, const char **cfgfile, const char
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+c:h", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'c': *cfgfile = optarg; break;
-		case 'd': *db = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		case 'c':
+			*cfgfile = optarg;
+			break;
+		case 'd':
+			*db = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
 		}
 	}
 	return optind;
@@ -300,13 +308,27 @@ static int cmd_client(int argc, char **argv)
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+C:n:k:t:sh", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'C': o.addr = optarg; break;
-		case 'n': o.node = optarg; break;
-		case 'k': o.key_file = optarg; break;
-		case 't': o.reply_timeout_ms = o.connect_timeout_ms = atoi(optarg); break;
-		case 's': from_stdin = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'C':
+			o.addr = optarg;
+			break;
+		case 'n':
+			o.node = optarg;
+			break;
+		case 'k':
+			o.key_file = optarg;
+			break;
+		case 't':
+			o.reply_timeout_ms = o.connect_timeout_ms = atoi(optarg);
+			break;
+		case 's':
+			from_stdin = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (!from_stdin) {
@@ -403,7 +425,9 @@ static int cmd_serve(int argc, char **argv)
 
 	while ((ch = getopt_long(argc, argv, "c:l:d:vVh", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'c': cfgfile = optarg; break;
+		case 'c':
+			cfgfile = optarg;
+			break;
 		case 'l':
 			if (nlisten == LIB_MAX_LISTEN) {
 				fprintf(stderr, "librarian: at most %d --listen\n", LIB_MAX_LISTEN);
@@ -411,11 +435,21 @@ static int cmd_serve(int argc, char **argv)
 			}
 			listen[nlisten++] = optarg;
 			break;
-		case 'd': db = optarg; break;
-		case 'v': verbose = 1; break;
-		case 'V': printf("librarian %s\n", LFS_VERSION); return 0;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'd':
+			db = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'V':
+			printf("librarian %s\n", LFS_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc) {

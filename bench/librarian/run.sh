@@ -42,14 +42,14 @@ fabric = { compact = { racks = 1; enclosures = 4; nodes = 10; books = $((size / 
 EOC
 		echo
 		echo "## $size books, synchronous = $sync"
-		start=$(date +%s.%N)
+		start=$(date +%s%N)
 		$LIB -c "$T/lib.conf" 2>"$T/log" &
 		pid=$!
 		until $LIB client --connect "unix:$T/sock" stats >/dev/null 2>&1; do
 			kill -0 $pid 2>/dev/null || { cat "$T/log"; exit 1; }
 			sleep 0.05
 		done
-		printf 'catalogue created and served in %.2f s; idle: ' "$(echo "$(date +%s.%N) - $start" | bc)"
+		printf 'catalogue created and served in %s s; idle: ' "$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
 		rss
 		for clients in 1 32; do
 			$BENCH "$ADDR" admin "$T/keys/admin.key" cycle $clients "$SECS" 8 || exit 1
