@@ -1,12 +1,12 @@
 #!/bin/bash
 # Guest side of tests/driver/shelf.t: the user's story of shelves over two
-# fabric devices, from attach to rmmod. 32 MiB books, 1 GiB devices.
+# fabric devices, from attach to rmmod. 16 MiB books, 1 GiB devices.
 . "$LFS_TOP/tests/lib/tap.sh"
 . "$LFS_TOP/tests/driver/guest/lib.sh"
 M=/tmp/mnt
 mkdir -p $M
-BS=32
-BIG=48M # more than one book
+BS=16
+BIG=24M # more than one book
 
 t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko"
 t_run "attach /dev/pmem0 as IG 0" lfsctl attach /dev/pmem0 --ig 0 --book-size ${BS}M
@@ -21,7 +21,8 @@ t_fails "a second attach of /dev/pmem0 is refused" lfsctl attach /dev/pmem0 --ig
 t_fails "mounting an attached fabric device is refused" mount /dev/pmem0 $M
 
 # A shelf interleaving both devices.
-books=0:0,1:0,0:1,1:1,0:2,1:2,0:3,1:3,0:4,1:4
+books=$(for b in $(seq 0 9); do printf '0:%d,1:%d,' $b $b; done)
+books=${books%,}
 dev=$(lfsctl create data $books)
 t_like "$dev" '^/dev/lfs[0-9]+$' "create prints the device path ($dev)"
 disk=${dev#/dev/}
@@ -34,7 +35,7 @@ t_is "$(cat $sys/dax)" 1 "sysfs dax"
 t_is "$(paste -sd, $sys/books)" "$books" "sysfs books in shelf order"
 t_is "$(cat /sys/block/$disk/queue/chunk_sectors)" $((BS << 11)) "chunk_sectors is the book size"
 t_is "$(cat /sys/block/$disk/queue/dax)" 1 "queue is DAX-capable"
-t_is "$(blockdev --getsize64 $dev)" $((10 * BS << 20)) "capacity is 10 books"
+t_is "$(blockdev --getsize64 $dev)" $((20 * BS << 20)) "capacity is 20 books"
 t_fails "rmmod is refused while a shelf exists" rmmod lfs
 t_time "set up"
 
@@ -61,11 +62,11 @@ t_run "data intact after the refusals" cmp <(pattern 1 $BIG) $M/big
 fallocate -l ${BS}M $M/bg
 ( for i in 1 2 3; do mapsync --touch $M/bg ${BS}M || exit 1; done ) &
 faults=$!
-dd if=$dev of=/dev/null bs=1M count=$((10 * BS)) iflag=direct status=none &
+dd if=$dev of=/dev/null bs=1M count=$((20 * BS)) iflag=direct status=none &
 reads=$!
-t_run "extend by two books while mounted" lfsctl extend data 0:5,1:5
-t_is "$(blockdev --getsize64 $dev)" $((12 * BS << 20)) "capacity is 12 books"
-t_is "$(tail -n 2 $sys/books | paste -sd,)" "0:5,1:5" "new books at the tail"
+t_run "extend by four books while mounted" lfsctl extend data 0:10-11,1:10-11
+t_is "$(blockdev --getsize64 $dev)" $((24 * BS << 20)) "capacity is 24 books"
+t_is "$(tail -n 4 $sys/books | paste -sd,)" "0:10,0:11,1:10,1:11" "new books at the tail"
 blocks=$(stat -f -c %b $M)
 t_run "resize2fs grows the mounted filesystem" resize2fs $dev
 t_ok "$([ "$(stat -f -c %b $M)" -gt "$blocks" ]; echo $?)" "filesystem grew ($blocks -> $(stat -f -c %b $M) blocks)"
@@ -100,7 +101,7 @@ shelf_pmd=$(pmd_count $dev)
 t_time "PMD on the shelf"
 
 # Raw I/O across book boundaries (3 MiB writes straddle them).
-raw=$(lfsctl create raw 1:10,0:10,1:11,0:11)
+raw=$(lfsctl create raw 1:20,0:20,1:21,0:21)
 t_like "$raw" '^/dev/lfs[0-9]+$' "second shelf: $raw"
 t_run "$((4 * BS)) MiB written in 3 MiB direct writes" \
 	dd if=<(pattern 3 $((4 * BS))M) of=$raw bs=3M iflag=fullblock oflag=direct status=none
@@ -112,7 +113,7 @@ t_run "shrink to 3 books once closed" lfsctl shrink raw --books 3
 t_is "$(blockdev --getsize64 $raw)" $((3 * BS << 20)) "capacity is 3 books"
 t_run "first 3 books intact after shrink" cmp <(pattern 3 $((3 * BS))M) $raw
 t_fails "zero refused for a book in a shelf" lfsctl zero 0:0
-t_run "zero the book freed by shrink" lfsctl zero 0:11
+t_run "zero the book freed by shrink" lfsctl zero 0:21
 t_run "remove raw" lfsctl remove raw
 t_run "remove data" lfsctl remove data
 t_is "$(lfsctl list --json)" "[]" "no shelves left"
@@ -123,15 +124,15 @@ t_time "raw"
 
 # Each book's bytes are on its fabric device at the mapped offset.
 i=0
-for b in 1:10 0:10 1:11; do
+for b in 1:20 0:20 1:21; do
 	ig=${b%:*} n=${b#*:}
 	t_run "book $b holds shelf bytes $((i * BS))M-$(((i + 1) * BS))M" \
 		cmp <(dd if=/dev/pmem$ig bs=1M skip=$((n * BS)) count=$BS iflag=direct status=none) \
 		<(pattern 3 ${BS}M $((i * BS))M)
 	i=$((i + 1))
 done
-t_run "zeroed book 0:11 reads back as zeroes" \
-	cmp <(dd if=/dev/pmem0 bs=1M skip=$((11 * BS)) count=$BS iflag=direct status=none) \
+t_run "zeroed book 0:21 reads back as zeroes" \
+	cmp <(dd if=/dev/pmem0 bs=1M skip=$((21 * BS)) count=$BS iflag=direct status=none) \
 	<(head -c $((BS << 20)) /dev/zero)
 t_time "fabric check"
 
