@@ -175,6 +175,7 @@ struct lib_identity {
 	char name[LIB_NODE_NAME_MAX + 1];
 	int node;		/* index into cfg->nodes, -1 for admin */
 	bool admin;
+	bool tls;		/* identity fixed by the TLS handshake */
 };
 
 struct lib_server {

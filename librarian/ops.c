@@ -743,7 +743,7 @@ static int op_auth(struct req *rq)
 	if ((r = check_args(rq, a)) < 0 || (r = arg_str(rq, "node", false, &node)) < 0)
 		return r;
 	if (node) {
-		if (rq->who->node >= 0 || !rq->who->admin || *rq->authed) {
+		if (rq->who->tls || *rq->authed) {
 			/* over TLS the identity is the PSK identity; it cannot change */
 			if (strcmp(node, rq->who->name))
 				return FAIL(rq, EACCES,

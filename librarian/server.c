@@ -484,6 +484,7 @@ static int psk_find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL
 		return 0;
 	c->who.node = node;
 	c->who.admin = node < 0;
+	c->who.tls = true;
 	c->psk_ok = true;
 	return 1;
 }

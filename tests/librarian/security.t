@@ -55,6 +55,7 @@ cp "$T/keys/n1.key" "$T/keys/loose.key"; chmod 644 "$T/keys/loose.key"
 t_like "$("$LIB" client --connect "127.0.0.1:$PORT" --node n1 --key "$T/keys/loose.key" stats 2>&1)" "accessible by group or others \(mode 0644\)" "a key file readable by others is refused"
 t_like "$("$RAW" "127.0.0.1:$PORT" bytes 0000001a7b2276223a312c226964223a312c226f70223a2273746174227d)" "^closed" "plaintext JSON on the TLS port is dropped"
 t_is "$(ltls n1 auth | jq -r .node)" "n1" "the right key still works"
+t_like "$("$CLI" client --connect "127.0.0.1:$PORT" --node admin --key "$T/keys/admin.key" auth '{"node":"n2"}' 2>&1)" "EACCES: connection is authenticated as 'admin', not 'n2'" "over TLS the identity cannot change"
 
 # replay: record a TLS session that creates a shelf, remove the shelf, replay the bytes
 t_run "record a TLS session" "$RAW" "127.0.0.1:$PORT" record n1 "$T/keys/n1.key" "$T/session.bin" '{"v":1,"id":2,"op":"shelf.create","name":"replayed","books":1}'
@@ -74,13 +75,16 @@ t_is "$("$RAW" "127.0.0.1:$PORT" many 300 n1 "$T/keys/n1.key")" "300" "300 simul
 "$RAW" "unix:$SOCK" stall 6 & stall=$!
 "$RAW" "unix:$SOCK" flood 20000 6 & flood=$!
 "$RAW" "127.0.0.1:$PORT" stall 6 & stall2=$!
-ok=0
-for i in $(seq 1 20); do
+ok=0 n=0
+# a server that waited for any of them would hold these requests for the full 6 s
+while kill -0 $stall 2>/dev/null && kill -0 $flood 2>/dev/null; do
 	start=$(date +%s%N)
-	timeout 5 "$LIB" client --connect "unix:$SOCK" stats >/dev/null || { ok=1; break; }
+	timeout 5 "$CLI" client --connect "unix:$SOCK" stats >/dev/null || { ok=1; break; }
 	ms=$(( ($(date +%s%N) - start) / 1000000 ))
-	[ $ms -lt 2000 ] || { ok=1; t_diag "a request took $ms ms"; break; }
+	[ $ms -lt 4000 ] || { ok=1; t_diag "a request took $ms ms"; break; }
+	n=$((n + 1))
 done
+[ $n -ge 3 ] || { ok=1; t_diag "only $n requests while the slow clients were active"; }
 t_ok $ok "requests are answered promptly while slow clients stall and flood"
 wait $stall $flood $stall2
 t_run "the server survived them" lc stats
