@@ -402,7 +402,7 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 	 * connection that writes can restart the WAL, and small, frequent
 	 * checkpoints keep each one short.
 	 */
-	r = exec(s, "PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;"
+	r = exec(s, "PRAGMA cache_size = -40960; PRAGMA temp_store = MEMORY;"
 		 " PRAGMA wal_autocheckpoint = 256;", e);
 	if (r < 0)
 		goto fail;
