@@ -59,9 +59,11 @@ install: all
 	@for f in config/*.conf; do [ -e "$$f" ] || continue; \
 		install -m 0644 $$f $(DESTDIR)/etc/lfs/$$(basename $$f).example; done
 	@for f in config/*.service; do [ -e "$$f" ] || continue; \
-		install -D -m 0644 $$f $(DESTDIR)/lib/systemd/system/$$(basename $$f); done
+		install -d $(DESTDIR)/lib/systemd/system; \
+		sed 's#/usr/local/s\?bin/#$(PREFIX)/sbin/#g' $$f >$(DESTDIR)/lib/systemd/system/$$(basename $$f); done
 	@for f in udev/*.rules; do [ -e "$$f" ] || continue; \
-		install -D -m 0644 $$f $(DESTDIR)/lib/udev/rules.d/$$(basename $$f); done
+		install -d $(DESTDIR)/lib/udev/rules.d; \
+		sed 's#/usr/local/s\?bin/#$(PREFIX)/sbin/#g' $$f >$(DESTDIR)/lib/udev/rules.d/$$(basename $$f); done
 	@for f in man/*.[1-8]; do [ -e "$$f" ] || continue; s=$${f##*.}; \
 		install -D -m 0644 $$f $(DESTDIR)$(PREFIX)/share/man/man$$s/$$(basename $$f); done
 	install -D -m 0644 dkms.conf $(DESTDIR)/usr/src/lfs-$(shell cat VERSION)/dkms.conf

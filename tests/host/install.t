@@ -20,4 +20,11 @@ for f in udev/*.rules; do
 	t_ok "$([ -s "$dest/lib/udev/rules.d/$(basename "$f")" ]; echo $?)" "udev rule $(basename "$f") installed"
 done
 t_is "$(find "$dest" -path "$dest/usr/local*" | head -n 1)" "" "nothing escapes PREFIX into /usr/local"
+t_is "$(grep -rl /usr/local "$dest/lib" 2>/dev/null | head -n 1)" "" "udev rules and units call the tools under PREFIX, not /usr/local"
+for f in "$dest"/lib/udev/rules.d/*.rules "$dest"/lib/systemd/system/*.service; do
+	[ -e "$f" ] || continue
+	for b in $(grep -o '/opt/lfs/s\?bin/[a-z]*' "$f" | sort -u); do
+		t_ok "$([ -x "$dest$b" ]; echo $?)" "$(basename "$f") calls $b, which is installed"
+	done
+done
 t_done
