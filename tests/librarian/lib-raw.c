@@ -76,7 +76,7 @@ static void put_frame(int fd, const char *txt, uint32_t len)
 			perror("write");
 }
 
-/* Print replies until EOF or 3 s of silence. */
+/* Print replies until EOF or 20 s of silence (a loaded host may be slow). */
 static int print_replies(int fd)
 {
 	uint8_t buf[1 << 16];
@@ -87,7 +87,7 @@ static int print_replies(int fd)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t got;
 
-		if (poll(&p, 1, 3000) <= 0) {
+		if (poll(&p, 1, 20000) <= 0) {
 			printf("timeout\n");
 			return n;
 		}
@@ -274,7 +274,7 @@ static int replay(const char *addr, const char *file)
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t got;
 
-		if (poll(&p, 1, 3000) <= 0) {
+		if (poll(&p, 1, 20000) <= 0) {
 			printf("timeout\n");
 			break;
 		}
