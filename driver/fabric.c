@@ -132,6 +132,28 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 	return 0;
 }
 
+/*
+ * Where the books are in the kernel's address space, for reads and writes
+ * served through the DAX mapping (shelf.c): known only if the whole book
+ * range is one linear mapping without bad blocks when attached. Otherwise
+ * each bio asks dax_direct_access() for its own range.
+ */
+static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
+{
+	long nr = (long)fabric->nr_books
+		  << (fabric->book_shift - PAGE_SHIFT);
+	void *kaddr;
+	int id;
+
+	if (!fabric->dax_dev)
+		return;
+	id = dax_read_lock();
+	if (dax_direct_access(fabric->dax_dev, fabric->dax_pgoff, nr,
+			      DAX_ACCESS, &kaddr, NULL) >= nr)
+		fabric->kaddr = kaddr;
+	dax_read_unlock(id);
+}
+
 int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		      struct netlink_ext_ack *extack)
 {
@@ -197,6 +219,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	fabric->start_sect = offset >> SECTOR_SHIFT;
 	fabric->dax_dev = fs_dax_get_by_bdev(bdev, &start_off, NULL, NULL);
 	fabric->dax_pgoff = (start_off + offset) >> PAGE_SHIFT;
+	lfs_fabric_map_kaddr(fabric);
 	xa_init(&fabric->owners);
 
 	lfs_fabric_insert(fabric);

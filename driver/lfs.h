@@ -28,6 +28,7 @@ struct lfs_fabric {
 	u32 nr_used;
 	sector_t start_sect; /* first book, in the bdev's sectors */
 	pgoff_t dax_pgoff; /* first book, in dax_dev pages */
+	void *kaddr; /* first book, mapped; NULL: ask dax_direct_access() */
 	struct xarray owners; /* book number -> struct lfs_shelf */
 };
 

@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/badblocks.h>
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/ctype.h>
@@ -101,14 +102,87 @@ static void lfs_flush_fabrics(struct lfs_shelf *shelf, struct bio *parent)
 	}
 }
 
+/*
+ * Reads and plain writes to a fabric device that has DAX are served like
+ * drivers/nvdimm/pmem.c serves them: copied between the bio's pages and the
+ * book's memory, found through dax_direct_access(). Remapping to the fabric's
+ * block device costs a second pass through the block layer for the same copy.
+ * Everything else is remapped: FUA (the flush after the write is the fabric
+ * driver's), discards and the like, fabrics without DAX, and any range the
+ * fabric reports bad (dax_direct_access() fails, and the fabric's own bio path
+ * then returns -EIO on read or clears the poison on write).
+ */
+static bool dax_io = true;
+module_param(dax_io, bool, 0644);
+MODULE_PARM_DESC(dax_io,
+		 "Serve reads and writes through the fabric's DAX mapping (default 1); 0 remaps every bio");
+
+static blk_status_t lfs_copy(struct bio *bio, void *kaddr)
+{
+	bool write = op_is_write(bio_op(bio));
+	struct bvec_iter iter;
+	struct bio_vec bv;
+	void *mem;
+
+	bio_for_each_segment(bv, bio, iter) {
+		mem = bvec_kmap_local(&bv);
+		if (write) {
+			memcpy_flushcache(kaddr, mem, bv.bv_len);
+		} else if (copy_mc_to_kernel(mem, kaddr, bv.bv_len)) {
+			kunmap_local(mem);
+			return BLK_STS_IOERR;
+		}
+		kunmap_local(mem);
+		kaddr += bv.bv_len;
+	}
+	return BLK_STS_OK;
+}
+
+/* Returns true if the bio was served (and ended) from the fabric's memory. */
+static bool lfs_dax_io(struct bio *bio, const struct lfs_extent *ext,
+		       sector_t within, unsigned int shift)
+{
+	struct lfs_fabric *fabric = ext->fabric;
+	struct badblocks *bb = fabric->bdev->bd_disk->bb;
+	unsigned int off = (within & (PAGE_SECTORS - 1)) << SECTOR_SHIFT;
+	long nr = DIV_ROUND_UP(off + bio->bi_iter.bi_size, PAGE_SIZE);
+	pgoff_t pgoff = ((pgoff_t)ext->book << (shift - PAGE_SECTORS_SHIFT)) +
+			(within >> PAGE_SECTORS_SHIFT);
+	blk_status_t status;
+	void *kaddr;
+	int id;
+
+	id = dax_read_lock();
+	if (!dax_alive(fabric->dax_dev))
+		goto remap;
+	/*
+	 * With no bad blocks anywhere on the fabric, the mapping found at
+	 * attach time serves; otherwise the fabric driver checks this range
+	 * (pmem refuses a range holding bad blocks, and its bio path then
+	 * fails the read or clears the poison on write).
+	 */
+	if (fabric->kaddr && !(bb && READ_ONCE(bb->count)))
+		kaddr = fabric->kaddr + (pgoff << PAGE_SHIFT);
+	else if (dax_direct_access(fabric->dax_dev, fabric->dax_pgoff + pgoff,
+				   nr, DAX_ACCESS, &kaddr, NULL) < nr)
+		goto remap;
+	status = lfs_copy(bio, kaddr + off);
+	dax_read_unlock(id);
+	bio->bi_status = status;
+	bio_endio(bio);
+	return true;
+remap:
+	dax_read_unlock(id);
+	return false;
+}
+
 static void lfs_submit_bio(struct bio *bio)
 {
 	struct lfs_shelf *shelf = bio->bi_bdev->bd_disk->private_data;
 	unsigned int shift = shelf->book_shift - SECTOR_SHIFT;
-	const struct lfs_extent *ext;
-	struct block_device *bdev;
+	struct lfs_extent ext;
 	struct lfs_map *map;
-	sector_t sector;
+	sector_t sector, within;
 	u64 index;
 
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
@@ -134,6 +208,7 @@ static void lfs_submit_bio(struct bio *bio)
 		sector = bio->bi_iter.bi_sector;
 	}
 	index = sector >> shift;
+	within = sector & ((1ULL << shift) - 1);
 	rcu_read_lock();
 	map = rcu_dereference(shelf->map);
 	if (unlikely(index >= map->nr_books)) {
@@ -141,14 +216,24 @@ static void lfs_submit_bio(struct bio *bio)
 		bio_io_error(bio);
 		return;
 	}
-	ext = &map->books[index];
-	bdev = ext->fabric->bdev;
-	sector = ext->fabric->start_sect + ((sector_t)ext->book << shift) +
-		 (sector & ((1ULL << shift) - 1));
+	ext = map->books[index];
 	rcu_read_unlock();
 
-	bio_set_dev(bio, bdev);
-	bio->bi_iter.bi_sector = sector;
+	/*
+	 * The copy may run after a shrink has dropped this book from the map:
+	 * as for a remapped bio in flight, the fabric stays attached while the
+	 * book is owned, and a shrink is only allowed while nothing has the
+	 * shelf open.
+	 */
+	if (READ_ONCE(dax_io) && ext.fabric->dax_dev &&
+	    (bio_op(bio) == REQ_OP_READ ||
+	     (bio_op(bio) == REQ_OP_WRITE && !(bio->bi_opf & REQ_FUA))) &&
+	    lfs_dax_io(bio, &ext, within, shift))
+		return;
+
+	bio_set_dev(bio, ext.fabric->bdev);
+	bio->bi_iter.bi_sector = ext.fabric->start_sect +
+				 ((sector_t)ext.book << shift) + within;
 	submit_bio_noacct(bio);
 }
 

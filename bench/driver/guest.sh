@@ -1,13 +1,14 @@
 #!/bin/bash
 # Guest side of bench/driver/run. One shelf layout over pmem0 and pmem1
-# (64 MiB books alternating between them), measured three ways on the same
-# memory: as /dev/lfsN, as a dm-linear device with the same table, and as
-# the raw devices. In this emulation raw pmem devices differ in speed from
+# (64 MiB books alternating between them), measured four ways on the same
+# memory: as /dev/lfsN (reads and writes through the fabric's DAX mapping,
+# the default), as /dev/lfsN with every bio remapped (dax_io=0, "lfsr"), as a
+# dm-linear device with the same table, and as the raw devices. In this emulation raw pmem devices differ in speed from
 # each other (an artefact of TCG, not of the devices), so the raw baseline is
 # both devices the shelf spreads its I/O over, pmem0 and pmem1, and each is
 # also reported on its own.
 #
-# A cycle runs the four set-ups one after the other, in rotating order; each
+# A cycle runs the five set-ups one after the other, in rotating order; each
 # runs one fio process with the four workloads, one second each. Host load
 # swings throughput over seconds, so each run also reports its median
 # latency: a 4k I/O takes microseconds, far less than a host time slice, so
@@ -67,14 +68,22 @@ fio_run() {
 }
 
 run_lfs() { local d; d=$(lfs_up) && fio_run lfs "$d" && lfs_down; }
+# the same shelf with every bio remapped to the fabric device (dax_io=0)
+run_lfsr() {
+	local d
+	echo 0 >/sys/module/lfs/parameters/dax_io &&
+		d=$(lfs_up) && fio_run lfsr "$d" && lfs_down &&
+		echo 1 >/sys/module/lfs/parameters/dax_io
+}
 run_dm() { local d; d=$(dm_up) && fio_run dm "$d" && dm_down; }
 run_raw0() { fio_run raw0 /dev/pmem0; }
 run_raw1() { fio_run raw1 /dev/pmem1; }
 
 run_raw0 >/dev/null # warm up
-orders=("lfs dm raw0 raw1" "dm raw0 raw1 lfs" "raw0 raw1 lfs dm" "raw1 lfs dm raw0")
+orders=("lfs lfsr dm raw0 raw1" "lfsr dm raw0 raw1 lfs" "dm raw0 raw1 lfs lfsr"
+	"raw0 raw1 lfs lfsr dm" "raw1 lfs lfsr dm raw0")
 for c in $(seq "$CYCLES"); do
-	for s in ${orders[$(((c - 1) % 4))]}; do
+	for s in ${orders[$(((c - 1) % 5))]}; do
 		run_$s | sed "s/^fio /fio $c /" >>"$out" || exit 1
 	done
 done

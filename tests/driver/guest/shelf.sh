@@ -106,6 +106,30 @@ t_like "$raw" '^/dev/lfs[0-9]+$' "second shelf: $raw"
 t_run "$((4 * BS)) MiB written in 3 MiB direct writes" \
 	dd if=<(pattern 3 $((4 * BS))M) of=$raw bs=3M iflag=fullblock oflag=direct status=none
 t_run "read back equal" cmp <(pattern 3 $((4 * BS))M) $raw
+# Reads and writes go through the fabric's DAX mapping (module parameter
+# dax_io=1, the default) or are remapped to the fabric's block device
+# (dax_io=0): each path must read what the other wrote, at any alignment.
+dio=/sys/module/lfs/parameters/dax_io
+t_is "$(cat $dio)" Y "dax_io is on by default"
+echo 0 >$dio
+t_run "remapped reads (dax_io=0) see what DAX-path writes wrote" cmp <(pattern 3 $((4 * BS))M) $raw
+t_run "remapped 3 MiB writes of another pattern" \
+	dd if=<(pattern 4 $((4 * BS))M) of=$raw bs=3M iflag=fullblock oflag=direct status=none
+echo 1 >$dio
+t_run "DAX-path reads (dax_io=1) see what remapped writes wrote" cmp <(pattern 4 $((4 * BS))M) $raw
+# 1 KiB at sector offset 1 (not page-aligned) straddling each book boundary,
+# on the DAX path; the remap path reads it back.
+for i in 1 2 3; do
+	dd if=<(pattern 5 1K $((i * BS))M) of=$raw bs=512 seek=$((i * BS * 2048 - 1)) count=2 \
+		iflag=fullblock oflag=direct conv=notrunc status=none || echo "dd at book $i failed"
+done >/tmp/unaligned.err 2>&1
+t_is "$(cat /tmp/unaligned.err)" "" "unaligned 1 KiB DAX-path writes across boundaries"
+echo 0 >$dio
+t_run "remapped read of the unaligned writes" cmp <(for i in 1 2 3; do pattern 5 1K $((i * BS))M; done) \
+	<(for i in 1 2 3; do dd if=$raw bs=512 skip=$((i * BS * 2048 - 1)) count=2 iflag=direct status=none; done)
+echo 1 >$dio
+t_run "write pattern 3 again (DAX path)" \
+	dd if=<(pattern 3 $((4 * BS))M) of=$raw bs=3M iflag=fullblock oflag=direct status=none
 exec 3<$raw
 t_fails "shrink refused while open" lfsctl shrink raw --books 3
 exec 3<&-
