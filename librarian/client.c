@@ -473,6 +473,7 @@ int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **resul
 	uint8_t hdr[4];
 	uint32_t len;
 	char *txt, *buf = NULL;
+	uint8_t *frame;
 	int r;
 
 	if (result)
@@ -493,14 +494,23 @@ int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **resul
 	if (!txt)
 		return lib_err(l, ENOMEM, "out of memory");
 	len = strlen(txt);
-	hdr[0] = len >> 24;
-	hdr[1] = len >> 16;
-	hdr[2] = len >> 8;
-	hdr[3] = len;
-	r = io_write(l, hdr, 4, deadline);
-	if (r == 0)
-		r = io_write(l, txt, len, deadline);
+	/*
+	 * Header and body in one write: one TLS record, one TCP segment, no
+	 * second small segment for Nagle to hold back on any hop between.
+	 */
+	frame = malloc(4 + len);
+	if (!frame) {
+		free(txt);
+		return lib_err(l, ENOMEM, "out of memory");
+	}
+	frame[0] = len >> 24;
+	frame[1] = len >> 16;
+	frame[2] = len >> 8;
+	frame[3] = len;
+	memcpy(frame + 4, txt, len);
 	free(txt);
+	r = io_write(l, frame, 4 + len, deadline);
+	free(frame);
 	if (r < 0)
 		goto broken;
 	for (;;) {

@@ -136,11 +136,13 @@ struct lib_store {
 	int nst;
 	uint64_t rand_state;
 	char *node_offline;	/* per config node: 1 if offline */
+	struct lib_ckpt *ckpt;	/* background checkpoints, daemon only */
 };
 
 int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		   struct lib_store **out, struct lib_err *e);
 void lib_store_close(struct lib_store *s);
+int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e);
 int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
 int lib_store_check(sqlite3 *db, FILE *report);
 int lib_store_begin(struct lib_store *s);

@@ -493,11 +493,13 @@ static int cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	if (lib_store_open(cfg->db_path, cfg, true, &store, &e) < 0 ||
-	    lib_store_sync_geometry(store, &e) < 0) {
+	    lib_store_sync_geometry(store, &e) < 0 ||
+	    lib_store_checkpointer(store, true, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
 		goto out;
 	}
 	rc = lib_serve(cfg, store, verbose);
+	lib_store_checkpointer(store, false, NULL);
 	sqlite3_wal_checkpoint_v2(store->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 out:
 	lib_store_close(store);

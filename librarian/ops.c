@@ -841,6 +841,7 @@ static int op_stats(struct req *rq)
 {
 	sqlite3_stmt *st;
 	int64_t freeb = 0, zombie = 0, inuse = 0, shelves = 0, acts = 0;
+	json_t *db;
 	int r;
 
 	if ((r = check_args(rq, NULL)) < 0)
@@ -859,13 +860,26 @@ static int op_stats(struct req *rq)
 		acts = sqlite3_column_int64(st, 4);
 	}
 	sqlite3_reset(st);
-	rq->result = json_pack("{s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:i,s:I,s:I}",
+	{
+		/* the database's own work counters: load-independent cost measures */
+		int hit = 0, miss = 0, wr = 0, hi;
+		json_int_t steps = 0;
+
+		sqlite3_db_status(rq->s->db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &hi, 0);
+		sqlite3_db_status(rq->s->db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hi, 0);
+		sqlite3_db_status(rq->s->db, SQLITE_DBSTATUS_CACHE_WRITE, &wr, &hi, 0);
+		for (int i = 0; i < rq->s->nst; i++)
+			steps += sqlite3_stmt_status(rq->s->st[i], SQLITE_STMTSTATUS_VM_STEP, 0);
+		db = json_pack("{s:i,s:i,s:i,s:I}", "cache_hit", hit, "cache_miss", miss,
+			       "cache_write", wr, "vm_steps", steps);
+	}
+	rq->result = json_pack("{s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:i,s:I,s:I,s:o}",
 		"books", "total", (json_int_t)rq->c->total_books, "free", (json_int_t)freeb,
 		"inuse", (json_int_t)inuse, "zombie", (json_int_t)zombie,
 		"offline", (json_int_t)(rq->c->total_books - freeb - inuse - zombie),
 		"shelves", (json_int_t)shelves, "activations", (json_int_t)acts,
 		"connections", rq->srv->nconns, "requests", (json_int_t)rq->srv->requests,
-		"uptime", (json_int_t)(lib_now_mono() - rq->srv->started));
+		"uptime", (json_int_t)(lib_now_mono() - rq->srv->started), "db", db);
 	return 0;
 }
 

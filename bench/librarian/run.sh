@@ -27,6 +27,7 @@ rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$pi
 
 echo "# librarian benchmark $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(uname -r)"
 echo "# command: bench/librarian/run.sh $SECS \"$SIZES\" \"$SYNCS\""
+echo "# load average at start: $(cut -d" " -f1-3 /proc/loadavg)"
 for size in $SIZES; do
 	for sync in $SYNCS; do
 		rm -f "$T"/cat.db*
@@ -52,7 +53,14 @@ EOC
 		printf 'catalogue created and served in %s s; idle: ' "$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
 		rss
 		for clients in 1 32; do
-			$BENCH "$ADDR" admin "$T/keys/admin.key" cycle $clients "$SECS" 8 || exit 1
+			before=$($LIB client --connect "unix:$T/sock" stats | jq -c .db)
+			out=$($BENCH "$ADDR" admin "$T/keys/admin.key" cycle $clients "$SECS" 8) || exit 1
+			after=$($LIB client --connect "unix:$T/sock" stats | jq -c .db)
+			printf '%s\n' "$out"
+			# SQLite's work per cycle: independent of machine load
+			n=$(printf '%s\n' "$out" | awk 'NR == 1 { print $6 }')
+			jq -rn --argjson a "$before" --argjson b "$after" --argjson n "$n" \
+				'"  per cycle: \(($b.vm_steps - $a.vm_steps) / $n | floor) SQLite VM steps, \(($b.cache_hit + $b.cache_miss - $a.cache_hit - $a.cache_miss) / $n | floor) page reads (\(($b.cache_miss - $a.cache_miss) / $n * 10 | floor / 10) misses), \(($b.cache_write - $a.cache_write) / $n | floor) page writes"'
 		done
 		$BENCH "$ADDR" admin "$T/keys/admin.key" grow 1000 5 || exit 1
 		$BENCH "$ADDR" admin "$T/keys/admin.key" list 1000 20 || exit 1
@@ -63,3 +71,5 @@ EOC
 		pid=
 	done
 done
+echo
+echo "# load average at end: $(cut -d" " -f1-3 /proc/loadavg)"
