@@ -39,6 +39,7 @@ struct agent_state {
 	long long zeroed;	/* books zeroed by this agent since it started */
 	long long pending;	/* ZOMBIE books of this node the librarian reported */
 	long long heartbeats;
+	long long commands;	/* lfsvol commands run for the front end (run.c) */
 	time_t last_heartbeat;
 	char librarian[256];	/* "connected" or why not */
 	char scrub[256];	/* "idle", "zeroing N of M", or an error */
@@ -52,10 +53,11 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 	mkdir(ctx->conf->state_dir, 0755);
 	snprintf(path, sizeof(path), "%s/agent.json", ctx->conf->state_dir);
 	snprintf(tmp, sizeof(tmp), "%s/.agent.json.%d", ctx->conf->state_dir, (int)getpid());
-	o = json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
+	o = json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
 		      "updated", (json_int_t)time(NULL), "zeroed", (json_int_t)st->zeroed,
 		      "zombies_pending", (json_int_t)st->pending,
 		      "heartbeats", (json_int_t)st->heartbeats,
+		      "commands_run", (json_int_t)st->commands,
 		      "last_heartbeat", (json_int_t)st->last_heartbeat,
 		      "librarian", st->librarian, "scrub", st->scrub);
 	if (o && !json_dump_file(o, tmp, JSON_COMPACT))
@@ -205,6 +207,19 @@ static int agent_pass(struct lfsvol_ctx *ctx, struct lv_lib **lib, struct lfs_cl
 	return failed ? LFSVOL_EFAIL : 0;
 }
 
+struct run_started {
+	struct lfsvol_ctx *ctx;
+	struct agent_state *st;
+};
+
+static void run_started(void *arg)
+{
+	struct run_started *rs = arg;
+
+	rs->st->commands++;
+	state_write(rs->ctx, rs->st);
+}
+
 int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	static const struct option opts[] = {
@@ -216,7 +231,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	struct lfs_client *drv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool once = false;
-	int c, r, lock, lfd = -1, interval = 10, backoff = 1;
+	int c, r, lock, lfd = -1, rfd = -1, interval = 10, backoff = 1;
 	int64_t end;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -226,6 +241,10 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	}
 	if (optind != argc) {
 		lfsvol_err("usage: %s agent [--once]", lfsvol_prog);
+		return LFSVOL_EUSAGE;
+	}
+	if (lfsvol_in_agent_run) {
+		lfsvol_err("the agent cannot run inside the agent; set LFSVOL_NO_AGENT=1 to run it here");
 		return LFSVOL_EUSAGE;
 	}
 	r = lfsvol_need_root("agent");
@@ -245,6 +264,10 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		if (lfd < 0)
 			lfsvol_err("cannot listen on %s/agent.sock (%s); lfsvol will talk to the librarian directly",
 				   ctx->conf->state_dir, strerror(-lfd));
+		rfd = lfsvol_run_listen(ctx->conf->state_dir);
+		if (rfd < 0)
+			lfsvol_err("cannot listen on %s/run.sock (%s); lfsvol will run commands itself",
+				   ctx->conf->state_dir, strerror(-rfd));
 	}
 	for (;;) {
 		lock = lock_state(ctx);
@@ -260,16 +283,29 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		end = lfsvol_now_ms() + 1000LL * (lib ? interval : backoff);
 		backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
 		while (!stop) {
-			struct pollfd p = { .fd = lfd, .events = POLLIN };
+			struct pollfd p[2] = { { .fd = lfd, .events = POLLIN },
+					       { .fd = rfd, .events = POLLIN } };
 			int64_t left = end - lfsvol_now_ms();
 
 			if (left <= 0)
 				break;
-			if (poll(&p, lfd >= 0 ? 1 : 0, (int)left) > 0)
-				lfsvol_agent_serve(lfd, lib);
+			if (poll(p, 2, (int)left) > 0) {
+				if (p[1].revents) {
+					struct run_started rs = { ctx, &st };
+
+					lfsvol_run_accept(rfd, run_started, &rs);
+				}
+				if (p[0].revents)
+					lfsvol_agent_serve(lfd, lib);
+			}
+			lfsvol_run_reap();
 		}
 		if (stop)
 			break;
+	}
+	if (rfd >= 0) {
+		lfsvol_run_unlink(ctx->conf->state_dir);
+		close(rfd);
 	}
 	if (lfd >= 0) {
 		char path[PATH_MAX];

@@ -172,6 +172,13 @@ void lv_close(struct lv_lib *l);
 bool lv_via_agent(const struct lv_lib *l);
 int lfsvol_msg_send(int fd, json_t *msg);
 int lfsvol_msg_recv(int fd, json_t **msg, int ms);
+/* run.c: commands run by the agent for the lfsvol front end (front.c) */
+extern bool lfsvol_in_agent_run;
+int lfsvol_main(int argc, char **argv);
+int lfsvol_run_listen(const char *state_dir);
+void lfsvol_run_unlink(const char *state_dir);
+int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg);
+int lfsvol_run_reap(void);
 int lfsvol_agent_listen(const char *state_dir);
 void lfsvol_agent_serve(int lfd, struct lv_lib *lib);
 

@@ -117,7 +117,7 @@ int lfsvol_need_conf(struct lfsvol_ctx *ctx)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int lfsvol_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -170,4 +170,9 @@ int main(int argc, char **argv)
 	}
 	lfsvol_err("invalid command `%s'; run `%s --help' for the list", argv[optind], lfsvol_prog);
 	return LFSVOL_EUSAGE;
+}
+
+int main(int argc, char **argv)
+{
+	return lfsvol_main(argc, argv);
 }

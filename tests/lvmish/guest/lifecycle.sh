@@ -93,6 +93,25 @@ t_like "$("$LFSVOL_BIN" -c /tmp/nokey.conf list 2>&1)" "^NAME" \
 	"with the agent running, lfsvol uses the agent's librarian session (no key file needed)"
 t_like "$("$LFSVOL_BIN" -c /tmp/nokey.conf --librarian "$LFS_LIBRARIAN" list 2>&1)" "key_file \`/nonexistent.key'" \
 	"an explicit --librarian bypasses the agent"
+# The front end hands each command to the agent (run.sock), which runs it in
+# a fork on the caller's stdin/stdout/stderr, working directory and
+# environment: the result must be that of running lfsvol-core here.
+runs() { jq .commands_run /run/lfs/agent.json; }
+n0=$(runs)
+err_a=$(cd /tmp && "$LFSVOL_BIN" -c nokey.conf show nosuch 2>&1 >/dev/null)
+rc_a=$?
+t_is "$(runs)" $((n0 + 1)) "the command ran in the agent (commands_run $n0 -> $((n0 + 1)))"
+err_d=$(cd /tmp && LFSVOL_NO_AGENT=1 "$LFSVOL_BIN" -c nokey.conf show nosuch 2>&1 >/dev/null)
+rc_d=$?
+t_is "$(runs)" $((n0 + 1)) "LFSVOL_NO_AGENT=1 runs lfsvol-core here"
+t_is "$rc_a $err_a" "$rc_d $err_d" "same exit status and stderr through the agent (config relative to the caller's cwd)"
+t_is "$rc_a" 6 "exit status 6 for an unknown shelf"
+t_like "$(LFS_CONF=/tmp/nokey.conf "$LFSVOL_BIN" list 2>/dev/null)" "^NAME" \
+	"the caller's environment (LFS_CONF) and stdout reach the command"
+t_is "$(runs)" $((n0 + 2)) "that one ran in the agent too"
+out=$("$LFSVOL_BIN" -c "$CONF" agent --once 2>&1)
+t_like "$out" "activating shelf .auto1'" "lfsvol agent --once runs a pass: $out"
+t_is "$(runs)" $((n0 + 2)) "the agent did not run the agent"
 kill "$apid"
 wait "$apid"
 t_is "$?" 0 "the agent exits cleanly on SIGTERM"

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agent's side of front.c: run an lfsvol command for a local root
+ * client, in a fork of the agent, on the client's own terminal.
+ *
+ * The agent checks the request and forks a supervisor, which forks the
+ * command: the command process takes the client's descriptors as 0, 1 and
+ * 2, its working directory and environment, and runs lfsvol_main() as a
+ * fresh lfsvol would (it reaches the librarian through agent.sock, like any
+ * lfsvol). The supervisor passes on the client's signals, ends the command
+ * if the client goes away, and sends the exit status. The agent's loop is
+ * never blocked by a command: it only reaps supervisors.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lfsvol.h"
+#include "run.h"
+
+extern char **environ;
+
+bool lfsvol_in_agent_run;
+
+int lfsvol_run_listen(const char *state_dir)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	mode_t old;
+	int fd;
+
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/run.sock", state_dir) >=
+	    sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(sa.sun_path);
+	old = umask(077);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16)) {
+		int r = -errno;
+
+		umask(old);
+		close(fd);
+		return r;
+	}
+	umask(old);
+	return fd;
+}
+
+void lfsvol_run_unlink(const char *state_dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/run.sock", state_dir);
+	unlink(path);
+}
+
+struct run_req {
+	int fd;		/* the client's connection */
+	int fds[3];	/* its stdin, stdout, stderr */
+	char *buf;
+	char **argv, **envp;
+	int argc;
+	const char *cwd;
+};
+
+static void req_free(struct run_req *q)
+{
+	if (q->fd >= 0)
+		close(q->fd);
+	for (int i = 0; i < 3; i++)
+		if (q->fds[i] >= 0)
+			close(q->fds[i]);
+	free(q->buf);
+	free(q->argv);
+	free(q->envp);
+}
+
+static int recv_full(int fd, void *p, size_t len)
+{
+	char *c = p;
+
+	while (len) {
+		ssize_t n = recv(fd, c, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read and check a request; 0 if it can run. Bounded by SO_RCVTIMEO. */
+static int req_read(struct run_req *q)
+{
+	char cbuf[CMSG_SPACE(3 * sizeof(int))];
+	struct lfsvol_run_hdr h;
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct timeval tv = { 2, 0 };
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct cmsghdr *c;
+	uint32_t argc, envc, len, n = 0;
+	ssize_t got;
+
+	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.uid != 0)
+		return -EPERM;
+	setsockopt(q->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	got = recvmsg(q->fd, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(3 * sizeof(int)) && q->fds[0] < 0)
+			memcpy(q->fds, CMSG_DATA(c), sizeof(q->fds));
+	}
+	if (got != (ssize_t)sizeof(h) || (m.msg_flags & MSG_CTRUNC) || q->fds[0] < 0 ||
+	    memcmp(h.magic, LFSVOL_RUN_MAGIC, sizeof(h.magic)))
+		return -EPROTO;
+	argc = ntohl(h.argc);
+	envc = ntohl(h.envc);
+	len = ntohl(h.len);
+	if (argc < 1 || argc > LFSVOL_RUN_MAX_ARGS || envc > LFSVOL_RUN_MAX_ARGS ||
+	    len < 1 || len > LFSVOL_RUN_MAX)
+		return -E2BIG;
+	q->buf = malloc(len);
+	q->argv = calloc(argc + 1, sizeof(char *));
+	q->envp = calloc(envc + 1, sizeof(char *));
+	if (!q->buf || !q->argv || !q->envp)
+		return -ENOMEM;
+	if (recv_full(q->fd, q->buf, len) || q->buf[len - 1])
+		return -EPROTO;
+	/* cwd, then argc arguments, then envc variables: exactly that many strings */
+	for (char *p = q->buf; p < q->buf + len; p += strlen(p) + 1, n++) {
+		if (n == 0)
+			q->cwd = p;
+		else if (n <= argc)
+			q->argv[n - 1] = p;
+		else if (n <= argc + envc)
+			q->envp[n - 1 - argc] = p;
+	}
+	if (n != 1 + argc + envc)
+		return -EPROTO;
+	q->argc = (int)argc;
+	return 0;
+}
+
+/* Move fd to a number >= 10 (so that 0-3 can be laid out freely). */
+static int high(int fd)
+{
+	int h = fcntl(fd, F_DUPFD, 10);
+
+	return h < 0 ? fd : h;
+}
+
+static void run_command(struct run_req *q)
+{
+	if (chdir(q->cwd)) {
+		fprintf(stderr, "lfsvol: cannot enter the working directory %s: %s\n", q->cwd,
+			strerror(errno));
+		exit(LFSVOL_EFAIL);
+	}
+	environ = q->envp;
+	/* the agent flushed before forking: decide buffering for the new stdout */
+	setvbuf(stdout, NULL, isatty(1) ? _IOLBF : _IOFBF, BUFSIZ);
+	optind = 0;
+	lfsvol_in_agent_run = true;
+	exit(lfsvol_main(q->argc, q->argv));
+}
+
+static void supervise(struct run_req *q)
+{
+	static const sigset_t none;
+	unsigned char st[4], b;
+	int conn, fds[3], status, code, pidfd;
+	pid_t pid;
+
+	/* descriptors: the client's as 0-2, the connection as 3, nothing else */
+	conn = high(q->fd);
+	for (int i = 0; i < 3; i++)
+		fds[i] = high(q->fds[i]);
+	for (int i = 0; i < 3; i++)
+		dup2(fds[i], i);
+	dup2(conn, 3);
+	close_range(4, ~0U, 0);
+	conn = 3;
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	pid = fork();
+	if (pid == 0) {
+		close(conn);
+		run_command(q);
+	}
+	if (pid < 0 || send(conn, "A", 1, MSG_NOSIGNAL) != 1) {
+		if (pid > 0)
+			kill(pid, SIGTERM);
+		_exit(1);
+	}
+	pidfd = pidfd_open(pid, 0);
+	for (;;) {
+		struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
+				       { .fd = conn, .events = POLLIN } };
+
+		if (pidfd < 0 || poll(p, conn >= 0 ? 2 : 1, -1) < 0) {
+			if (pidfd >= 0 && errno == EINTR)
+				continue;
+			break;	/* no pidfd: just wait below */
+		}
+		if (p[0].revents)
+			break;
+		if (!p[1].revents)
+			continue;
+		if (recv(conn, &b, 1, 0) == 1) {
+			if (b == SIGINT || b == SIGTERM || b == SIGHUP || b == SIGQUIT)
+				kill(pid, b);
+		} else {
+			/* the client is gone: so is whoever wanted this command */
+			kill(pid, SIGTERM);
+			close(conn);
+			conn = -1;
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	st[0] = (unsigned char)(code >> 24);
+	st[1] = (unsigned char)(code >> 16);
+	st[2] = (unsigned char)(code >> 8);
+	st[3] = (unsigned char)code;
+	if (conn >= 0)
+		send(conn, st, sizeof(st), MSG_NOSIGNAL);
+	_exit(0);
+}
+
+int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg)
+{
+	struct run_req q = { .fds = { -1, -1, -1 } };
+	pid_t pid;
+	int r;
+
+	q.fd = accept4(rfd, NULL, NULL, SOCK_CLOEXEC);
+	if (q.fd < 0)
+		return -errno;
+	r = req_read(&q);
+	if (r) {
+		/* the front end runs the command itself */
+		send(q.fd, "R", 1, MSG_NOSIGNAL);
+		req_free(&q);
+		return r;
+	}
+	/* before the fork, so that the count is written before the command runs */
+	started(arg);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		supervise(&q);
+	if (pid < 0) {
+		r = -errno;
+		send(q.fd, "R", 1, MSG_NOSIGNAL);
+	}
+	req_free(&q);
+	return r ? r : 1;
+}
+
+/* Reap finished supervisors; returns how many. */
+int lfsvol_run_reap(void)
+{
+	int n = 0;
+
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		n++;
+	return n;
+}
