@@ -2,12 +2,15 @@
 # lfsvol vs LVM2 on the same emulated pmem devices, in one VM boot with
 # systemd-udevd running (issue 5 benchmark; results in docs/bench-lfsvol.md).
 #   bench/lvmish/bench-lfsvol.sh [ITERATIONS]   (default 7, at most 7: IG 1 has 15 books)
-# Measures, per iteration, wall time of:
+# Measures, per iteration, the time from spawn to exit (bench/lvmish/timeit.c) of:
 #   lfsvol create NAME -s 64M -a   (until /dev/lfs/NAME is a block device)
 #   lfsvol deactivate NAME, lfsvol activate NAME
 #   lvcreate -L 64M (until /dev/VG/NAME is a block device), lvchange -an, lvchange -ay
-# lfsvol runs twice: with the node agent running (lfsvol uses its librarian
-# session, the deployed setup) and without it (one TLS session per command).
+# lfsvol runs twice: with the node agent running (the deployed setup: the
+# lfsvol front end hands the command to the agent) and without it (lfsvol-core
+# runs the command itself, with one TLS session per command). lfsvol runs from
+# a copy in the guest's /tmp, as installed on a local disk (the project tree
+# is a 9p mount without page cache; lvm runs from the cached root).
 # LVM2 gets pmem0, LFS pmem1 (IG 1), and each iteration runs the LVM2 ops and
 # both lfsvol variants back to back, so a changing load on the host (other
 # VMs) hits all of them alike.
@@ -19,6 +22,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lvmish/lib.sh
 trap lv_cleanup EXIT
+mkdir -p build/lvmish-bench
+cc -O2 -Wall -Wextra -Werror -o build/lvmish-bench/timeit bench/lvmish/timeit.c || exit 1
 OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX)
 lv_start_librarian 64M 15 2 5 || exit 1
 "${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 \
@@ -41,6 +46,7 @@ END {
 	printf "\nratio create  (lvcreate -L 64M / lfsvol create -s 64M -a): %.1fx\n", med["lvcreate"] / med["lfsvol_create_a"]
 	printf "ratio activate (lvchange -ay / lfsvol activate):          %.1fx\n", med["lvchange_ay"] / med["lfsvol_activate"]
 	printf "ratio deactivate (lvchange -an / lfsvol deactivate):      %.1fx\n", med["lvchange_an"] / med["lfsvol_deactivate"]
+	printf "ratio deactivate + activate (lvchange -an + -ay / lfsvol deactivate + activate): %.1fx\n", (med["lvchange_an"] + med["lvchange_ay"]) / (med["lfsvol_deactivate"] + med["lfsvol_activate"])
 	printf "without the agent: create %.1fx, activate %.1fx, deactivate %.1fx\n", med["lvcreate"] / med["lfsvol_create_a_noagent"], med["lvchange_ay"] / med["lfsvol_activate_noagent"], med["lvchange_an"] / med["lfsvol_deactivate_noagent"]
 }' "$OUT/share/times"
 echo "raw times: $OUT/share/times"

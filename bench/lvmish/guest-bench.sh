@@ -5,8 +5,16 @@
 N=${BENCH_N:-15}
 T=$LFS_RESULTS/times
 : >"$T"
-now() { date +%s%N; }
-rec() { echo "$1 $(( ($3 - $2) / 1000 ))" | awk '{ printf "%s %.3f\n", $1, $2 / 1000 }' >>"$T"; }
+# timeit LABEL FILE CMD...: spawn-to-exit time of CMD, appended to FILE (ms).
+# Not `date` around the command: under TCG each fork+exec of the shell costs
+# about as much as a whole lfsvol command.
+TI=$LFS_TOP/build/lvmish-bench/timeit
+# lfsvol as installed on a local disk: the project tree is a 9p mount
+# without page cache, while lvm runs from the cached root filesystem.
+mkdir -p /tmp/bin
+cp "$LFS_TOP/lvmish/lfsvol/lfsvol" "$LFS_TOP/lvmish/lfsvol/lfsvol-core" /tmp/bin/ || exit 1
+LFSVOL_BIN=/tmp/bin/lfsvol
+L() { "$LFSVOL_BIN" -c "$CONF" "$@"; }
 
 write_conf
 # LFS gets IG 1 (/dev/pmem1) only, LVM2 gets /dev/pmem0; no auto shelves;
@@ -38,38 +46,37 @@ insmod "$LFS_TOP/driver/lfs.ko" || exit 1
 L agent --once || exit 1
 
 lvm_ops() {
-	a=$(now); lvcreate -q -y -L 64M -n lv$1 vgb >/dev/null && b=$(now) || exit 1
+	$TI lvcreate "$T" lvcreate -q -y -L 64M -n lv$1 vgb || exit 1
 	[ -b /dev/vgb/lv$1 ] || { echo "no /dev/vgb/lv$1"; exit 1; }
-	rec lvcreate "$a" "$b"
-	a=$(now); lvchange -q -an vgb/lv$1 && b=$(now) || exit 1
-	rec lvchange_an "$a" "$b"
-	a=$(now); lvchange -q -ay vgb/lv$1 && b=$(now) || exit 1
+	$TI lvchange_an "$T" lvchange -q -an vgb/lv$1 || exit 1
+	$TI lvchange_ay "$T" lvchange -q -ay vgb/lv$1 || exit 1
 	[ -b /dev/vgb/lv$1 ] || { echo "no /dev/vgb/lv$1 after -ay"; exit 1; }
-	rec lvchange_ay "$a" "$b"
 }
 
 # lfs_ops NAME LABEL-SUFFIX
 lfs_ops() {
-	a=$(now); L create $1 -s 64M -p RequestIG --ig 1 -a >/dev/null && b=$(now) || exit 1
+	$TI lfsvol_create_a$2 "$T" "$LFSVOL_BIN" -c "$CONF" create $1 -s 64M -p RequestIG --ig 1 -a ||
+		exit 1
 	[ -b /dev/lfs/$1 ] || { echo "no /dev/lfs/$1"; exit 1; }
-	rec lfsvol_create_a$2 "$a" "$b"
-	a=$(now); L deactivate $1 >/dev/null && b=$(now) || exit 1
-	rec lfsvol_deactivate$2 "$a" "$b"
-	a=$(now); L activate $1 >/dev/null && b=$(now) || exit 1
+	$TI lfsvol_deactivate$2 "$T" "$LFSVOL_BIN" -c "$CONF" deactivate $1 || exit 1
+	[ ! -e /dev/lfs/$1 ] || { echo "/dev/lfs/$1 still there after deactivate"; exit 1; }
+	$TI lfsvol_activate$2 "$T" "$LFSVOL_BIN" -c "$CONF" activate $1 || exit 1
 	[ -b /dev/lfs/$1 ] || { echo "no /dev/lfs/$1 after activate"; exit 1; }
-	rec lfsvol_activate$2 "$a" "$b"
 }
 
 for i in $(seq "$N"); do
 	lvm_ops "$i"
-	# the deployment: lfs-agent.service running, lfsvol uses its librarian session
+	# the deployment: lfs-agent.service running; lfsvol hands it each command
 	"$LFSVOL_BIN" -c "$CONF" agent >>/tmp/agent.log 2>&1 &
 	apid=$!
-	for j in $(seq 300); do [ -S /run/lfs/agent.sock ] && break; sleep 0.1; done
+	for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
+	# a deployed agent has long finished its start-up pass (attach, heartbeat,
+	# scrub), during which it runs no command: wait for that, unmeasured
+	L status >/dev/null || exit 1
 	lfs_ops a$i ""
 	kill "$apid"
 	wait "$apid"
-	# without the agent: a TLS session per command
+	# without the agent: lfsvol-core runs here, a TLS session per command
 	lfs_ops n$i _noagent
 done
 echo "ok 1 - benchmark ran"

@@ -304,10 +304,21 @@ int lfsvol_dev_link_wait(const char *name, const char *disk, int timeout_ms)
 void lfsvol_dev_link_drop(const char *name, const char *disk)
 {
 	char link[PATH_MAX];
+	int64_t end = lfsvol_now_ms() + LINK_DROP_TIMEOUT_MS;
 
-	if (lfsvol_udev_running())
-		return;
 	snprintf(link, sizeof(link), "/dev/lfs/%s", name);
+	/*
+	 * With udev, the name goes when udev has handled the disk's remove
+	 * event: wait for that (as lvm's udev_sync does), so that the name is
+	 * gone when deactivate returns. Should udev not get to it in time, the
+	 * stale name is dropped here.
+	 */
+	while (lfsvol_udev_running() && link_points_to(link, disk) &&
+	       lfsvol_now_ms() < end) {
+		struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
 	if (link_points_to(link, disk))
 		unlink(link);
 }

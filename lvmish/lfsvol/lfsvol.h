@@ -218,6 +218,7 @@ bool lfsvol_udev_running(void);
  * Make /dev/lfs/NAME usable: with udevd running wait (bounded) for its
  * symlink, otherwise create it. Returns 0 or -ETIMEDOUT.
  */
+#define LINK_DROP_TIMEOUT_MS 5000	/* udev removing /dev/lfs/NAME */
 int lfsvol_dev_link_wait(const char *name, const char *disk, int timeout_ms);
 void lfsvol_dev_link_drop(const char *name, const char *disk);
 /* Attach configured fabric devices not attached yet; returns how many failed. */
