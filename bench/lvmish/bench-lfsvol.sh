@@ -11,9 +11,9 @@
 # runs the command itself, with one TLS session per command). lfsvol runs from
 # a copy in the guest's /tmp, as installed on a local disk (the project tree
 # is a 9p mount without page cache; lvm runs from the cached root).
-# LVM2 gets pmem0, LFS pmem1 (IG 1), and each iteration runs the LVM2 ops and
-# both lfsvol variants back to back, so a changing load on the host (other
-# VMs) hits all of them alike.
+# LVM2 gets pmem0, LFS pmem1 (IG 1). LVM2 and lfsvol with the agent alternate
+# iteration by iteration, so a changing load on the host hits both alike;
+# then the agent stops and lfsvol runs the same operations without it.
 # and prints median and p90 per operation and the LVM2/lfsvol ratios.
 # LFS_VMRUN overrides the VM runner (default tests/vm/vmrun).
 set -u

@@ -64,19 +64,22 @@ lfs_ops() {
 	[ -b /dev/lfs/$1 ] || { echo "no /dev/lfs/$1 after activate"; exit 1; }
 }
 
+# The deployment: lfs-agent.service running for a long time; the lfsvol
+# front end hands it each command. LVM2 and lfsvol alternate, so a changing
+# host load hits both alike.
+"$LFSVOL_BIN" -c "$CONF" agent >>/tmp/agent.log 2>&1 &
+apid=$!
+for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
+# the agent's start-up pass (attach, heartbeat, scrub) runs no command: wait
+L status >/dev/null || exit 1
 for i in $(seq "$N"); do
 	lvm_ops "$i"
-	# the deployment: lfs-agent.service running; lfsvol hands it each command
-	"$LFSVOL_BIN" -c "$CONF" agent >>/tmp/agent.log 2>&1 &
-	apid=$!
-	for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
-	# a deployed agent has long finished its start-up pass (attach, heartbeat,
-	# scrub), during which it runs no command: wait for that, unmeasured
-	L status >/dev/null || exit 1
 	lfs_ops a$i ""
-	kill "$apid"
-	wait "$apid"
-	# without the agent: lfsvol-core runs here, a TLS session per command
+done
+kill "$apid"
+wait "$apid"
+# Without the agent: lfsvol-core runs each command, a TLS session each.
+for i in $(seq "$N"); do
 	lfs_ops n$i _noagent
 done
 echo "ok 1 - benchmark ran"

@@ -210,12 +210,16 @@ static int agent_pass(struct lfsvol_ctx *ctx, struct lv_lib **lib, struct lfs_cl
 struct run_started {
 	struct lfsvol_ctx *ctx;
 	struct agent_state *st;
+	struct lv_lib *lib;
 };
 
 static void run_started(void *arg)
 {
 	struct run_started *rs = arg;
 
+	/* for the fork: what agent.info would answer it */
+	lfsvol_run_agent_dir = rs->ctx->conf->state_dir;
+	lfsvol_run_agent_info = rs->lib ? lv_info(rs->lib) : NULL;
 	rs->st->commands++;
 	state_write(rs->ctx, rs->st);
 }
@@ -291,7 +295,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 				break;
 			if (poll(p, 2, (int)left) > 0) {
 				if (p[1].revents) {
-					struct run_started rs = { ctx, &st };
+					struct run_started rs = { ctx, &st, lib };
 
 					lfsvol_run_accept(rfd, run_started, &rs);
 				}

@@ -174,6 +174,9 @@ int lfsvol_msg_send(int fd, json_t *msg);
 int lfsvol_msg_recv(int fd, json_t **msg, int ms);
 /* run.c: commands run by the agent for the lfsvol front end (front.c) */
 extern bool lfsvol_in_agent_run;
+/* set by the agent for the commands it forks: its state_dir and session info */
+extern const char *lfsvol_run_agent_dir;
+extern json_t *lfsvol_run_agent_info;
 int lfsvol_main(int argc, char **argv);
 int lfsvol_run_listen(const char *state_dir);
 void lfsvol_run_unlink(const char *state_dir);

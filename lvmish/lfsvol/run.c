@@ -33,6 +33,8 @@
 extern char **environ;
 
 bool lfsvol_in_agent_run;
+const char *lfsvol_run_agent_dir;
+json_t *lfsvol_run_agent_info;
 
 int lfsvol_run_listen(const char *state_dir)
 {
@@ -170,6 +172,8 @@ static int high(int fd)
 
 static void run_command(struct run_req *q)
 {
+	int r;
+
 	if (chdir(q->cwd)) {
 		fprintf(stderr, "lfsvol: cannot enter the working directory %s: %s\n", q->cwd,
 			strerror(errno));
@@ -180,7 +184,13 @@ static void run_command(struct run_req *q)
 	setvbuf(stdout, NULL, isatty(1) ? _IOLBF : _IOFBF, BUFSIZ);
 	optind = 0;
 	lfsvol_in_agent_run = true;
-	exit(lfsvol_main(q->argc, q->argv));
+	r = lfsvol_main(q->argc, q->argv);
+	/*
+	 * Not exit(): the agent's atexit handlers (OpenSSL's clean-up) would
+	 * walk and free the agent's memory, copying every page they touch.
+	 */
+	fflush(NULL);
+	_exit(r);
 }
 
 static void supervise(struct run_req *q)
