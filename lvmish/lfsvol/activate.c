@@ -253,9 +253,11 @@ static int deactivate_one(struct lv_lib *lib, struct lfs_client *drv, struct lfs
 		r = lfs_shelf_remove(drv, name);
 		if (r)
 			return lfsvol_drv_fail(drv, r, what);
-		lfsvol_dev_link_drop(name, act->disk);
 	}
 	r = lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	/* after the librarian's answer: udev removed the name meanwhile */
+	if (act)
+		lfsvol_dev_link_drop(name, act->disk);
 	if (r && !(r == -ENOENT && act))
 		return lfsvol_lib_call(lib, what, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 	lfsvol_info("deactivated shelf %s", name);
