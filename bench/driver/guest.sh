@@ -94,14 +94,14 @@ M=/tmp/mnt
 mkdir -p $M
 mmap_on() { # LABEL DEV
 	mkfs.ext4 -q -F -b 4096 "$2" && mount -o dax "$2" $M && fallocate -l 128M $M/f &&
-		echo "mmap $c $1 $(mmapcopy $M/f 128M 4)" >>"$out"
+		echo "mmap $c $1 $(mmapcopy $M/f 128M 8)" >>"$out"
 	umount $M
 }
 mmap_lfs() { local d; d=$(lfs_up) && mmap_on lfs "$d" && lfs_down; }
 mmap_raw0() { mmap_on raw0 /dev/pmem0; }
 mmap_raw1() { mmap_on raw1 /dev/pmem1; }
 morders=("lfs raw0 raw1" "raw0 raw1 lfs" "raw1 lfs raw0")
-for c in $(seq 3); do
+for c in $(seq 6); do
 	for s in ${morders[$(((c - 1) % 3))]}; do
 		mmap_$s || exit 1
 	done
