@@ -109,9 +109,36 @@ t_is "$rc_a" 6 "exit status 6 for an unknown shelf"
 t_like "$(LFS_CONF=/tmp/nokey.conf "$LFSVOL_BIN" list 2>/dev/null)" "^NAME" \
 	"the caller's environment (LFS_CONF) and stdout reach the command"
 t_is "$(runs)" $((n0 + 2)) "that one ran in the agent too"
+# (run inside the agent, it would only have refused: "cannot run inside")
 out=$("$LFSVOL_BIN" -c "$CONF" agent --once 2>&1)
-t_like "$out" "activating shelf .auto1'" "lfsvol agent --once runs a pass: $out"
-t_is "$(runs)" $((n0 + 2)) "the agent did not run the agent"
+t_like "$out" "activating shelf .auto1'" "lfsvol agent --once runs a pass here, not in the agent: $out"
+# Ctrl-C reaches a command the agent runs. Without the naming rule, activate
+# waits (up to 10 s) for udev's /dev/lfs/NAME once the kernel has the shelf;
+# SIGINT to the front end then must end the command, whose status (128+2)
+# the front end exits with. Had the front end died of the signal instead,
+# perl would see a signal; had the command not been ended, exit status 1
+# after its 10 s wait.
+t_run "create sig -s 1b" L create sig -s 1b
+mv /run/udev/rules.d/60-lfs.rules /tmp/60-lfs.rules.off && udevadm control --reload
+out=$(perl -e '
+	my $pid = fork() // die "fork: $!";
+	if (!$pid) { exec @ARGV; die "exec: $!" }
+	sub line { open(my $f, "<", shift) or return ""; return scalar <$f> // "" }
+	for (1 .. 2000) {	# until the kernel has the shelf (10 ms steps, 20 s at most)
+		last if grep { line($_) eq "sig\n" } glob("/sys/block/lfs*/lfs/name");
+		select(undef, undef, undef, 0.01);
+	}
+	kill "INT", $pid;
+	waitpid($pid, 0);
+	print $? & 127 ? "signal " . ($? & 127) : "exit " . ($? >> 8);
+' "$LFSVOL_BIN" -c "$CONF" activate sig 2>/tmp/sig.err)
+t_is "$out" "exit 130" "SIGINT to lfsvol ends the command in the agent; lfsvol exits 130"
+t_is "$(grep -c 'udev made no' /tmp/sig.err)" 0 "the command did not run on to its udev timeout"
+mv /tmp/60-lfs.rules.off /run/udev/rules.d/60-lfs.rules && udevadm control --reload
+t_run "deactivate sig (left active by the interrupted command)" L deactivate sig
+t_run "remove sig" L remove sig
+nozombie() { [ "$(L fabric --json | jq '.[0].zombie')" = 0 ]; }
+t_ok "$(wait_for 60 nozombie; echo $?)" "the agent zeroed sig's book"
 kill "$apid"
 wait "$apid"
 t_is "$?" 0 "the agent exits cleanly on SIGTERM"
