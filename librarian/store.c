@@ -449,8 +449,8 @@ fail:
  * copies what the thread has not yet copied: a small remainder, which
  * bounds the WAL.
  */
-#define CKPT_FRAMES 1000	/* wake the thread at this many WAL frames */
-#define CKPT_INLINE_FRAMES 3000	/* ~12 MiB: finish on the request path */
+#define CKPT_FRAMES 4000	/* wake the thread at this many WAL frames */
+#define CKPT_INLINE_FRAMES 12000	/* ~48 MiB: finish on the request path */
 
 struct lib_ckpt {
 	pthread_t thread;

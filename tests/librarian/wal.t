@@ -9,25 +9,25 @@ lt_keys admin n1 n2 n3 n4 n5 n6
 lt_conf "$LT_FABRIC" 'synchronous = "normal";'
 lt_start || { t_ok 1 "librarian starts"; lt_done; }
 lc shelf.create '{"name":"w","books":1}' >/dev/null
-# 6,000 attribute writes of 3 KiB each, back to back: each commits one or two
+# 20,000 attribute writes of 3 KiB each, back to back: each commits one or two
 # WAL frames.
 v=$(head -c 3000 /dev/zero | tr '\0' x)
-seq 6000 | jq -c --arg v "$v" '{op:"attr.set",name:"w",key:"user.k\(. % 50)",value:"\($v)\(.)"}' |
+seq 20000 | jq -c --arg v "$v" '{op:"attr.set",name:"w",key:"user.k\(. % 50)",value:"\($v)\(.)"}' |
 	"$CLI" client --connect "unix:$SOCK" --stdin >"$T/wal.out" 2>&1
-t_is "$?" 0 "6,000 attribute writes acknowledged"
+t_is "$?" 0 "20,000 attribute writes acknowledged"
 frames=$(( ($(stat -c %s "$T/cat.db-wal") - 32) / (4096 + 24) ))
-t_diag "WAL holds $frames frames after 6,000 writes"
-# Without checkpoints the WAL would hold >= 6,000 frames; the thread is woken
-# at 1,000, the serving connection completes a checkpoint at 3,000, and the
+t_diag "WAL holds $frames frames after 20,000 writes"
+# Without checkpoints the WAL would hold >= 20,000 frames; the thread is woken
+# at 4,000, the serving connection completes a checkpoint at 12,000, and the
 # next write starts the WAL over.
-t_ok "$([ "$frames" -lt 4000 ]; echo $?)" "the WAL stays bounded ($frames frames < 4,000)"
-t_is "$(lc attr.get '{"name":"w","key":"user.k0"}' | jq -r '.value | ltrimstr("'"$v"'")')" 6000 \
+t_ok "$([ "$frames" -lt 14000 ]; echo $?)" "the WAL stays bounded ($frames frames < 14,000)"
+t_is "$(lc attr.get '{"name":"w","key":"user.k0"}' | jq -r '.value | ltrimstr("'"$v"'")')" 20000 \
 	"the last write of a key is the one read"
 kill -9 "$LPID"
 wait "$LPID" 2>/dev/null
 t_run "catalogue consistent after kill -9" "$LIB" check --db "$T/cat.db"
 lt_start || t_ok 1 "librarian restarts"
-t_is "$(lc attr.get '{"name":"w","key":"user.k49"}' | jq -r '.value | ltrimstr("'"$v"'")')" 5999 \
+t_is "$(lc attr.get '{"name":"w","key":"user.k49"}' | jq -r '.value | ltrimstr("'"$v"'")')" 19999 \
 	"acknowledged writes survive kill -9"
 lt_stop
 t_done
