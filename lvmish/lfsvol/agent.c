@@ -43,7 +43,20 @@ struct agent_state {
 	time_t last_heartbeat;
 	char librarian[256];	/* "connected" or why not */
 	char scrub[256];	/* "idle", "zeroing N of M", or an error */
+	bool daemon;		/* the running agent, not a --once pass or scrub */
 };
+
+/* agent.json belongs to a running agent daemon other than this process */
+static bool daemon_owns_state(const char *path)
+{
+	json_t *o = json_load_file(path, 0, NULL);
+	int pid = (int)json_integer_value(json_object_get(o, "pid"));
+	bool owned = json_is_true(json_object_get(o, "daemon")) && pid > 0 && pid != getpid() &&
+		     (kill(pid, 0) == 0 || errno == EPERM);
+
+	json_decref(o);
+	return owned;
+}
 
 static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 {
@@ -52,8 +65,15 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 
 	mkdir(ctx->conf->state_dir, 0755);
 	snprintf(path, sizeof(path), "%s/agent.json", ctx->conf->state_dir);
+	/*
+	 * A --once pass (udev) or scrub while the daemon runs leaves the
+	 * daemon's progress in place: `lfsvol status' shows the agent's.
+	 */
+	if (!st->daemon && daemon_owns_state(path))
+		return;
 	snprintf(tmp, sizeof(tmp), "%s/.agent.json.%d", ctx->conf->state_dir, (int)getpid());
-	o = json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
+	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
+		      "daemon", st->daemon,
 		      "updated", (json_int_t)time(NULL), "zeroed", (json_int_t)st->zeroed,
 		      "zombies_pending", (json_int_t)st->pending,
 		      "heartbeats", (json_int_t)st->heartbeats,
@@ -251,6 +271,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("the agent cannot run inside the agent; set LFSVOL_NO_AGENT=1 to run it here");
 		return LFSVOL_EUSAGE;
 	}
+	st.daemon = !once;
 	r = lfsvol_need_root("agent");
 	if (!r)
 		r = lfsvol_need_conf(ctx);

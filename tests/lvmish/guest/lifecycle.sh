@@ -112,6 +112,8 @@ t_is "$(runs)" $((n0 + 2)) "that one ran in the agent too"
 # (run inside the agent, it would only have refused: "cannot run inside")
 out=$("$LFSVOL_BIN" -c "$CONF" agent --once 2>&1)
 t_like "$out" "activating shelf .auto1'" "lfsvol agent --once runs a pass here, not in the agent: $out"
+t_is "$(jq -c '[.pid, .daemon, .commands_run]' /run/lfs/agent.json)" "[$apid,true,$((n0 + 2))]" \
+	"a --once pass leaves the running agent's progress in agent.json"
 # Ctrl-C reaches a command the agent runs. Without the naming rule, activate
 # waits (up to 10 s) for udev's /dev/lfs/NAME once the kernel has the shelf;
 # SIGINT to the front end then must end the command, whose status (128+2)
