@@ -152,6 +152,11 @@ int lib_sql_fail(struct lib_store *s, struct lib_err *e);
 sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql);
 uint64_t lib_random(struct lib_store *s);
 
+/* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
+#define LIB_WAL_VFS "lfs-wal"
+const char *lib_wal_vfs(void);
+void lib_wal_vfs_stats(unsigned long long *writes, unsigned long long *calls);
+
 static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)
 {
 	return ((int64_t)ig << 32) | idx;

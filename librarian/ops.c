@@ -864,14 +864,18 @@ static int op_stats(struct req *rq)
 		/* the database's own work counters: load-independent cost measures */
 		int hit = 0, miss = 0, wr = 0, hi;
 		json_int_t steps = 0;
+		unsigned long long wal_writes, wal_calls;
 
 		sqlite3_db_status(rq->s->db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &hi, 0);
 		sqlite3_db_status(rq->s->db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hi, 0);
 		sqlite3_db_status(rq->s->db, SQLITE_DBSTATUS_CACHE_WRITE, &wr, &hi, 0);
 		for (int i = 0; i < rq->s->nst; i++)
 			steps += sqlite3_stmt_status(rq->s->st[i], SQLITE_STMTSTATUS_VM_STEP, 0);
-		db = json_pack("{s:i,s:i,s:i,s:I}", "cache_hit", hit, "cache_miss", miss,
-			       "cache_write", wr, "vm_steps", steps);
+		lib_wal_vfs_stats(&wal_writes, &wal_calls);
+		db = json_pack("{s:i,s:i,s:i,s:I,s:I,s:I}", "cache_hit", hit, "cache_miss", miss,
+			       "cache_write", wr, "vm_steps", steps,
+			       "wal_writes", (json_int_t)wal_writes,
+			       "wal_write_calls", (json_int_t)wal_calls);
 	}
 	rq->result = json_pack("{s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:i,s:I,s:I,s:o}",
 		"books", "total", (json_int_t)rq->c->total_books, "free", (json_int_t)freeb,

@@ -385,7 +385,7 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		s->rand_state = (uint64_t)time(NULL) | 1;
 	if (create)
 		flags |= SQLITE_OPEN_CREATE;
-	if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &s->db, flags, lib_wal_vfs()) != SQLITE_OK) {
 		r = lib_fail(e, errno == ENOENT ? ENOENT : EIO, "%s: cannot open database: %s",
 			     path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
@@ -538,7 +538,7 @@ int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e)
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK ||
+			    lib_wal_vfs()) != SQLITE_OK ||
 	    sqlite3_exec(c->db, s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
 			 "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
 		r = lib_fail(e, EIO, "%s: cannot open a checkpoint connection: %s", path,

@@ -20,7 +20,7 @@ pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
 mkdir -m 700 "$T/keys"
 $LIB genkey "$T/keys/admin.key"
-PORT=$(shuf -i 20000-60000 -n 1)
+PORT=$(shuf -i 20000-32000 -n 1)
 ADDR=127.0.0.1:$PORT
 
 rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$pid/status"; echo; }

@@ -16,7 +16,7 @@ LIBRARIAN_BIN=${LIBRARIAN_BIN:-librarian/librarian}
 
 em_free_port() {
 	local p
-	for p in $(shuf -i 20000-60000 -n 50); do
+	for p in $(shuf -i 20000-32000 -n 50); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
 	done
 	return 1

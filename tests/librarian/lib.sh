@@ -33,10 +33,11 @@ lt_cleanup() {
 }
 trap lt_cleanup EXIT
 
-# A free loopback TCP port (bind to port 0 and ask the kernel).
+# A free loopback TCP port below the ephemeral range (32768-60999), so that
+# no outgoing connection can hold it as its local port.
 lt_free_port() {
 	local p
-	for p in $(shuf -i 20000-60000 -n 50); do
+	for p in $(shuf -i 20000-32000 -n 50); do
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0

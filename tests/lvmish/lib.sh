@@ -24,7 +24,7 @@ lv_cleanup() {
 
 lv_free_port() {
 	local p
-	for p in $(shuf -i 20000-60000 -n 50); do
+	for p in $(shuf -i 20000-32000 -n 50); do
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0

@@ -4,7 +4,7 @@
 # 127.0.0.1 for every new connection (QEMU user networking, restrict=on).
 . tests/lib/tap.sh
 port=
-for p in $(shuf -i 20000-60000 -n 50); do
+for p in $(shuf -i 20000-32000 -n 50); do
 	(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { port=$p; break; }
 done
 socat TCP4-LISTEN:"$port",bind=127.0.0.1,reuseaddr,fork EXEC:cat &
