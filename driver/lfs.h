@@ -69,6 +69,7 @@ struct lfs_shelf {
 	struct mutex open_lock; /* protects open_count and dying */
 	unsigned int open_count;
 	bool dying;
+	struct work_struct reap; /* del_gendisk after a remove */
 
 	/* A create or extend arriving in several messages. */
 	struct lfs_extent *staged;

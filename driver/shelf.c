@@ -26,10 +26,12 @@ DEFINE_IDR(lfs_shelf_ids);
 
 static int lfs_major;
 static struct bio_set lfs_bioset;
+static struct workqueue_struct *lfs_reaper;
 
+/* Has a block device, and is not being removed. Under lfs_lock. */
 bool lfs_shelf_live(const struct lfs_shelf *shelf)
 {
-	return shelf->disk;
+	return shelf->disk && !shelf->dying;
 }
 
 struct lfs_shelf *lfs_shelf_find(const char *name)
@@ -185,6 +187,11 @@ static void lfs_submit_bio(struct bio *bio)
 	sector_t sector, within;
 	u64 index;
 
+	/* Removed (it was closed): its books may be another shelf's already. */
+	if (unlikely(READ_ONCE(shelf->dying))) {
+		bio_io_error(bio);
+		return;
+	}
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
 		lfs_flush_fabrics(shelf, bio);
 		bio->bi_opf &= ~REQ_PREFLUSH;
@@ -704,14 +711,6 @@ out_put_disk:
 	return ret;
 }
 
-static void lfs_disk_destroy(struct lfs_shelf *shelf)
-{
-	lfs_disk_remove_dax(shelf);
-	del_gendisk(shelf->disk);
-	put_disk(shelf->disk);
-	shelf->disk = NULL;
-}
-
 /* Shelf lifetime */
 
 static bool lfs_name_valid(const char *name)
@@ -771,16 +770,34 @@ static struct lfs_shelf *lfs_shelf_new(const char *name, const uuid_t *uuid,
 	return shelf;
 }
 
+static void lfs_shelf_release(struct lfs_shelf *shelf)
+{
+	kvfree(rcu_dereference_protected(shelf->map, true));
+	kvfree(shelf->staged);
+	mutex_destroy(&shelf->open_lock);
+	kfree(shelf);
+}
+
 static void lfs_shelf_free(struct lfs_shelf *shelf)
 {
 	list_del(&shelf->node);
 	if (shelf->id >= 0)
 		idr_remove(&lfs_shelf_ids, shelf->id);
-	kvfree(rcu_dereference_protected(shelf->map, true));
-	kvfree(shelf->staged);
-	mutex_destroy(&shelf->open_lock);
-	kfree(shelf);
+	lfs_shelf_release(shelf);
 	module_put(THIS_MODULE);
+}
+
+/* The second half of lfs_shelf_remove(), on lfs_reaper. */
+static void lfs_shelf_reap(struct work_struct *work)
+{
+	struct lfs_shelf *shelf = container_of(work, struct lfs_shelf, reap);
+
+	del_gendisk(shelf->disk);
+	put_disk(shelf->disk);
+	mutex_lock(&lfs_lock);
+	idr_remove(&lfs_shelf_ids, shelf->id);
+	mutex_unlock(&lfs_lock);
+	lfs_shelf_release(shelf);
 }
 
 /* Shelves with a multi-message operation under way; read without lfs_lock. */
@@ -1100,9 +1117,21 @@ int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack)
 
 	pr_info("%s: removing shelf '%s'\n", shelf->disk->disk_name,
 		shelf->name);
-	lfs_disk_destroy(shelf);
+	/*
+	 * Nothing can reach the books any more: the disk is not open and
+	 * cannot be opened (dying), and with the DAX device killed no mapping
+	 * remains. The books and the name are free now. del_gendisk() waits
+	 * for an RCU grace period after the device is gone (quiescing the
+	 * queue), tens of milliseconds on a slow machine, so it runs in
+	 * lfs_shelf_reap(); the disk's number is reused only after that.
+	 */
+	lfs_disk_remove_dax(shelf);
 	lfs_books_unreserve(map->books, map->nr_books);
-	lfs_shelf_free(shelf);
+	list_del(&shelf->node);
+	INIT_WORK(&shelf->reap, lfs_shelf_reap);
+	queue_work(lfs_reaper, &shelf->reap);
+	/* lfs_shelf_exit() waits for the reaper */
+	module_put(THIS_MODULE);
 	lfs_generation++;
 	return 0;
 }
@@ -1111,19 +1140,30 @@ int lfs_shelf_init(void)
 {
 	int ret;
 
+	lfs_reaper = alloc_workqueue("lfs_reaper", WQ_UNBOUND, 0);
+	if (!lfs_reaper)
+		return -ENOMEM;
 	ret = bioset_init(&lfs_bioset, BIO_POOL_SIZE, 0, BIOSET_NEED_RESCUER);
 	if (ret)
-		return ret;
+		goto out_wq;
 	lfs_major = register_blkdev(0, "lfs");
 	if (lfs_major < 0) {
-		bioset_exit(&lfs_bioset);
-		return lfs_major;
+		ret = lfs_major;
+		goto out_bioset;
 	}
 	return 0;
+
+out_bioset:
+	bioset_exit(&lfs_bioset);
+out_wq:
+	destroy_workqueue(lfs_reaper);
+	return ret;
 }
 
 void lfs_shelf_exit(void)
 {
+	/* removed shelves whose disks are still being deleted */
+	destroy_workqueue(lfs_reaper);
 	unregister_blkdev(lfs_major, "lfs");
 	bioset_exit(&lfs_bioset);
 }

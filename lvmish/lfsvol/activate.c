@@ -78,14 +78,17 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 	int r;
 
 	snprintf(what, sizeof(what), "activating shelf `%s'", name);
+	lfsvol_trace("activate %s", name);
 	r = lfs_shelf_list(drv, NULL, &kv, &kn);
 	if (r)
 		return lfsvol_drv_fail(drv, r, what);
 	act = lfsvol_find_active(kv, kn, name);
+	lfsvol_trace("kernel shelf list");
 	r = lfsvol_lib_call(lib, what, "shelf.activate",
 			    json_pack("{s:s,s:s,s:b}", "name", name, "mode", shared ? "ro" : "rw",
 				      "takeover", ctx->takeover),
 			    &sh);
+	lfsvol_trace("librarian shelf.activate: %d", r);
 	if (r)
 		goto out;
 	if (act) {
@@ -102,6 +105,7 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 	} else {
 		if (ctx->conf->nfabrics)
 			lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(lib), true);
+		lfsvol_trace("fabrics attached");
 		if (!igs_attached(drv, sh, &missing)) {
 			lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
 				   what, missing, ctx->conf->path);
@@ -109,7 +113,9 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 			r = LFSVOL_EDRIVER;
 			goto out;
 		}
+		lfsvol_trace("IGs checked");
 		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk));
+		lfsvol_trace("kernel shelf create: %d", r);
 		if (!r && shared && set_read_only(disk)) {
 			lfsvol_err("%s: cannot make /dev/%s read-only for a shared activation", what, disk);
 			lfs_shelf_remove(drv, name);
@@ -126,6 +132,7 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 	 * this event, so waiting for it would only stall the event queue.
 	 */
 	r = quiet && lfsvol_udev_running() ? 0 : lfsvol_dev_link_wait(name, disk, LINK_TIMEOUT_MS);
+	lfsvol_trace("/dev/lfs/%s: %d", name, r);
 	if (r) {
 		lfsvol_err("%s: /dev/%s exists but udev made no /dev/lfs/%s within %d s; are the LFS udev rules installed?",
 			   what, disk, name, LINK_TIMEOUT_MS / 1000);
@@ -215,6 +222,7 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = lfsvol_drv_open(&drv);
 	if (!r)
 		r = lfsvol_lib_connect(ctx, &lib);
+	lfsvol_trace("librarian session: %d", r);
 	if (!r)
 		r = collect(ctx, lib, all, autoa, names);
 	if (r)
@@ -250,14 +258,18 @@ static int deactivate_one(struct lv_lib *lib, struct lfs_client *drv, struct lfs
 				   name, act->disk);
 			return LFSVOL_EREFUSED;
 		}
+		lfsvol_trace("deactivate %s: checked", name);
 		r = lfs_shelf_remove(drv, name);
+		lfsvol_trace("kernel shelf remove: %d", r);
 		if (r)
 			return lfsvol_drv_fail(drv, r, what);
 	}
 	r = lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	lfsvol_trace("librarian shelf.deactivate: %d", r);
 	/* after the librarian's answer: udev removed the name meanwhile */
 	if (act)
 		lfsvol_dev_link_drop(name, act->disk);
+	lfsvol_trace("/dev/lfs/%s gone", name);
 	if (r && !(r == -ENOENT && act))
 		return lfsvol_lib_call(lib, what, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 	lfsvol_info("deactivated shelf %s", name);
@@ -302,7 +314,9 @@ int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = lfsvol_drv_fail(drv, r, "listing active shelves");
 		goto out;
 	}
+	lfsvol_trace("kernel shelf list");
 	r = lfsvol_lib_connect(ctx, &lib);
+	lfsvol_trace("librarian session: %d", r);
 	if (r)
 		goto out;
 	if (all) {

@@ -255,7 +255,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	struct lfs_client *drv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool once = false;
-	int c, r, lock, lfd = -1, rfd = -1, interval = 10, backoff = 1;
+	int c, r, lock, lfd = -1, rfd = -1, cfd = -1, interval = 10, backoff = 1;
 	int64_t end;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -293,6 +293,8 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		if (rfd < 0)
 			lfsvol_err("cannot listen on %s/run.sock (%s); lfsvol will run commands itself",
 				   ctx->conf->state_dir, strerror(-rfd));
+		else
+			cfd = lfsvol_run_child_fd();
 	}
 	for (;;) {
 		lock = lock_state(ctx);
@@ -308,13 +310,14 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		end = lfsvol_now_ms() + 1000LL * (lib ? interval : backoff);
 		backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
 		while (!stop) {
-			struct pollfd p[2] = { { .fd = lfd, .events = POLLIN },
-					       { .fd = rfd, .events = POLLIN } };
+			struct pollfd p[3] = { { .fd = lfd, .events = POLLIN },
+					       { .fd = rfd, .events = POLLIN },
+					       { .fd = cfd, .events = POLLIN } };
 			int64_t left = end - lfsvol_now_ms();
 
 			if (left <= 0)
 				break;
-			if (poll(p, 2, (int)left) > 0) {
+			if (poll(p, 3, (int)left) > 0) {
 				if (p[1].revents) {
 					struct run_started rs = { ctx, &st, lib };
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,25 @@ int64_t lfsvol_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool lfsvol_tracing;
+
+/* LFSVOL_TRACE=1: where a command spends its time, on stderr. */
+void lfsvol_trace(const char *fmt, ...)
+{
+	struct timespec ts;
+	va_list ap;
+
+	if (!lfsvol_tracing)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "lfsvol: trace %lld.%03ld ms [%d] ", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000,
+		(ts.tv_nsec / 1000) % 1000, (int)getpid());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lv_lib **out)

@@ -31,12 +31,14 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -44,6 +46,20 @@
 extern char **environ;
 
 static int sigpipe_fds[2] = { -1, -1 };
+static bool tracing;
+
+/* LFSVOL_TRACE=1: the same timestamps as lfsvol_trace() in the command. */
+static void trace(const char *what)
+{
+	struct timespec ts;
+
+	if (!tracing)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "lfsvol: trace %lld.%03ld ms [%d] front end: %s\n",
+		(long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, (ts.tv_nsec / 1000) % 1000,
+		(int)getpid(), what);
+}
 
 /* lfsvol-core: next to us in a build tree, ../libexec/lfs/ when installed */
 static void exec_core(char **argv)
@@ -208,8 +224,11 @@ int main(int argc, char **argv)
 	const char *cmd = command_word(argc, argv), *sock = getenv("LFSVOL_AGENT_SOCKET");
 	unsigned char st[4], answer;
 	struct sigaction act = { .sa_handler = on_signal };
+	const char *tr = getenv("LFSVOL_TRACE");
 	int fd;
 
+	tracing = tr && *tr && strcmp(tr, "0");
+	trace("starts");
 	if ((cmd && !strcmp(cmd, "agent")) || getenv("LFSVOL_NO_AGENT"))
 		exec_core(argv);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock && *sock ? sock : LFSVOL_RUN_SOCKET);
@@ -221,6 +240,7 @@ int main(int argc, char **argv)
 			close(fd);
 		exec_core(argv);
 	}
+	trace("the agent took the command");
 	if (pipe2(sigpipe_fds, O_CLOEXEC | O_NONBLOCK) == 0)
 		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 			sigaction(sigs[i], &act, NULL);
@@ -241,6 +261,7 @@ int main(int argc, char **argv)
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (read_full(fd, st, sizeof(st)))
 				break;
+			trace("exit status received");
 			return (int)((uint32_t)st[0] << 24 | (uint32_t)st[1] << 16 |
 				     (uint32_t)st[2] << 8 | st[3]);
 		}

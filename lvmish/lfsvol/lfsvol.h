@@ -182,6 +182,7 @@ int lfsvol_run_listen(const char *state_dir);
 void lfsvol_run_unlink(const char *state_dir);
 int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg);
 int lfsvol_run_reap(void);
+int lfsvol_run_child_fd(void);
 int lfsvol_agent_listen(const char *state_dir);
 void lfsvol_agent_serve(int lfd, struct lv_lib *lib);
 
@@ -231,6 +232,8 @@ int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64
 int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
 			   json_t *shelf, char *disk, size_t disklen);
 int64_t lfsvol_now_ms(void);
+extern bool lfsvol_tracing;
+void lfsvol_trace(const char *fmt, ...) __printf(1, 2);
 
 /* activate.c: activate NAME here, librarian first (it arbitrates), then the kernel. */
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,

@@ -126,7 +126,11 @@ int lfsvol_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lfsvol_ctx ctx = { 0 };
+	const char *tr = getenv("LFSVOL_TRACE");
 	int c, r;
+
+	lfsvol_tracing = tr && *tr && strcmp(tr, "0");
+	lfsvol_trace("%s starts", lfsvol_in_agent_run ? "command (in the agent)" : "lfsvol-core");
 
 	/* '+': stop at the command; its options are its own. */
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
@@ -166,6 +170,7 @@ int lfsvol_main(int argc, char **argv)
 		optind = 0;	/* glibc: reinitialise, forget the "+" ordering */
 		r = commands[i].fn(argc, argv, &ctx);
 		lfsvol_conf_free(ctx.conf);
+		lfsvol_trace("%s done: %d", commands[i].name, r);
 		return r;
 	}
 	lfsvol_err("invalid command `%s'; run `%s --help' for the list", argv[optind], lfsvol_prog);

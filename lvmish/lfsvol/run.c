@@ -3,24 +3,28 @@
  * The agent's side of front.c: run an lfsvol command for a local root
  * client, in a fork of the agent, on the client's own terminal.
  *
- * The agent checks the request and forks a supervisor, which forks the
- * command: the command process takes the client's descriptors as 0, 1 and
- * 2, its working directory and environment, and runs lfsvol_main() as a
- * fresh lfsvol would (it reaches the librarian through agent.sock, like any
- * lfsvol). The supervisor passes on the client's signals, ends the command
- * if the client goes away, and sends the exit status. The agent's loop is
- * never blocked by a command: it only reaps supervisors.
+ * The agent checks the request and forks the command: the command process
+ * takes the client's descriptors as 0, 1 and 2, its working directory and
+ * environment, and runs lfsvol_main() as a fresh lfsvol would (it reaches
+ * the librarian through agent.sock, like any lfsvol). A thread in the
+ * command process watches the client's connection: it raises the signals
+ * the client passes on, and SIGTERM if the client goes away. The command
+ * sends its own exit status when lfsvol_main() returns; the agent, which
+ * reaps it, sends the status otherwise (killed by a signal, or exit()
+ * called elsewhere). One fork per command: forking the agent is the largest
+ * part of a command's start-up under emulation.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -170,35 +174,44 @@ static int high(int fd)
 	return h < 0 ? fd : h;
 }
 
-static void run_command(struct run_req *q)
+static void send_status(int conn, int code)
 {
-	int r;
+	unsigned char st[4] = { (unsigned char)(code >> 24), (unsigned char)(code >> 16),
+				(unsigned char)(code >> 8), (unsigned char)code };
 
-	if (chdir(q->cwd)) {
-		fprintf(stderr, "lfsvol: cannot enter the working directory %s: %s\n", q->cwd,
-			strerror(errno));
-		exit(LFSVOL_EFAIL);
-	}
-	environ = q->envp;
-	/* the agent flushed before forking: decide buffering for the new stdout */
-	setvbuf(stdout, NULL, isatty(1) ? _IOLBF : _IOFBF, BUFSIZ);
-	optind = 0;
-	lfsvol_in_agent_run = true;
-	r = lfsvol_main(q->argc, q->argv);
-	/*
-	 * Not exit(): the agent's atexit handlers (OpenSSL's clean-up) would
-	 * walk and free the agent's memory, copying every page they touch.
-	 */
-	fflush(NULL);
-	_exit(r);
+	send(conn, st, sizeof(st), MSG_NOSIGNAL);
 }
 
-static void supervise(struct run_req *q)
+/* In the command: the client's signals, and its going away. */
+static void *watch_client(void *arg)
+{
+	int conn = (int)(intptr_t)arg;
+	sigset_t all;
+	unsigned char b;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* signals are the main thread's */
+	for (;;) {
+		ssize_t n = recv(conn, &b, 1, 0);
+
+		if (n == 1) {
+			if (b == SIGINT || b == SIGTERM || b == SIGHUP || b == SIGQUIT)
+				kill(getpid(), b);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* the client is gone: so is whoever wanted this command */
+		kill(getpid(), SIGTERM);
+		return NULL;
+	}
+}
+
+static void run_command(struct run_req *q)
 {
 	static const sigset_t none;
-	unsigned char st[4], b;
-	int conn, fds[3], status, code, pidfd;
-	pid_t pid;
+	pthread_t watcher;
+	int conn, fds[3], r;
 
 	/* descriptors: the client's as 0-2, the connection as 3, nothing else */
 	conn = high(q->fd);
@@ -212,53 +225,71 @@ static void supervise(struct run_req *q)
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);	/* the agent's handler writes to a pipe closed here */
 	sigprocmask(SIG_SETMASK, &none, NULL);
-
-	pid = fork();
-	if (pid == 0) {
-		close(conn);
-		run_command(q);
+	if (send(conn, "A", 1, MSG_NOSIGNAL) != 1)
+		_exit(LFSVOL_EFAIL);
+	if (pthread_create(&watcher, NULL, watch_client, (void *)(intptr_t)conn)) {
+		fprintf(stderr, "lfsvol: the node agent cannot watch this command: %s\n",
+			strerror(errno));
+		send_status(conn, LFSVOL_EFAIL);
+		_exit(LFSVOL_EFAIL);
 	}
-	if (pid < 0 || send(conn, "A", 1, MSG_NOSIGNAL) != 1) {
-		if (pid > 0)
-			kill(pid, SIGTERM);
-		_exit(1);
+	if (chdir(q->cwd)) {
+		fprintf(stderr, "lfsvol: cannot enter the working directory %s: %s\n", q->cwd,
+			strerror(errno));
+		send_status(conn, LFSVOL_EFAIL);
+		_exit(LFSVOL_EFAIL);
 	}
-	pidfd = pidfd_open(pid, 0);
-	for (;;) {
-		struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
-				       { .fd = conn, .events = POLLIN } };
-
-		if (pidfd < 0 || poll(p, conn >= 0 ? 2 : 1, -1) < 0) {
-			if (pidfd >= 0 && errno == EINTR)
-				continue;
-			break;	/* no pidfd: just wait below */
-		}
-		if (p[0].revents)
-			break;
-		if (!p[1].revents)
-			continue;
-		if (recv(conn, &b, 1, 0) == 1) {
-			if (b == SIGINT || b == SIGTERM || b == SIGHUP || b == SIGQUIT)
-				kill(pid, b);
-		} else {
-			/* the client is gone: so is whoever wanted this command */
-			kill(pid, SIGTERM);
-			close(conn);
-			conn = -1;
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	st[0] = (unsigned char)(code >> 24);
-	st[1] = (unsigned char)(code >> 16);
-	st[2] = (unsigned char)(code >> 8);
-	st[3] = (unsigned char)code;
-	if (conn >= 0)
-		send(conn, st, sizeof(st), MSG_NOSIGNAL);
-	_exit(0);
+	environ = q->envp;
+	/* the agent flushed before forking: decide buffering for the new stdout */
+	setvbuf(stdout, NULL, isatty(1) ? _IOLBF : _IOFBF, BUFSIZ);
+	optind = 0;
+	lfsvol_in_agent_run = true;
+	r = lfsvol_main(q->argc, q->argv);
+	/*
+	 * Not exit(): the agent's atexit handlers (OpenSSL's clean-up) would
+	 * walk and free the agent's memory, copying every page they touch.
+	 */
+	fflush(NULL);
+	send_status(conn, r);
+	_exit(r);
 }
+
+/* SIGCHLD in the agent: wake its loop to reap (lfsvol_run_child_fd()). */
+static int child_pipe[2] = { -1, -1 };
+
+static void on_child(int sig)
+{
+	int e = errno;
+
+	(void)sig;
+	if (write(child_pipe[1], "c", 1) < 0) {
+		/* full: a wake-up is pending already */
+	}
+	errno = e;
+}
+
+/* A descriptor that becomes readable when a command ends; -1 if none. */
+int lfsvol_run_child_fd(void)
+{
+	struct sigaction sa = { .sa_handler = on_child, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+
+	if (child_pipe[0] >= 0)
+		return child_pipe[0];
+	if (pipe2(child_pipe, O_CLOEXEC | O_NONBLOCK))
+		return -1;
+	sigaction(SIGCHLD, &sa, NULL);
+	return child_pipe[0];
+}
+
+/* Commands running, with their clients' connections (for the status). */
+#define RUN_MAX 64
+static struct {
+	pid_t pid;
+	int conn;
+} running[RUN_MAX];
+static int nrunning;
 
 int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg)
 {
@@ -269,7 +300,10 @@ int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg)
 	q.fd = accept4(rfd, NULL, NULL, SOCK_CLOEXEC);
 	if (q.fd < 0)
 		return -errno;
+	lfsvol_trace("run: accepted");
 	r = req_read(&q);
+	if (!r && nrunning == RUN_MAX)
+		r = -EAGAIN;
 	if (r) {
 		/* the front end runs the command itself */
 		send(q.fd, "R", 1, MSG_NOSIGNAL);
@@ -277,25 +311,53 @@ int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg)
 		return r;
 	}
 	/* before the fork, so that the count is written before the command runs */
+	lfsvol_trace("run: request read");
 	started(arg);
+	lfsvol_trace("run: agent.json written");
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0)
-		supervise(&q);
+		run_command(&q);
 	if (pid < 0) {
 		r = -errno;
 		send(q.fd, "R", 1, MSG_NOSIGNAL);
+	} else {
+		running[nrunning].pid = pid;
+		running[nrunning].conn = q.fd;
+		nrunning++;
+		q.fd = -1;
 	}
+	lfsvol_trace("run: command forked");
 	req_free(&q);
 	return r ? r : 1;
 }
 
-/* Reap finished supervisors; returns how many. */
+/*
+ * Reap finished commands, and send each one's status to its client: a
+ * command that returned from lfsvol_main() sent it already (the client has
+ * read it and gone, or reads the same 4 bytes first), one killed by a
+ * signal could not. Returns how many were reaped.
+ */
 int lfsvol_run_reap(void)
 {
-	int n = 0;
+	int n = 0, status, code;
+	char drain[64];
+	pid_t pid;
 
-	while (waitpid(-1, NULL, WNOHANG) > 0)
+	if (child_pipe[0] >= 0)
+		while (read(child_pipe[0], drain, sizeof(drain)) > 0)
+			;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		n++;
+		for (int i = 0; i < nrunning; i++) {
+			if (running[i].pid != pid)
+				continue;
+			code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			send_status(running[i].conn, code);
+			close(running[i].conn);
+			running[i] = running[--nrunning];
+			break;
+		}
+	}
 	return n;
 }

@@ -124,6 +124,7 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 			return r;
 	}
 	r = lfsvol_lib_connect(ctx, &lib);
+	lfsvol_trace("librarian session: %d", r);
 	if (r)
 		goto out;
 	sc = lfsvol_conf_shelf(ctx->conf, name);
@@ -151,7 +152,9 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 	if (away)
 		json_object_set_new(args, "anti_affinity", json_string(away));
 	snprintf(msg, sizeof(msg), "creating shelf `%s'", name);
+	lfsvol_trace("create: arguments checked");
 	r = lfsvol_lib_call(lib, msg, "shelf.create", args, &res);
+	lfsvol_trace("librarian shelf.create: %d", r);
 	if (r)
 		goto out;
 	say_rounding(&sz, size_s, books, book_size);
