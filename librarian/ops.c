@@ -904,8 +904,8 @@ static int make_uuid(char out[37])
 static int op_shelf_create(struct req *rq)
 {
 	static const char *const a[] = { "name", "books", "policy", "igs", "anti_affinity", "node",
-					 "attrs", NULL };
-	const char *name, *key;
+					 "attrs", "activate", NULL };
+	const char *name, *key, *act = NULL;
 	char uuid[37];
 	struct shelf sh = { 0 };
 	sqlite3_stmt *st;
@@ -916,7 +916,13 @@ static int op_shelf_create(struct req *rq)
 	if ((r = check_args(rq, a)) < 0 || (r = arg_str(rq, "name", true, &name)) < 0 ||
 	    (r = check_shelf_name(rq, "shelf name", name)) < 0 ||
 	    (r = arg_int(rq, "books", 0, max_books(rq->c), false, &books)) < 0 ||
-	    (r = acting_node(rq, false, &node)) < 0)
+	    (r = arg_str(rq, "activate", false, &act)) < 0)
+		return r;
+	if (act && strcmp(act, "rw") && strcmp(act, "ro"))
+		return FAIL(rq, EINVAL,
+			    "activate '%.20s' must be \"rw\" (exclusive) or \"ro\" (shared read-only)",
+			    act);
+	if ((r = acting_node(rq, act != NULL, &node)) < 0)
 		return r;
 	attrs = json_object_get(rq->args, "attrs");
 	if (attrs && (!json_is_object(attrs) || json_object_size(attrs) > LIB_ATTRS_PER_SHELF))
@@ -976,6 +982,19 @@ static int op_shelf_create(struct req *rq)
 		r = shelf_grow(rq, &sh, node, books);
 		if (r < 0)
 			return r;
+	}
+	if (act) {
+		/* create and activate in one request: a new shelf has no other holder */
+		st = lib_stmt(rq->s, "INSERT INTO activations(shelf, node, mode, since)"
+			      " VALUES (?1, ?2, ?3, ?4)");
+		if (!st)
+			return lib_sql_fail(rq->s, &rq->err);
+		sqlite3_bind_int64(st, 1, sh.id);
+		sqlite3_bind_text(st, 2, rq->c->nodes[node].name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, act, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, now);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return lib_sql_fail(rq->s, &rq->err);
 	}
 	rq->result = shelf_full(rq, sh.id, 0, LIB_BOOKS_LIMIT);
 	return 0;

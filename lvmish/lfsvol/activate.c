@@ -41,8 +41,27 @@ static int set_read_only(const char *disk)
 	return r;
 }
 
-/* Are all IGs of the map attached here? */
-static bool igs_attached(struct lfs_client *drv, json_t *sh, uint32_t *missing)
+/* Is any fabric device of the config not attached (by IG)? */
+static bool fabrics_missing(struct lfsvol_ctx *ctx, const struct lfs_fabric_info *fv, size_t nf)
+{
+	for (int i = 0; i < ctx->conf->nfabrics; i++) {
+		bool have = false;
+
+		for (size_t k = 0; k < nf; k++)
+			have |= fv[k].ig == ctx->conf->fabrics[i].ig;
+		if (!have)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Attach the config's fabric devices that are not yet (with the book size
+ * of the librarian), then: are all IGs of the map attached here? One
+ * fabric list when nothing is missing, the usual case.
+ */
+static bool igs_attached(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
+			 json_t *sh, uint32_t *missing)
 {
 	struct lfs_fabric_info *fv = NULL;
 	size_t nf = 0, i;
@@ -51,6 +70,14 @@ static bool igs_attached(struct lfs_client *drv, json_t *sh, uint32_t *missing)
 
 	if (lfs_fabric_list(drv, &fv, &nf))
 		return true;	/* let the kernel say what is wrong */
+	if (fabrics_missing(ctx, fv, nf)) {
+		free(fv);
+		fv = NULL;
+		nf = 0;
+		lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(lib), true);
+		if (lfs_fabric_list(drv, &fv, &nf))
+			return true;
+	}
 	json_array_foreach(json_object_get(sh, "map"), i, el) {
 		json_int_t ig = json_integer_value(json_array_get(el, 0));
 		bool have = false;
@@ -67,10 +94,14 @@ static bool igs_attached(struct lfs_client *drv, json_t *sh, uint32_t *missing)
 	return ok;
 }
 
+/*
+ * Activate NAME here. given: the librarian's answer to a shelf.create that
+ * activated it already (create -a), or NULL to ask for the activation.
+ */
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			const char *name, bool shared, bool quiet)
+			const char *name, bool shared, bool quiet, json_t *given)
 {
-	struct lfs_shelf_info *kv = NULL, *act;
+	struct lfs_shelf_info *kv = NULL, *act = NULL;
 	json_t *sh = NULL;
 	char what[128], disk[32] = "";
 	uint32_t missing = 0;
@@ -79,16 +110,28 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 
 	snprintf(what, sizeof(what), "activating shelf `%s'", name);
 	lfsvol_trace("activate %s", name);
-	r = lfs_shelf_list(drv, NULL, &kv, &kn);
-	if (r)
-		return lfsvol_drv_fail(drv, r, what);
-	act = lfsvol_find_active(kv, kn, name);
-	lfsvol_trace("kernel shelf list");
-	r = lfsvol_lib_call(lib, what, "shelf.activate",
-			    json_pack("{s:s,s:s,s:b}", "name", name, "mode", shared ? "ro" : "rw",
-				      "takeover", ctx->takeover),
-			    &sh);
-	lfsvol_trace("librarian shelf.activate: %d", r);
+	/*
+	 * Already active here (a restart of the command, the agent's pass)?
+	 * Not for a shelf the librarian has just created: a same-named one
+	 * here is another shelf, and the kernel refuses the name.
+	 */
+	if (!given) {
+		r = lfs_shelf_list(drv, NULL, &kv, &kn);
+		if (r)
+			return lfsvol_drv_fail(drv, r, what);
+		act = lfsvol_find_active(kv, kn, name);
+		lfsvol_trace("kernel shelf list");
+	}
+	if (given) {
+		sh = json_incref(given);
+		r = 0;
+	} else {
+		r = lfsvol_lib_call(lib, what, "shelf.activate",
+				    json_pack("{s:s,s:s,s:b}", "name", name, "mode",
+					      shared ? "ro" : "rw", "takeover", ctx->takeover),
+				    &sh);
+	}
+	lfsvol_trace(given ? "activated by shelf.create" : "librarian shelf.activate: %d", r);
 	if (r)
 		goto out;
 	if (act) {
@@ -103,17 +146,14 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 		if (!quiet)
 			lfsvol_info("shelf %s is already active as /dev/%s", name, disk);
 	} else {
-		if (ctx->conf->nfabrics)
-			lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(lib), true);
-		lfsvol_trace("fabrics attached");
-		if (!igs_attached(drv, sh, &missing)) {
+		if (!igs_attached(ctx, lib, drv, sh, &missing)) {
 			lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
 				   what, missing, ctx->conf->path);
 			lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 			r = LFSVOL_EDRIVER;
 			goto out;
 		}
-		lfsvol_trace("IGs checked");
+		lfsvol_trace("fabrics attached, IGs checked");
 		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk));
 		lfsvol_trace("kernel shelf create: %d", r);
 		if (!r && shared && set_read_only(disk)) {
@@ -228,7 +268,7 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 	if (r)
 		goto out;
 	json_array_foreach(names, i, el) {
-		int e = lfsvol_activate_one(ctx, lib, drv, json_string_value(el), shared, false);
+		int e = lfsvol_activate_one(ctx, lib, drv, json_string_value(el), shared, false, NULL);
 
 		if (e) {
 			r = e;

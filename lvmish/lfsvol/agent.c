@@ -206,7 +206,7 @@ static int agent_pass(struct lfsvol_ctx *ctx, struct lv_lib **lib, struct lfs_cl
 
 			if (!s->auto_activate || lfsvol_find_active(kv, kn, s->name))
 				continue;
-			if (lfsvol_activate_one(ctx, *lib, drv, s->name, false, !verbose))
+			if (lfsvol_activate_one(ctx, *lib, drv, s->name, false, !verbose, NULL))
 				failed++;
 		}
 		lfs_shelf_list_free(kv, kn);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -91,8 +93,12 @@ int lfsvol_lib_call(struct lv_lib *lib, const char *what, const char *op, json_t
 {
 	int r = lv_call(lib, op, args, result);
 
-	if (!r)
-		return 0;
+	return r ? lfsvol_lib_fail(lib, what, r) : 0;
+}
+
+/* Report a failed librarian call r (-errno); returns the exit code. */
+int lfsvol_lib_fail(struct lv_lib *lib, const char *what, int r)
+{
 	lfsvol_err("%s: librarian: %s", what, lv_errmsg(lib));
 	switch (-r) {
 	case ENOENT:
@@ -295,10 +301,48 @@ static bool link_points_to(const char *link, const char *disk)
 	return !strcmp(base ? base + 1 : buf, disk);
 }
 
+/*
+ * Wait until want(link, disk) holds, or until end (ms, monotonic). udev
+ * makes and removes its links in /dev/lfs by rename and unlink: inotify on
+ * the directory wakes us at once. The timed wake-up (50 ms) covers a
+ * directory that does not exist yet.
+ */
+static bool link_wait(const char *link, const char *disk, bool want, int64_t end)
+{
+	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool ok;
+
+	if (fd >= 0 && inotify_add_watch(fd, "/dev/lfs", IN_CREATE | IN_MOVED_TO | IN_DELETE |
+					 IN_MOVED_FROM) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	for (;;) {
+		int64_t left = end - lfsvol_now_ms();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		ok = link_points_to(link, disk) == want;
+		if (ok || left <= 0)
+			break;
+		if (fd < 0) {
+			struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);	/* no inotify: poll the link */
+			continue;
+		}
+		if (poll(&p, 1, left < 50 ? (int)left : 50) > 0)
+			while (read(fd, buf, sizeof(buf)) > 0)
+				;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 int lfsvol_dev_link_wait(const char *name, const char *disk, int timeout_ms)
 {
 	char link[PATH_MAX], target[64];
-	int64_t end = lfsvol_now_ms() + timeout_ms;
 
 	snprintf(link, sizeof(link), "/dev/lfs/%s", name);
 	if (!lfsvol_udev_running()) {
@@ -310,21 +354,12 @@ int lfsvol_dev_link_wait(const char *name, const char *disk, int timeout_ms)
 			return -errno;
 		return 0;
 	}
-	while (!link_points_to(link, disk)) {
-		struct timespec ts = { 0, 2 * 1000 * 1000 };
-
-		if (lfsvol_now_ms() > end)
-			return -ETIMEDOUT;
-		/* polling a condition with a deadline; udev gives no handle to wait on */
-		nanosleep(&ts, NULL);
-	}
-	return 0;
+	return link_wait(link, disk, true, lfsvol_now_ms() + timeout_ms) ? 0 : -ETIMEDOUT;
 }
 
 void lfsvol_dev_link_drop(const char *name, const char *disk)
 {
 	char link[PATH_MAX];
-	int64_t end = lfsvol_now_ms() + LINK_DROP_TIMEOUT_MS;
 
 	snprintf(link, sizeof(link), "/dev/lfs/%s", name);
 	/*
@@ -333,12 +368,8 @@ void lfsvol_dev_link_drop(const char *name, const char *disk)
 	 * gone when deactivate returns. Should udev not get to it in time, the
 	 * stale name is dropped here.
 	 */
-	while (lfsvol_udev_running() && link_points_to(link, disk) &&
-	       lfsvol_now_ms() < end) {
-		struct timespec ts = { 0, 2 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
+	if (lfsvol_udev_running())
+		link_wait(link, disk, false, lfsvol_now_ms() + LINK_DROP_TIMEOUT_MS);
 	if (link_points_to(link, disk))
 		unlink(link);
 }

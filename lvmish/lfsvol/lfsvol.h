@@ -194,6 +194,7 @@ int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lv_lib **out);
  */
 int lfsvol_lib_call(struct lv_lib *lib, const char *what, const char *op, json_t *args,
 		    json_t **result);
+int lfsvol_lib_fail(struct lv_lib *lib, const char *what, int r);
 /* Book size announced by the librarian at auth. */
 uint64_t lfsvol_lib_book_size(struct lv_lib *lib);
 /* Open the driver; prints the error and returns an exit code. */
@@ -237,4 +238,4 @@ void lfsvol_trace(const char *fmt, ...) __printf(1, 2);
 
 /* activate.c: activate NAME here, librarian first (it arbitrates), then the kernel. */
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			const char *name, bool shared, bool quiet);
+			const char *name, bool shared, bool quiet, json_t *given);

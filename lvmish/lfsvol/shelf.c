@@ -64,7 +64,7 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 	json_t *args, *res = NULL;
 	uint32_t igv[LFSVOL_MAX_IGS];
 	uint64_t book_size, books;
-	bool activate = false;
+	bool activate = false, activated = false;
 	char msg[256], a[32];
 	int c, r;
 
@@ -153,7 +153,23 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		json_object_set_new(args, "anti_affinity", json_string(away));
 	snprintf(msg, sizeof(msg), "creating shelf `%s'", name);
 	lfsvol_trace("create: arguments checked");
-	r = lfsvol_lib_call(lib, msg, "shelf.create", args, &res);
+	if (activate) {
+		/* create and activate in one librarian request */
+		json_object_set_new(args, "activate", json_string("rw"));
+		r = lv_call(lib, "shelf.create", json_incref(args), &res);
+		activated = !r;
+		if (r == -EINVAL && strstr(lv_errmsg(lib), "unknown argument 'activate'")) {
+			json_object_del(args, "activate");	/* an older librarian */
+			r = 0;
+		} else if (r) {
+			r = lfsvol_lib_fail(lib, msg, r);
+		}
+	} else {
+		r = 0;
+	}
+	if (!activated && !r)
+		r = lfsvol_lib_call(lib, msg, "shelf.create", json_incref(args), &res);
+	json_decref(args);
 	lfsvol_trace("librarian shelf.create: %d", r);
 	if (r)
 		goto out;
@@ -162,7 +178,7 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		    books == 1 ? "" : "s", lfsvol_fmt_bytes(books * book_size, a, sizeof(a)),
 		    json_string_value(json_object_get(res, "policy")) ?: "?");
 	if (activate)
-		r = lfsvol_activate_one(ctx, lib, drv, name, false, false);
+		r = lfsvol_activate_one(ctx, lib, drv, name, false, false, activated ? res : NULL);
 out:
 	json_decref(res);
 	lv_close(lib);

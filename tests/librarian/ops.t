@@ -119,6 +119,22 @@ t_is "$(jq -r .zombies <<<"$d")" "0" "destroy an empty shelf"
 t_is "$(lc shelf.destroy '{"name":"logs"}' | jq -r .zombies)" "1" "destroy turns the shelf's books into zombies"
 t_run "the catalogue is consistent" lt_check_db
 
+# create and activate in one request (lfsvol create -a)
+ca=$(ltls n3 shelf.create '{"name":"ca","activate":"rw"}')
+t_is "$(jq -c '[.activations[] | [.node, .mode]]' <<<"$ca")" '[["n3","rw"]]' "create with activate: active for the caller"
+t_is "$(lc shelf.get '{"name":"ca"}' | jq -c '[.activations[] | [.node, .mode]]')" '[["n3","rw"]]' "the activation is in the catalogue"
+t_is "$(lerr ltls n4 shelf.activate '{"name":"ca"}')" "EBUSY" "it conflicts like any exclusive activation"
+t_like "$("$CLI" client --connect "unix:$SOCK" shelf.create '{"name":"cb","activate":"rx","node":"n5"}' 2>&1)" \
+	"EINVAL: activate 'rx' must be" "a bad activate mode is named"
+t_is "$(lerr lc shelf.get '{"name":"cb"}')" "ENOENT" "and nothing was created"
+t_like "$("$CLI" client --connect "unix:$SOCK" shelf.create '{"name":"cb","activate":"ro"}' 2>&1)" \
+	"EINVAL: op 'shelf.create' from the admin identity needs \"node\"" "the admin must name the node to activate for"
+t_is "$(lc shelf.create '{"name":"cb","activate":"ro","node":"n5"}' | jq -c '[.activations[] | [.node, .mode]]')" '[["n5","ro"]]' \
+	"the admin creates a shelf active (ro) for a node"
+ltls n3 shelf.deactivate '{"name":"ca"}' >/dev/null && lc shelf.destroy '{"name":"ca"}' >/dev/null &&
+	lc shelf.deactivate '{"name":"cb","node":"n5"}' >/dev/null && lc shelf.destroy '{"name":"cb"}' >/dev/null
+t_is "$?" 0 "deactivate and destroy them"
+
 # restart with the same database keeps everything
 before=$(lc shelf.get '{"name":"db"}' | jq -c 'del(.activations)')
 lt_stop

@@ -120,6 +120,16 @@ t_is "$(jq -c '[.pid, .daemon, .commands_run]' /run/lfs/agent.json)" "[$apid,tru
 # the front end exits with. Had the front end died of the signal instead,
 # perl would see a signal; had the command not been ended, exit status 1
 # after its 10 s wait.
+# create -a asks the librarian once (shelf.create with "activate"); the
+# phases come from LFSVOL_TRACE=1
+tr=$(LFSVOL_TRACE=1 L create one -s 1b -a 2>&1 >/dev/null)
+t_like "$tr" "trace [0-9.]+ ms \[[0-9]+\] librarian shelf.create: 0" "LFSVOL_TRACE=1 shows the librarian call"
+t_is "$(grep -c 'librarian shelf.activate' <<<"$tr")" 0 "create -a activates in the same librarian request"
+t_is "$(L list --json | jq -c '.[] | select(.name == "one") | .activations')" '[{"node":"node01","mode":"rw"}]' \
+	"the librarian has one active here"
+t_ok "$([ -b /dev/lfs/one ]; echo $?)" "/dev/lfs/one is there"
+t_run "deactivate one" L deactivate one
+t_run "remove one" L remove one
 t_run "create sig -s 1b" L create sig -s 1b
 mv /run/udev/rules.d/60-lfs.rules /tmp/60-lfs.rules.off && udevadm control --reload
 out=$(perl -e '
@@ -136,6 +146,24 @@ out=$(perl -e '
 ' "$LFSVOL_BIN" -c "$CONF" activate sig 2>/tmp/sig.err)
 t_is "$out" "exit 130" "SIGINT to lfsvol ends the command in the agent; lfsvol exits 130"
 t_is "$(grep -c 'udev made no' /tmp/sig.err)" 0 "the command did not run on to its udev timeout"
+# The front end killed outright: the command's watcher thread sees the
+# connection close and ends the command (SIGTERM) long before its 10 s wait.
+t_run "deactivate sig (left active by the interrupted command)" L deactivate sig
+perl -e '
+	my $pid = fork() // die "fork: $!";
+	if (!$pid) { exec @ARGV; die "exec: $!" }
+	sub line { open(my $f, "<", shift) or return ""; return scalar <$f> // "" }
+	for (1 .. 2000) {
+		last if grep { line($_) eq "sig\n" } glob("/sys/block/lfs*/lfs/name");
+		select(undef, undef, undef, 0.01);
+	}
+	kill "KILL", $pid;
+	waitpid($pid, 0);
+' "$LFSVOL_BIN" -c "$CONF" activate sig 2>/tmp/sig.err
+t0=$(date +%s%N)
+nocommand() { [ -z "$(pgrep -P "$apid")" ]; }
+t_ok "$(wait_for 8 nocommand; echo $?)" \
+	"killing the front end ends the command it gave the agent (gone after $((($(date +%s%N) - t0) / 1000000)) ms)"
 mv /tmp/60-lfs.rules.off /run/udev/rules.d/60-lfs.rules && udevadm control --reload
 t_run "deactivate sig (left active by the interrupted command)" L deactivate sig
 t_run "remove sig" L remove sig
