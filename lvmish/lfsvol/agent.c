@@ -241,6 +241,13 @@ static void run_started(void *arg)
 	lfsvol_run_agent_dir = rs->ctx->conf->state_dir;
 	lfsvol_run_agent_info = rs->lib ? lv_info(rs->lib) : NULL;
 	rs->st->commands++;
+}
+
+/* After the fork, while the command runs: it waits for this before it ends. */
+static void run_counted(void *arg)
+{
+	struct run_started *rs = arg;
+
 	state_write(rs->ctx, rs->st);
 }
 
@@ -321,7 +328,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 				if (p[1].revents) {
 					struct run_started rs = { ctx, &st, lib };
 
-					lfsvol_run_accept(rfd, run_started, &rs);
+					lfsvol_run_accept(rfd, run_started, run_counted, &rs);
 				}
 				if (p[0].revents)
 					lfsvol_agent_serve(lfd, lib);

@@ -180,7 +180,7 @@ extern json_t *lfsvol_run_agent_info;
 int lfsvol_main(int argc, char **argv);
 int lfsvol_run_listen(const char *state_dir);
 void lfsvol_run_unlink(const char *state_dir);
-int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg);
+int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *), void *arg);
 int lfsvol_run_reap(void);
 int lfsvol_run_child_fd(void);
 int lfsvol_agent_listen(const char *state_dir);

@@ -76,6 +76,7 @@ void lfsvol_run_unlink(const char *state_dir)
 struct run_req {
 	int fd;		/* the client's connection */
 	int fds[3];	/* its stdin, stdout, stderr */
+	int done[2];	/* the agent has counted the command (a byte, or EOF) */
 	char *buf;
 	char **argv, **envp;
 	int argc;
@@ -89,6 +90,9 @@ static void req_free(struct run_req *q)
 	for (int i = 0; i < 3; i++)
 		if (q->fds[i] >= 0)
 			close(q->fds[i]);
+	for (int i = 0; i < 2; i++)
+		if (q->done[i] >= 0)
+			close(q->done[i]);
 	free(q->buf);
 	free(q->argv);
 	free(q->envp);
@@ -211,17 +215,22 @@ static void run_command(struct run_req *q)
 {
 	static const sigset_t none;
 	pthread_t watcher;
-	int conn, fds[3], r;
+	int conn, done, fds[3], r;
+	char c;
 
 	/* descriptors: the client's as 0-2, the connection as 3, nothing else */
 	conn = high(q->fd);
+	done = q->done[0] >= 0 ? high(q->done[0]) : -1;
 	for (int i = 0; i < 3; i++)
 		fds[i] = high(q->fds[i]);
 	for (int i = 0; i < 3; i++)
 		dup2(fds[i], i);
 	dup2(conn, 3);
-	close_range(4, ~0U, 0);
+	if (done >= 0)
+		dup2(done, 4);
+	close_range(done >= 0 ? 5 : 4, ~0U, 0);
 	conn = 3;
+	done = done >= 0 ? 4 : -1;
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
@@ -252,6 +261,9 @@ static void run_command(struct run_req *q)
 	 * walk and free the agent's memory, copying every page they touch.
 	 */
 	fflush(NULL);
+	/* the agent has written agent.json (or is gone) */
+	while (done >= 0 && read(done, &c, 1) < 0 && errno == EINTR)
+		;
 	send_status(conn, r);
 	_exit(r);
 }
@@ -291,9 +303,14 @@ static struct {
 } running[RUN_MAX];
 static int nrunning;
 
-int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg)
+/*
+ * started: before the fork (what the command inherits); counted: after
+ * it, while the command runs (agent.json), and the command waits for it
+ * before it ends, so that a client sees the count once the command is done.
+ */
+int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *), void *arg)
 {
-	struct run_req q = { .fds = { -1, -1, -1 } };
+	struct run_req q = { .fds = { -1, -1, -1 }, .done = { -1, -1 } };
 	pid_t pid;
 	int r;
 
@@ -310,14 +327,23 @@ int lfsvol_run_accept(int rfd, void (*started)(void *), void *arg)
 		req_free(&q);
 		return r;
 	}
-	/* before the fork, so that the count is written before the command runs */
 	lfsvol_trace("run: request read");
 	started(arg);
-	lfsvol_trace("run: agent.json written");
+	if (pipe2(q.done, O_CLOEXEC)) {
+		q.done[0] = q.done[1] = -1;
+		counted(arg);	/* no pipe: count before the command runs */
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0)
 		run_command(&q);
+	if (q.done[1] >= 0) {
+		counted(arg);
+		if (write(q.done[1], "c", 1) < 0) {
+			/* the command is gone already */
+		}
+	}
+	lfsvol_trace("run: counted");
 	if (pid < 0) {
 		r = -errno;
 		send(q.fd, "R", 1, MSG_NOSIGNAL);
