@@ -292,6 +292,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = lfsvol_drv_open(&drv);
 	if (r)
 		return r;
+	lfsvol_run_set_conf(ctx);	/* commands forked from here may use it */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	/* the agent must never wait on its own socket (nor --once on the daemon's lock holder) */

@@ -138,6 +138,7 @@ int lfsvol_drv_open(struct lfs_client **out)
 {
 	int r = lfs_client_open(out);
 
+	lfsvol_trace("netlink session: %d", r);
 	if (r == -ENOENT) {
 		lfsvol_err("the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
 		return LFSVOL_EDRIVER;

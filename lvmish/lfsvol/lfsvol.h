@@ -12,6 +12,7 @@
 #define LFSVOL_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,6 +124,9 @@ struct lfsvol_ctx {
 	bool json;
 	bool no_agent;		/* the agent itself: never proxy through the agent */
 	bool takeover;		/* activate --takeover: from holders whose lease expired */
+	bool conf_borrowed;	/* conf is the agent's (lfsvol_run_agent_conf): not ours to free */
+	bool conf_stat_ok;
+	struct stat conf_stat;	/* the config file's identity just before it was read */
 };
 
 extern const char *lfsvol_prog;
@@ -177,6 +181,9 @@ extern bool lfsvol_in_agent_run;
 /* set by the agent for the commands it forks: its state_dir and session info */
 extern const char *lfsvol_run_agent_dir;
 extern json_t *lfsvol_run_agent_info;
+extern struct lfsvol_conf *lfsvol_run_agent_conf;
+void lfsvol_run_set_conf(struct lfsvol_ctx *ctx);
+bool lfsvol_run_conf_same(const char *path);
 int lfsvol_main(int argc, char **argv);
 int lfsvol_run_listen(const char *state_dir);
 void lfsvol_run_unlink(const char *state_dir);

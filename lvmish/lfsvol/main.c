@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lfsvol.h"
 
@@ -97,7 +98,17 @@ int lfsvol_need_conf(struct lfsvol_ctx *ctx)
 		explicit = true;
 	else
 		path = LFSVOL_DEFAULT_CONF;
-	r = lfsvol_conf_load(path, !explicit, &ctx->conf, msg, sizeof(msg));
+	if (lfsvol_in_agent_run && lfsvol_run_conf_same(path)) {
+		/* the agent's own config, unchanged since it read it: this fork has it */
+		ctx->conf = lfsvol_run_agent_conf;
+		ctx->conf_borrowed = true;
+		r = 0;
+	} else {
+		/* before reading: a change after this shows in the identity */
+		ctx->conf_stat_ok = !stat(path, &ctx->conf_stat);
+		r = lfsvol_conf_load(path, !explicit, &ctx->conf, msg, sizeof(msg));
+	}
+	lfsvol_trace("config %s %s: %d", path, ctx->conf_borrowed ? "as the agent read it" : "read", r);
 	if (r) {
 		lfsvol_err("%s", msg);
 		if (r == -ENOENT)
@@ -169,7 +180,8 @@ int lfsvol_main(int argc, char **argv)
 		argv += optind;
 		optind = 0;	/* glibc: reinitialise, forget the "+" ordering */
 		r = commands[i].fn(argc, argv, &ctx);
-		lfsvol_conf_free(ctx.conf);
+		if (!ctx.conf_borrowed)
+			lfsvol_conf_free(ctx.conf);
 		lfsvol_trace("%s done: %d", commands[i].name, r);
 		return r;
 	}

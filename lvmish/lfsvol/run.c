@@ -39,6 +39,34 @@ extern char **environ;
 bool lfsvol_in_agent_run;
 const char *lfsvol_run_agent_dir;
 json_t *lfsvol_run_agent_info;
+struct lfsvol_conf *lfsvol_run_agent_conf;
+static struct stat agent_conf_st;
+
+/* The agent's config, and the file's identity when it was read. */
+void lfsvol_run_set_conf(struct lfsvol_ctx *ctx)
+{
+	if (ctx->conf && ctx->conf_stat_ok && !ctx->conf_borrowed) {
+		agent_conf_st = ctx->conf_stat;
+		lfsvol_run_agent_conf = ctx->conf;
+	}
+}
+
+/*
+ * In a command the agent runs: is path the agent's config file (same inode),
+ * unchanged (size, modification time) since the agent read it? Then the
+ * command uses the agent's parsed copy, as lfsvol-core would have read it.
+ */
+bool lfsvol_run_conf_same(const char *path)
+{
+	struct stat st;
+
+	return lfsvol_run_agent_conf && !stat(path, &st) && st.st_dev == agent_conf_st.st_dev &&
+	       st.st_ino == agent_conf_st.st_ino && st.st_size == agent_conf_st.st_size &&
+	       st.st_mtim.tv_sec == agent_conf_st.st_mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == agent_conf_st.st_mtim.tv_nsec &&
+	       st.st_ctim.tv_sec == agent_conf_st.st_ctim.tv_sec &&
+	       st.st_ctim.tv_nsec == agent_conf_st.st_ctim.tv_nsec;
+}
 
 int lfsvol_run_listen(const char *state_dir)
 {

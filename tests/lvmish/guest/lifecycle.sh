@@ -109,6 +109,17 @@ t_is "$rc_a" 6 "exit status 6 for an unknown shelf"
 t_like "$(LFS_CONF=/tmp/nokey.conf "$LFSVOL_BIN" list 2>/dev/null)" "^NAME" \
 	"the caller's environment (LFS_CONF) and stdout reach the command"
 t_is "$(runs)" $((n0 + 2)) "that one ran in the agent too"
+# A command in the agent uses the agent's parsed config only while the file
+# is unchanged: an edit is read, as lfsvol-core would.
+t_like "$(LFSVOL_TRACE=1 L list 2>&1 >/dev/null)" "config $CONF as the agent read it" \
+	"a command in the agent uses the agent's copy of the unchanged config"
+cp "$CONF" /tmp/conf.saved
+echo "bogus_setting = ;" >>"$CONF"
+out=$(L list 2>&1)
+t_like "$out" "$CONF:[0-9]+" "an edited config is read again by a command in the agent: $out"
+cp /tmp/conf.saved "$CONF"
+t_like "$(LFSVOL_TRACE=1 L list 2>&1 >/dev/null)" "config $CONF read: 0" "and the restored one too (it changed again)"
+n0=$((n0 + 3))
 # (run inside the agent, it would only have refused: "cannot run inside")
 out=$("$LFSVOL_BIN" -c "$CONF" agent --once 2>&1)
 t_like "$out" "activating shelf .auto1'" "lfsvol agent --once runs a pass here, not in the agent: $out"
