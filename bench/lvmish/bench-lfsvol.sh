@@ -1,7 +1,8 @@
 #!/bin/bash
 # lfsvol vs LVM2 on the same emulated pmem devices, in one VM boot with
 # systemd-udevd running (issue 5 benchmark; results in docs/bench-lfsvol.md).
-#   bench/lvmish/bench-lfsvol.sh [ITERATIONS]   (default 7, at most 7: IG 1 has 15 books)
+#   bench/lvmish/bench-lfsvol.sh [ITERATIONS]   (default 15, at most 15: the two fabric
+#   devices are 2 GiB, IG 1 has 31 books of 64 MiB, and each iteration uses two)
 # Measures, per iteration, the time from spawn to exit (bench/lvmish/timeit.c) of:
 #   lfsvol create NAME -s 64M -a   (until /dev/lfs/NAME is a block device)
 #   lfsvol deactivate NAME, lfsvol activate NAME
@@ -17,7 +18,8 @@
 # and prints median and p90 per operation and the LVM2/lfsvol ratios.
 # LFS_VMRUN overrides the VM runner (default tests/vm/vmrun).
 set -u
-N=${1:-7}
+N=${1:-15}
+[ "$N" -ge 1 ] && [ "$N" -le 15 ] || { echo "ITERATIONS must be 1 to 15, not $N" >&2; exit 2; }
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lvmish/lib.sh
@@ -25,8 +27,8 @@ trap lv_cleanup EXIT
 mkdir -p build/lvmish-bench
 cc -O2 -Wall -Wextra -Werror -o build/lvmish-bench/timeit bench/lvmish/timeit.c || exit 1
 OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX)
-lv_start_librarian 64M 15 2 5 || exit 1
-"${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 \
+lv_start_librarian 64M 31 2 5 || exit 1
+"${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 --fabric-size 2G \
 	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" \
 	bench/lvmish/guest-bench.sh >"$LV/vm.log" 2>&1
 rc=$?
