@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,9 @@ static void send_status(int conn, int code)
 	send(conn, st, sizeof(st), MSG_NOSIGNAL);
 }
 
+/* Set once the command sends its status: the client leaving is no news then. */
+static atomic_bool command_done;
+
 /* In the command: the client's signals, and its going away. */
 static void *watch_client(void *arg)
 {
@@ -234,7 +238,8 @@ static void *watch_client(void *arg)
 		if (n < 0 && errno == EINTR)
 			continue;
 		/* the client is gone: so is whoever wanted this command */
-		kill(getpid(), SIGTERM);
+		if (!atomic_load(&command_done))
+			kill(getpid(), SIGTERM);
 		return NULL;
 	}
 }
@@ -266,9 +271,10 @@ static void run_command(struct run_req *q)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (send(conn, "A", 1, MSG_NOSIGNAL) != 1)
 		_exit(LFSVOL_EFAIL);
-	if (pthread_create(&watcher, NULL, watch_client, (void *)(intptr_t)conn)) {
+	r = pthread_create(&watcher, NULL, watch_client, (void *)(intptr_t)conn);
+	if (r) {
 		fprintf(stderr, "lfsvol: the node agent cannot watch this command: %s\n",
-			strerror(errno));
+			strerror(r));
 		send_status(conn, LFSVOL_EFAIL);
 		_exit(LFSVOL_EFAIL);
 	}
@@ -292,6 +298,7 @@ static void run_command(struct run_req *q)
 	/* the agent has written agent.json (or is gone) */
 	while (done >= 0 && read(done, &c, 1) < 0 && errno == EINTR)
 		;
+	atomic_store(&command_done, true);
 	send_status(conn, r);
 	_exit(r);
 }
