@@ -69,6 +69,11 @@ struct lfs_shelf {
 	struct mutex open_lock; /* protects open_count and dying */
 	unsigned int open_count;
 	bool dying;
+	/*
+	 * Known to read as zeroes: created from scrubbed books (LFS_A_ZEROED)
+	 * and never opened for writing nor extended since. Only ever cleared.
+	 */
+	bool zeroed;
 	struct work_struct reap; /* del_gendisk after a remove */
 
 	/* A create or extend arriving in several messages. */
@@ -104,8 +109,9 @@ int lfs_shelf_init(void);
 void lfs_shelf_exit(void);
 struct lfs_shelf *lfs_shelf_find(const char *name);
 int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
-		    const struct lfs_book *books, u32 n, bool more, u32 portid,
-		    struct netlink_ext_ack *extack, struct lfs_shelf **out);
+		    const struct lfs_book *books, u32 n, bool more, bool zeroed,
+		    u32 portid, struct netlink_ext_ack *extack,
+		    struct lfs_shelf **out);
 int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books,
 		     struct netlink_ext_ack *extack);
 int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack);

@@ -62,6 +62,7 @@ static const struct nla_policy lfs_create_policy[LFS_A_MAX + 1] = {
 	[LFS_A_UUID] = NLA_POLICY_EXACT_LEN(LFS_UUID_LEN),
 	[LFS_A_BOOKS] = LFS_POLICY_BOOKS,
 	[LFS_A_MORE] = { .type = NLA_FLAG },
+	[LFS_A_ZEROED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy lfs_extend_policy[LFS_A_MAX + 1] = {
@@ -303,6 +304,7 @@ static int lfs_shelf_fill(struct sk_buff *skb, struct lfs_shelf *shelf,
 	    nla_put_u32(skb, LFS_A_NR_BOOKS, map->nr_books) ||
 	    nla_put_u8(skb, LFS_A_DAX, !!shelf->dax_dev) ||
 	    nla_put_u32(skb, LFS_A_OPEN, lfs_shelf_openers(shelf)) ||
+	    nla_put_u8(skb, LFS_A_ZEROED, READ_ONCE(shelf->zeroed)) ||
 	    nla_put_u32(skb, LFS_A_BOOKS_START, start) ||
 	    lfs_shelf_put_books(skb, map, start, max, next))
 		goto out_cancel;
@@ -373,7 +375,8 @@ static int lfs_cmd_stage(struct sk_buff *skb, struct genl_info *info)
 	ret = lfs_shelf_stage(cmd, nla_data(a[LFS_A_NAME]), uuid,
 			      nla_data(a[LFS_A_BOOKS]),
 			      nla_len(a[LFS_A_BOOKS]) / sizeof(struct lfs_book),
-			      more, info->snd_portid, info->extack, &shelf);
+			      more, nla_get_flag(a[LFS_A_ZEROED]),
+			      info->snd_portid, info->extack, &shelf);
 	if (!ret && !more && cmd == LFS_CMD_SHELF_CREATE)
 		ret = lfs_create_reply(shelf, info);
 	mutex_unlock(&lfs_lock);

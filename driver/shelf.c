@@ -250,10 +250,14 @@ static int lfs_open(struct block_device *bdev, fmode_t mode)
 	int ret = 0;
 
 	mutex_lock(&shelf->open_lock);
-	if (shelf->dying)
+	if (shelf->dying) {
 		ret = -ENXIO;
-	else
+	} else {
 		shelf->open_count++;
+		/* a writer may change the content: udev must probe again */
+		if (mode & FMODE_WRITE)
+			WRITE_ONCE(shelf->zeroed, false);
+	}
 	mutex_unlock(&shelf->open_lock);
 	return ret;
 }
@@ -391,6 +395,13 @@ static ssize_t dax_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(dax);
 
+static ssize_t zeroed_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(lfs_dev_shelf(dev)->zeroed));
+}
+static DEVICE_ATTR_RO(zeroed);
+
 /*
  * books: one "IG:BOOK" line per book in shelf order. The list can be far
  * longer than a page, so it is a binary attribute read in pieces; the text
@@ -432,6 +443,7 @@ static struct attribute *lfs_attrs[] = {
 	&dev_attr_uuid.attr,
 	&dev_attr_book_size.attr,
 	&dev_attr_dax.attr,
+	&dev_attr_zeroed.attr,
 	NULL,
 };
 
@@ -939,6 +951,8 @@ static int lfs_shelf_commit_extend(struct lfs_shelf *shelf)
 	struct lfs_map *old = lfs_shelf_map(shelf), *map;
 	u32 i;
 
+	/* the new books' content is unknown; cleared before the change uevent */
+	WRITE_ONCE(shelf->zeroed, false);
 	map = lfs_map_alloc(old->nr_books + shelf->nr_staged);
 	if (!map)
 		return -ENOMEM;
@@ -1007,8 +1021,9 @@ static struct lfs_shelf *lfs_shelf_stage_target(u8 cmd, const char *name,
  * including books staged by earlier messages.
  */
 int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
-		    const struct lfs_book *books, u32 n, bool more, u32 portid,
-		    struct netlink_ext_ack *extack, struct lfs_shelf **out)
+		    const struct lfs_book *books, u32 n, bool more, bool zeroed,
+		    u32 portid, struct netlink_ext_ack *extack,
+		    struct lfs_shelf **out)
 {
 	struct lfs_shelf *shelf;
 	int ret;
@@ -1016,6 +1031,9 @@ int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
 	shelf = lfs_shelf_stage_target(cmd, name, uuid, portid, extack);
 	if (IS_ERR(shelf))
 		return PTR_ERR(shelf);
+	/* a create's first message decides; any message without it clears */
+	if (cmd == LFS_CMD_SHELF_CREATE)
+		shelf->zeroed = zeroed && (!shelf->staged_cmd || shelf->zeroed);
 	lfs_staging_start(shelf, cmd, portid);
 
 	ret = lfs_staging_grow(shelf, n, extack);

@@ -79,6 +79,12 @@
  *     LFS_A_BOOKS      binary, required: struct lfs_book[] in shelf order
  *     LFS_A_MORE       flag: more books follow in another CREATE message with
  *                      the same name from the same netlink socket
+ *     LFS_A_ZEROED     flag: the caller knows that every book reads as zeroes
+ *                      (the librarian had them scrubbed). It holds only if
+ *                      every message of the create carries it. The shelf
+ *                      then shows zeroed = 1 in sysfs, so udev can skip
+ *                      probing it for signatures, until the first open for
+ *                      writing or extend clears it for good.
  *   The block device appears when the message without LFS_A_MORE arrives.
  *   Until then the books are reserved; closing the socket abandons the shelf.
  *   Reply (to the last message): LFS_A_NAME, LFS_A_ID (u32, N of /dev/lfsN),
@@ -117,8 +123,10 @@
  *   Each message carries:
  *     LFS_A_NAME, LFS_A_UUID, LFS_A_ID, LFS_A_DISK, LFS_A_DEVT,
  *     LFS_A_BOOK_SIZE, LFS_A_NR_BOOKS (u32 total books), LFS_A_DAX (u8),
- *     LFS_A_OPEN (u32 current openers), LFS_A_BOOKS_START (u32 index of the
- *     first book in this message) and LFS_A_BOOKS (this message's part).
+ *     LFS_A_OPEN (u32 current openers), LFS_A_ZEROED (u8, 1 while the shelf
+ *     is known to read as zeroes: created with LFS_A_ZEROED, never opened for
+ *     writing nor extended since), LFS_A_BOOKS_START (u32 index of the first
+ *     book in this message) and LFS_A_BOOKS (this message's part).
  *
  * LFS_CMD_BOOK_ZERO [admin]: write zeroes over books that no shelf holds
  *   (scrubbing freed books before reuse), then flush the devices.
@@ -197,6 +205,7 @@ enum lfs_attr {
 	LFS_A_BOOKS_START,
 	LFS_A_MORE,
 	LFS_A_OPEN,
+	LFS_A_ZEROED,
 	__LFS_A_MAX
 };
 #define LFS_A_MAX (__LFS_A_MAX - 1)

@@ -16,7 +16,7 @@ static const struct lfsctl_cmd commands[] = {
 	{ "attach", cmd_attach, "DEVICE --ig N --book-size SIZE [--offset SIZE]",
 	  "attach a fabric memory device as interleave group N" },
 	{ "detach", cmd_detach, "DEVICE", "detach a fabric device no shelf uses" },
-	{ "create", cmd_create, "NAME BOOKS [--uuid UUID]",
+	{ "create", cmd_create, "NAME BOOKS [--uuid UUID] [--zeroed]",
 	  "create a shelf from BOOKS and print its device path" },
 	{ "extend", cmd_extend, "NAME BOOKS", "append BOOKS to a shelf (also while mounted)" },
 	{ "shrink", cmd_shrink, "NAME --books N",

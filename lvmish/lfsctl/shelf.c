@@ -23,16 +23,21 @@ int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "uuid", required_argument, NULL, 'u' },
+		{ "zeroed", no_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lfs_shelf_info info = { 0 };
 	uint8_t uuid[LFS_UUID_LEN];
 	struct lfs_book *books;
 	struct lfs_client *c;
-	int have_uuid = 0, opt, ret;
+	int have_uuid = 0, zeroed = 0, opt, ret;
 	size_t n;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt == 'z') {
+			zeroed = 1;
+			continue;
+		}
 		if (opt != 'u')
 			return lfsctl_usage("create");
 		if (lfs_parse_uuid(optarg, uuid)) {
@@ -51,7 +56,8 @@ int cmd_create(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, books, n, &info);
+	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, zeroed, books, n,
+			       &info);
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "create", argv[optind], ret);
@@ -173,12 +179,12 @@ static json_t *shelf_json(const struct lfs_shelf_info *s)
 	}
 	lfs_format_uuid(s->uuid, uuid);
 	snprintf(dev, sizeof(dev), "/dev/%s", s->disk);
-	return json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:b, s:I, s:o}",
+	return json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:b, s:I, s:b, s:o}",
 			 "name", s->name, "uuid", uuid, "device", dev, "id", (json_int_t)s->id,
 			 "major", major(s->devt), "minor", minor(s->devt), "book_size",
 			 (json_int_t)s->book_size, "nr_books", (json_int_t)s->nr_books, "size",
 			 (json_int_t)(s->book_size * s->nr_books), "dax", s->dax, "open",
-			 (json_int_t)s->open, "books", books);
+			 (json_int_t)s->open, "zeroed", s->zeroed, "books", books);
 }
 
 static void shelf_table(const struct lfs_shelf_info *v, size_t n)

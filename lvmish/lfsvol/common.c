@@ -454,7 +454,13 @@ int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lf
 		return LFSVOL_EUSAGE;
 	}
 	memset(&info, 0, sizeof(info));
-	r = lfs_shelf_create(drv, name, uuid, books, n, &info);
+	/*
+	 * "zeroed" (shelf.create only): every book was scrubbed since its last
+	 * use, so the driver can tell udev that probing the new device for
+	 * signatures would find nothing.
+	 */
+	r = lfs_shelf_create(drv, name, uuid, json_is_true(json_object_get(shelf, "zeroed")), books,
+			     n, &info);
 	free(books);
 	if (r) {
 		snprintf(what, sizeof(what), "activating shelf `%s'", name);

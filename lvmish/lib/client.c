@@ -210,6 +210,7 @@ static const struct nla_policy reply_policy[LFS_A_MAX + 1] = {
 	[LFS_A_DISK] = { .type = NLA_STRING, .maxlen = 32 },
 	[LFS_A_BOOKS_START] = { .type = NLA_U32 },
 	[LFS_A_OPEN] = { .type = NLA_U32 },
+	[LFS_A_ZEROED] = { .type = NLA_U8 },
 };
 
 static int on_valid(struct nl_msg *msg, void *arg)

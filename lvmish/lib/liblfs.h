@@ -11,6 +11,7 @@
 #ifndef LIBLFS_H
 #define LIBLFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uapi/lfs.h>
@@ -40,6 +41,7 @@ struct lfs_shelf_info {
 	uint32_t nr_books;
 	int dax;
 	uint32_t open;
+	int zeroed; /* known to read as zeroes (LFS_A_ZEROED) */
 	struct lfs_book *books; /* nr_books entries, shelf order */
 };
 
@@ -54,8 +56,12 @@ int lfs_detach(struct lfs_client *c, const char *path);
 int lfs_detach_ig(struct lfs_client *c, uint32_t ig);
 int lfs_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n);
 
-/* Book lists longer than LFS_BOOKS_PER_ATTR go in several messages. */
-int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid,
+/*
+ * Book lists longer than LFS_BOOKS_PER_ATTR go in several messages. zeroed:
+ * the caller knows every book reads as zeroes (the librarian had them
+ * scrubbed), so udev need not probe the new device.
+ */
+int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
 		     const struct lfs_book *books, size_t n, struct lfs_shelf_info *out);
 int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
 		     size_t n);

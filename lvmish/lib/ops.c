@@ -130,7 +130,8 @@ static int parse_created(struct nlattr **tb, void *arg)
 
 /* CREATE or EXTEND, in messages of at most LFS_BOOKS_PER_ATTR books. */
 static int send_books(struct lfs_client *c, uint8_t cmd, const char *name, const uint8_t *uuid,
-		      const struct lfs_book *books, size_t n, struct lfs_shelf_info *out)
+		      bool zeroed, const struct lfs_book *books, size_t n,
+		      struct lfs_shelf_info *out)
 {
 	size_t done = 0, part;
 	struct nl_msg *msg;
@@ -147,7 +148,8 @@ static int send_books(struct lfs_client *c, uint8_t cmd, const char *name, const
 		if (!msg || nla_put_string(msg, LFS_A_NAME, name) ||
 		    (uuid && !done && nla_put(msg, LFS_A_UUID, LFS_UUID_LEN, uuid)) ||
 		    nla_put(msg, LFS_A_BOOKS, part * sizeof(*books), books + done) ||
-		    (!last && nla_put_flag(msg, LFS_A_MORE)))
+		    (!last && nla_put_flag(msg, LFS_A_MORE)) ||
+		    (zeroed && nla_put_flag(msg, LFS_A_ZEROED)))
 			return put_failed(c, msg);
 		ret = lfs_request(c, msg, last && out ? parse_created : NULL, out);
 		if (ret)
@@ -157,16 +159,16 @@ static int send_books(struct lfs_client *c, uint8_t cmd, const char *name, const
 	return 0;
 }
 
-int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid,
+int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
 		     const struct lfs_book *books, size_t n, struct lfs_shelf_info *out)
 {
-	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, books, n, out);
+	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, zeroed, books, n, out);
 }
 
 int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
 		     size_t n)
 {
-	return send_books(c, LFS_CMD_SHELF_EXTEND, name, NULL, books, n, NULL);
+	return send_books(c, LFS_CMD_SHELF_EXTEND, name, NULL, false, books, n, NULL);
 }
 
 int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books)
@@ -245,6 +247,7 @@ static struct lfs_shelf_info *shelf_new(struct shelf_list *l, struct nlattr **tb
 	s->book_size = nla_get_u64(tb[LFS_A_BOOK_SIZE]);
 	s->dax = tb[LFS_A_DAX] ? nla_get_u8(tb[LFS_A_DAX]) : 0;
 	s->open = tb[LFS_A_OPEN] ? nla_get_u32(tb[LFS_A_OPEN]) : 0;
+	s->zeroed = tb[LFS_A_ZEROED] ? nla_get_u8(tb[LFS_A_ZEROED]) : 0;
 	return s;
 }
 

@@ -42,7 +42,7 @@ static const char *const attrs[] = {
 	[LFS_A_PATH] = "path", [LFS_A_IG] = "ig", [LFS_A_BOOK_SIZE] = "book_size",
 	[LFS_A_OFFSET] = "offset", [LFS_A_NR_BOOKS] = "nr_books", [LFS_A_NAME] = "name",
 	[LFS_A_UUID] = "uuid", [LFS_A_BOOKS] = "books", [LFS_A_BOOKS_START] = "books_start",
-	[LFS_A_MORE] = "more",
+	[LFS_A_MORE] = "more", [LFS_A_ZEROED] = "zeroed",
 };
 
 static int lookup(const char *const *names, int max, const char *s)
@@ -185,7 +185,7 @@ static int dump_intr(struct lfs_client *c, const char *arg)
 	}
 	if (lfs_client_open(&other))
 		return 2;
-	ret = lfs_shelf_create(other, "dumpintr", NULL, books, n, &info);
+	ret = lfs_shelf_create(other, "dumpintr", NULL, false, books, n, &info);
 	if (!ret)
 		ret = lfs_shelf_remove(other, "dumpintr");
 	if (ret) {

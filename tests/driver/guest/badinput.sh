@@ -93,6 +93,8 @@ refused "extend: book already in the shelf" EINVAL "book 0:0 appears twice in sh
 	nlraw extend name=str:a books=books:0:3,0:0
 refused "extend: UUID not accepted" EINVAL "LFS_A_UUID" \
 	nlraw extend name=str:a uuid=hex:$(printf 'ab%.0s' {1..16}) books=books:0:3
+refused "extend: LFS_A_ZEROED not accepted" EINVAL "LFS_A_ZEROED|attribute" \
+	nlraw extend name=str:a zeroed=flag: books=books:0:3
 refused "shrink to 0 books" EINVAL "new book count 0 for shelf 'a' is not between 1 and 1" \
 	nlraw shrink name=str:a nr_books=u32:0
 refused "shrink to the current size" EINVAL "new book count 2 for shelf 'a'" \

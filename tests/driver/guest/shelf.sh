@@ -151,6 +151,28 @@ t_run "write pattern 5 through the new quick" \
 	dd if=<(pattern 5 ${BS}M) of="$new" bs=1M oflag=direct status=none
 t_run "pattern 5 reads back from the new quick" cmp <(pattern 5 ${BS}M) "$new"
 t_run "remove quick" lfsctl remove quick
+# zeroed: set by a create that asserts scrubbed books, cleared for good by
+# the first open for writing or an extend; udev skips its probe while set.
+zs() { cat /sys/block/${1#/dev/}/lfs/zeroed; }
+z=$(lfsctl create fresh 0:31 --zeroed)
+t_is "$(zs "$z")" 1 "create --zeroed: sysfs zeroed is 1"
+t_is "$(lfsctl list --json fresh | jq -c '[.[].zeroed]')" "[true]" "list --json shows zeroed"
+dd if="$z" of=/dev/null bs=1M count=1 iflag=direct status=none
+t_is "$(zs "$z")" 1 "a read-only open keeps it"
+exec 4<>"$z"
+exec 4>&-
+t_is "$(zs "$z")" 0 "an open for writing clears it, even with nothing written"
+t_is "$(lfsctl list --json fresh | jq -c '[.[].zeroed]')" "[false]" "list --json follows"
+exec 4<"$z"
+t_is "$(zs "$z")" 0 "and it stays cleared"
+exec 4<&-
+t_run "remove fresh" lfsctl remove fresh
+z=$(lfsctl create fresh 0:31)
+t_is "$(zs "$z")" 0 "create without --zeroed: 0"
+t_run "remove fresh again" lfsctl remove fresh
+z=$(lfsctl create fresh 0:31 --zeroed) && lfsctl extend fresh 0:32
+t_is "$(zs "$z")" 0 "extend clears it (the new books are not known to be zero)"
+t_run "remove fresh a third time" lfsctl remove fresh
 t_is "$(lfsctl list --json)" "[]" "no shelves left again"
 t_run "detach /dev/pmem0" lfsctl detach /dev/pmem0
 t_run "detach /dev/pmem1" lfsctl detach /dev/pmem1
