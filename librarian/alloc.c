@@ -4,6 +4,10 @@
  * from the per-IG free counts alone; only when the whole request can be met
  * are books picked, each by one seek in the free-book index. The cost is
  * O(books requested x IGs) and never depends on the catalogue's size.
+ *
+ * The pick also reads the book's zeroed flag (the row the UPDATE that takes
+ * the book touches anyway), so whether a grow got only known-zero books costs
+ * no extra query.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -206,11 +210,12 @@ static int64_t plan_request_ig(struct lib_shelf_ctx *sh, struct cand *cd, const 
 
 /*
  * The next free book of an IG at or after *cursor (wrapping around once), or
- * the highest below it for LZAdescending. Consecutive picks in one request
- * continue from the last one, so a request touches few index pages.
+ * the highest below it for LZAdescending, and its zeroed flag. Consecutive
+ * picks in one request continue from the last one, so a request touches few
+ * index pages.
  */
 static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, int64_t *cursor,
-		     int64_t *id)
+		     int64_t *id, bool *zeroed)
 {
 	int64_t lo = lib_book_id(ig, 0), hi = lib_book_id(ig, 0xffffffffU);
 	bool desc = pol == POL_LZA_DESCENDING;
@@ -219,11 +224,11 @@ static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, int6
 
 	for (pass = 0; pass < 2; pass++) {
 		if (desc)
-			st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
-				      " ORDER BY id DESC LIMIT 1");
+			st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = 0"
+				      " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1");
 		else
-			st = lib_stmt(s, "SELECT id FROM books WHERE state = 0 AND id BETWEEN ?1 AND ?2"
-				      " ORDER BY id LIMIT 1");
+			st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = 0"
+				      " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
 		if (!st)
 			return -EIO;
 		if (desc) {
@@ -236,6 +241,7 @@ static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, int6
 		rc = sqlite3_step(st);
 		if (rc == SQLITE_ROW) {
 			*id = sqlite3_column_int64(st, 0);
+			*zeroed = sqlite3_column_int(st, 1) == 1;
 			sqlite3_reset(st);
 			*cursor = desc ? *id - 1 : *id + 1;
 			return 0;
@@ -254,6 +260,7 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 	int tiers[4], ntiers, ncd = 0, r;
 	int64_t got, avail = 0;
 
+	sh->zeroed = true;	/* no book taken yet: none that is not known zero */
 	if (n <= 0)
 		return 0;
 	ntiers = policy_tiers(sh->policy, tiers);
@@ -371,8 +378,9 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		const struct lib_ig *g = &c->igs[gi];
 		sqlite3_stmt *st;
 		int64_t id;
+		bool zeroed;
 
-		r = pick_book(s, sh->policy, g->ig, &cursor[gi], &id);
+		r = pick_book(s, sh->policy, g->ig, &cursor[gi], &id, &zeroed);
 		if (r < 0) {
 			r = lib_fail(e, EIO, "catalogue inconsistent: IG %u has no free book though its count says so",
 				     g->ig);
@@ -387,6 +395,7 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto sqlfail;
 		used[gi]++;
+		sh->zeroed = sh->zeroed && zeroed;
 	}
 	for (int i = 0; i < c->nigs; i++) {
 		sqlite3_stmt *st;

@@ -127,6 +127,7 @@ int lib_policy_parse(const char *s, enum lib_policy *p);
 
 /* Store. */
 #define LIB_STMT_CACHE 96
+#define LIB_SCHEMA_VERSION 2	/* PRAGMA user_version of the catalogue */
 
 struct lib_store {
 	sqlite3 *db;
@@ -136,6 +137,7 @@ struct lib_store {
 	int nst;
 	uint64_t rand_state;
 	char *node_offline;	/* per config node: 1 if offline */
+	int upgraded_from;	/* schema version migrated from at open, 0 if none */
 	struct lib_ckpt *ckpt;	/* background checkpoints, daemon only */
 };
 
@@ -145,6 +147,7 @@ void lib_store_close(struct lib_store *s);
 int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e);
 int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
 int lib_store_check(sqlite3 *db, FILE *report);
+int lib_store_forget_zeroed(sqlite3 *db);
 int lib_store_begin(struct lib_store *s);
 int lib_store_commit(struct lib_store *s);
 void lib_store_rollback(struct lib_store *s);
@@ -172,6 +175,7 @@ struct lib_shelf_ctx {
 	int64_t *avoid;		/* shelf ids for power-domain anti-affinity */
 	int navoid;
 	int node;		/* requesting node index, -1 for none */
+	bool zeroed;		/* out: every book the grow took had books.zeroed = 1 */
 };
 
 int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n,

@@ -165,6 +165,10 @@ static int cmd_backup(int argc, char **argv)
 		fprintf(stderr, "librarian backup: copying %s: %s\n", src, sqlite3_errmsg(to));
 		goto out;
 	}
+	if (lib_store_forget_zeroed(to) < 0) {
+		fprintf(stderr, "librarian backup: %s: %s\n", tmp, sqlite3_errmsg(to));
+		goto out;
+	}
 	i = lib_store_check(to, stderr);
 	if (i) {
 		fprintf(stderr, "librarian backup: the copy has %d consistency violations; not kept\n", i);
@@ -492,8 +496,14 @@ static int cmd_serve(int argc, char **argv)
 			strerror(-lockfd));
 		goto out;
 	}
-	if (lib_store_open(cfg->db_path, cfg, true, &store, &e) < 0 ||
-	    lib_store_sync_geometry(store, &e) < 0 ||
+	if (lib_store_open(cfg->db_path, cfg, true, &store, &e) < 0) {
+		fprintf(stderr, "librarian: %s\n", e.msg);
+		goto out;
+	}
+	if (store->upgraded_from)
+		fprintf(stderr, "librarian: %s: catalogue upgraded from schema version %d to %d\n",
+			cfg->db_path, store->upgraded_from, LIB_SCHEMA_VERSION);
+	if (lib_store_sync_geometry(store, &e) < 0 ||
 	    lib_store_checkpointer(store, true, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
 		goto out;

@@ -696,13 +696,16 @@ static int shelf_touch(struct req *rq, int64_t id, int64_t books)
 	return 0;
 }
 
-static int shelf_grow(struct req *rq, struct shelf *sh, int node, int64_t n)
+/* Grow by n books; *zeroed (if not NULL): all of them were known to be zero. */
+static int shelf_grow(struct req *rq, struct shelf *sh, int node, int64_t n, bool *zeroed)
 {
 	struct lib_shelf_ctx x;
 	int r = shelf_ctx(rq, sh, node, &x);
 
 	if (r == 0)
 		r = lib_alloc_books(rq->s, &x, n, &rq->err);
+	if (r == 0 && zeroed)
+		*zeroed = x.zeroed;
 	shelf_ctx_free(&x);
 	if (r == 0) {
 		sh->books += n;
@@ -711,11 +714,14 @@ static int shelf_grow(struct req *rq, struct shelf *sh, int node, int64_t n)
 	return r;
 }
 
-/* Books at seq >= keep become ZOMBIE; returns the count or -errno. */
+/*
+ * Books at seq >= keep become ZOMBIE; returns the count or -errno. The shelf
+ * may have written them: they are no longer known to be zero.
+ */
 static int64_t shelf_release(struct req *rq, int64_t shelf, int64_t keep)
 {
-	sqlite3_stmt *st = lib_stmt(rq->s, "UPDATE books SET state = 2, shelf = NULL, seq = NULL"
-				    " WHERE shelf = ?1 AND seq >= ?2");
+	sqlite3_stmt *st = lib_stmt(rq->s, "UPDATE books SET state = 2, shelf = NULL, seq = NULL,"
+				    " zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
 
 	if (!st)
 		return lib_sql_fail(rq->s, &rq->err);
@@ -911,6 +917,7 @@ static int op_shelf_create(struct req *rq)
 	sqlite3_stmt *st;
 	json_t *attrs, *v;
 	int64_t books = 0, now = time(NULL), count;
+	bool zeroed = true;	/* an empty shelf has no byte that is not zero */
 	int node, r;
 
 	if ((r = check_args(rq, a)) < 0 || (r = arg_str(rq, "name", true, &name)) < 0 ||
@@ -979,7 +986,7 @@ static int op_shelf_create(struct req *rq)
 			return r;
 	}
 	if (books) {
-		r = shelf_grow(rq, &sh, node, books);
+		r = shelf_grow(rq, &sh, node, books, &zeroed);
 		if (r < 0)
 			return r;
 	}
@@ -997,6 +1004,8 @@ static int op_shelf_create(struct req *rq)
 			return lib_sql_fail(rq->s, &rq->err);
 	}
 	rq->result = shelf_full(rq, sh.id, 0, LIB_BOOKS_LIMIT);
+	/* every book was zeroed by its node since it was last freed: skip probing it */
+	json_object_set_new(rq->result, "zeroed", json_boolean(zeroed));
 	return 0;
 }
 
@@ -1060,7 +1069,7 @@ static int op_shelf_resize(struct req *rq)
 		return r;
 	old = sh.books;
 	if (books > old) {
-		r = shelf_grow(rq, &sh, node, books - old);
+		r = shelf_grow(rq, &sh, node, books - old, NULL);
 		if (r < 0)
 			return r;
 		if (books - old <= LIB_BOOKS_LIMIT)
@@ -1565,7 +1574,13 @@ static int op_zombie_zeroed(struct req *rq)
 				 c->nodes[c->igs[k].node].name, rq->who->name);
 			goto out;
 		}
-		st = lib_stmt(rq->s, "UPDATE books SET state = ?2 WHERE id = ?1 AND state = 2");
+		/*
+		 * Known zero from now on, while it stays FREE or is allocated.
+		 * A book that goes OFFLINE does not keep the flag: going back
+		 * online clears it anyway (see op_node_set_state).
+		 */
+		st = lib_stmt(rq->s, "UPDATE books SET state = ?2, zeroed = (?2 = 0)"
+			      " WHERE id = ?1 AND state = 2");
 		if (!st)
 			goto sqlfail;
 		sqlite3_bind_int64(st, 1, lib_book_id(ig, idx));
@@ -1638,7 +1653,12 @@ static int op_node_set_state(struct req *rq)
 	for (int g = 0; g < n->nigs; g++) {
 		uint32_t ig = rq->c->igs[n->igs[g]].ig;
 
-		st = lib_stmt(rq->s, "UPDATE books SET state = ?3 WHERE state = ?4"
+		/*
+		 * The node may be powered off or serviced while offline and its
+		 * memory lose or change its contents: a book that was known zero
+		 * is not any more, in either direction.
+		 */
+		st = lib_stmt(rq->s, "UPDATE books SET state = ?3, zeroed = 0 WHERE state = ?4"
 			      " AND id BETWEEN ?1 AND ?2");
 		if (!st)
 			return lib_sql_fail(rq->s, &rq->err);

@@ -7,6 +7,15 @@
  * books are one id range. Free and zombie books have partial indexes, so
  * picking N free books from an IG is a range scan of N index entries, whatever
  * the size of the catalogue.
+ *
+ * books.zeroed is 1 when the book's content is known to be all zero bytes:
+ * its node reported it zeroed (zombie.zeroed) and nothing can have written it
+ * since it became FREE. Books that become ZOMBIE or OFFLINE, books of new or
+ * grown IGs and the FREE books of an IG that moved to another node have 0.
+ * An INUSE book keeps the value it had when allocated.
+ *
+ * Schema versions (PRAGMA user_version): 1, the first; 2 adds books.zeroed.
+ * lib_store_open() migrates an older catalogue in one transaction.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,7 +29,8 @@
 
 #include "librarian.h"
 
-#define SCHEMA_VERSION 1
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static const char schema_sql[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
@@ -28,7 +38,7 @@ static const char schema_sql[] =
 	"CREATE TABLE igs(ig INTEGER PRIMARY KEY, node TEXT NOT NULL, books INTEGER NOT NULL,"
 	" free INTEGER NOT NULL);"
 	"CREATE TABLE books(id INTEGER PRIMARY KEY, state INTEGER NOT NULL, shelf INTEGER,"
-	" seq INTEGER);"
+	" seq INTEGER, zeroed INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX books_free ON books(id) WHERE state = 0;"
 	"CREATE INDEX books_zombie ON books(id) WHERE state = 2;"
 	"CREATE UNIQUE INDEX books_shelf ON books(shelf, seq) WHERE shelf IS NOT NULL;"
@@ -329,6 +339,7 @@ int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
 	for (int i = 0; i < c->nigs; i++) {
 		const struct lib_ig *g = &c->igs[i];
 		int state = s->node_offline[g->node] ? BOOK_OFFLINE : BOOK_FREE;
+		bool existing = false;
 
 		if (query_int(s, "SELECT count(*) FROM igs WHERE ig = ?1", g->ig, 0, 0) == 0) {
 			r = insert_books(s, g->ig, 0, g->books, state, e);
@@ -342,6 +353,7 @@ int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
 			sqlite3_bind_int64(st, 3, g->books);
 			sqlite3_bind_int64(st, 4, state == BOOK_FREE ? (int64_t)g->books : 0);
 		} else {
+			existing = true;
 			st = lib_stmt(s, "UPDATE igs SET node = ?2 WHERE ig = ?1 AND node <> ?2");
 			if (!st)
 				goto sqlfail;
@@ -351,6 +363,18 @@ int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
 		r = step_done(s, st, e);
 		if (r < 0)
 			goto fail;
+		if (existing && sqlite3_changes(s->db)) {
+			/* a module moved to another node: its free books are not known zero */
+			st = lib_stmt(s, "UPDATE books SET zeroed = 0 WHERE state = 0"
+				      " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
+			if (!st)
+				goto sqlfail;
+			sqlite3_bind_int64(st, 1, lib_book_id(g->ig, 0));
+			sqlite3_bind_int64(st, 2, lib_book_id(g->ig, 0xffffffffU));
+			r = step_done(s, st, e);
+			if (r < 0)
+				goto fail;
+		}
 	}
 	if (lib_store_commit(s) < 0)
 		goto sqlfail;
@@ -407,29 +431,42 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		 " PRAGMA wal_autocheckpoint = 256;", e);
 	if (r < 0)
 		goto fail;
+	/* create or migrate in one transaction: a catalogue is wholly one version */
+	r = exec(s, "BEGIN IMMEDIATE", e);
+	if (r < 0)
+		goto fail;
 	ver = query_int(s, "PRAGMA user_version", 0, 0, -1);
 	if (ver == 0) {
 		if (!create) {
 			r = lib_fail(e, ENOENT, "%s: not a librarian catalogue (empty)", path);
-			goto fail;
+			goto rollback;
 		}
-		r = exec(s, "BEGIN", e);
+		r = exec(s, schema_sql, e);
 		if (!r)
-			r = exec(s, schema_sql, e);
-		if (!r)
-			r = exec(s, "PRAGMA user_version = 1; COMMIT", e);
-		if (r < 0) {
-			lib_store_rollback(s);
-			goto fail;
-		}
-	} else if (ver != SCHEMA_VERSION) {
+			r = exec(s, "PRAGMA user_version = " STR(LIB_SCHEMA_VERSION), e);
+	} else if (ver == 1) {
+		/* 1 -> 2: no book's content is known yet */
+		r = exec(s, "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
+			 " PRAGMA user_version = 2", e);
+		s->upgraded_from = 1;
+	} else if (ver > LIB_SCHEMA_VERSION) {
 		r = lib_fail(e, EPROTO,
-			     "%s: catalogue schema version %lld is not supported (this librarian knows version %d)",
-			     path, (long long)ver, SCHEMA_VERSION);
-		goto fail;
+			     "%s: catalogue schema version %lld is newer than this librarian's (%d): it was written by a newer librarian; run that one (the catalogue was not changed)",
+			     path, (long long)ver, LIB_SCHEMA_VERSION);
+	} else if (ver != LIB_SCHEMA_VERSION) {
+		r = lib_fail(e, EPROTO,
+			     "%s: catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)",
+			     path, (long long)ver, LIB_SCHEMA_VERSION);
 	}
+	if (r < 0)
+		goto rollback;
+	r = exec(s, "COMMIT", e);
+	if (r < 0)
+		goto rollback;
 	*out = s;
 	return 0;
+rollback:
+	lib_store_rollback(s);
 fail:
 	lib_store_close(s);
 	return r;
@@ -569,48 +606,94 @@ void lib_store_close(struct lib_store *s)
 	free(s);
 }
 
-/* Each query lists violations; the check prints them and counts them. */
+/*
+ * For a backup copy: a catalogue restored from it can be older than the
+ * fabric, and a book FREE in the copy may have been allocated and written
+ * after the copy was taken. The copy forgets which FREE books were known zero
+ * (INUSE books' flags are never read again: they are cleared when freed).
+ */
+int lib_store_forget_zeroed(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int64_t ver = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ver = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (ver < 2)
+		return ver < 0 ? -EIO : 0;
+	return sqlite3_exec(db, "UPDATE books SET zeroed = 0 WHERE state = 0 AND zeroed <> 0",
+			    NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/*
+ * Each query lists violations; the check prints them and counts them. A query
+ * runs on catalogues of its schema version or later.
+ */
 static const struct {
 	const char *what;
 	const char *sql;
+	int version;
 } checks[] = {
 	{ "book with an invalid state",
-	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE state NOT IN (0, 1, 2, 3)" },
+	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE state NOT IN (0, 1, 2, 3)", 1 },
 	{ "INUSE book not on exactly one shelf",
 	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE (state = 1) <> (shelf IS NOT NULL)"
-	  " OR (shelf IS NULL) <> (seq IS NULL)" },
+	  " OR (shelf IS NULL) <> (seq IS NULL)", 1 },
 	{ "book on a shelf that does not exist",
 	  "SELECT id >> 32, id & 4294967295, shelf FROM books b WHERE shelf IS NOT NULL AND"
-	  " NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = b.shelf)" },
+	  " NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = b.shelf)", 1 },
 	{ "book of an IG that does not exist or beyond its size",
 	  "SELECT id >> 32, id & 4294967295, 0 FROM books b WHERE NOT EXISTS (SELECT 1 FROM igs g"
-	  " WHERE g.ig = b.id >> 32 AND (b.id & 4294967295) < g.books)" },
+	  " WHERE g.ig = b.id >> 32 AND (b.id & 4294967295) < g.books)", 1 },
 	{ "shelf whose book count disagrees (shelf id, recorded, actual)",
 	  "SELECT s.id, s.books, (SELECT count(*) FROM books b WHERE b.shelf = s.id) AS n FROM shelves s"
-	  " WHERE n <> s.books" },
+	  " WHERE n <> s.books", 1 },
 	{ "shelf whose book sequence has holes (shelf id, books, max seq)",
 	  "SELECT s.id, s.books, (SELECT max(seq) FROM books b WHERE b.shelf = s.id) AS m FROM shelves s"
-	  " WHERE s.books > 0 AND m <> s.books - 1" },
+	  " WHERE s.books > 0 AND m <> s.books - 1", 1 },
 	{ "IG whose free count disagrees (ig, recorded, actual)",
 	  "SELECT g.ig, g.free, (SELECT count(*) FROM books b WHERE b.state = 0 AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
-	  " AS n FROM igs g WHERE n <> g.free" },
+	  " AS n FROM igs g WHERE n <> g.free", 1 },
 	{ "IG whose book count disagrees (ig, recorded, actual)",
 	  "SELECT g.ig, g.books, (SELECT count(*) FROM books b WHERE b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295) AS n"
-	  " FROM igs g WHERE n <> g.books" },
+	  " FROM igs g WHERE n <> g.books", 1 },
 	{ "attribute of a missing shelf (shelf id)",
-	  "SELECT shelf, 0, 0 FROM attrs a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)" },
+	  "SELECT shelf, 0, 0 FROM attrs a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)", 1 },
 	{ "activation of a missing shelf (shelf id)",
-	  "SELECT shelf, 0, 0 FROM activations a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)" },
+	  "SELECT shelf, 0, 0 FROM activations a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)", 1 },
 	{ "shelf with an exclusive activation and another activation (shelf id)",
 	  "SELECT shelf, count(*), 0 FROM activations GROUP BY shelf HAVING count(*) > 1"
-	  " AND sum(mode = 'rw') > 0" },
+	  " AND sum(mode = 'rw') > 0", 1 },
+	{ "book with an invalid zeroed flag (ig, book, zeroed)",
+	  "SELECT id >> 32, id & 4294967295, zeroed FROM books WHERE zeroed NOT IN (0, 1)", 2 },
+	{ "ZOMBIE or OFFLINE book marked zeroed (ig, book, state)",
+	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE zeroed <> 0 AND state IN (2, 3)",
+	  2 },
 };
 
 int lib_store_check(sqlite3 *db, FILE *rep)
 {
 	sqlite3_stmt *st;
+	int64_t ver = -1;
 	int bad = 0;
 
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			ver = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (ver < 0) {
+		fprintf(rep, "cannot read the schema version: %s\n", sqlite3_errmsg(db));
+		return 1;
+	}
+	if (ver < 1 || ver > LIB_SCHEMA_VERSION) {
+		fprintf(rep, "catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)\n",
+			(long long)ver, LIB_SCHEMA_VERSION);
+		return 1;
+	}
 	if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *t = (const char *)sqlite3_column_text(st, 0);
@@ -628,6 +711,8 @@ int lib_store_check(sqlite3 *db, FILE *rep)
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
 		int n = 0;
 
+		if (checks[i].version > ver)
+			continue;
 		if (sqlite3_prepare_v2(db, checks[i].sql, -1, &st, NULL) != SQLITE_OK) {
 			fprintf(rep, "cannot check '%s': %s\n", checks[i].what, sqlite3_errmsg(db));
 			bad++;
