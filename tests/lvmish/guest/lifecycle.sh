@@ -200,13 +200,24 @@ for b in $(jq -r '.[] | "\(.[0]):\(.[1])"' <<<"$map"); do
 		cmp -s - <(head -c 64M /dev/zero) || { allz=1; t_diag "book $b (index $i) is not zero"; }
 done
 t_ok "$allz" "the new shelf reads only zeros where db's books were"
+zflag() { cat "/sys/block/$(basename "$(readlink -f "/dev/lfs/$1")")/lfs/zeroed"; }
+t_is "$(zflag all)" 0 "26 of its books were never scrubbed: not marked zeroed (udev probed it)"
 t_run "remove the all-books shelf (no filesystem, no -f needed)" L remove all
 out=$(L scrub 2>&1)
 t_like "$out" "scrub done: 30 books zeroed" "lfsvol scrub zeroes them at once: $out"
 
 # shelves for the auto-assembly boot: auto1 is configured auto_activate, manual is not
 t_run "create auto1 -a" L create auto1 -s 2b -a
+# every book scrubbed: the librarian says so, the driver marks the shelf and
+# udev skips the signature probe, until the first open for writing
+t_is "$(zflag auto1)" 1 "a shelf of scrubbed books is marked zeroed"
+t_is "$(udevadm info --query=property /dev/lfs/auto1 | grep -cE '^(LFS_ZEROED=1|ID_FS_)')" 1 \
+	"udev skipped the probe (LFS_ZEROED=1, no ID_FS_*)"
 mkfs.ext4 -q -b 4096 -L autofs /dev/lfs/auto1
+t_is "$(zflag auto1)" 0 "mkfs (an open for writing) cleared zeroed"
+udevadm trigger --action=change --settle /dev/lfs/auto1
+t_like "$(udevadm info --query=property /dev/lfs/auto1 | grep -E '^(LFS_ZEROED|ID_FS_TYPE|ID_FS_LABEL)=' | sort | paste -sd' ')" \
+	"^ID_FS_LABEL=autofs ID_FS_TYPE=ext4$" "the next udev event probes it and finds the filesystem"
 mount -o dax /dev/lfs/auto1 /tmp/mnt
 head -c 8M /dev/urandom >/tmp/mnt/data
 sha256sum </tmp/mnt/data >"$LFS_RESULTS/auto1.sha"
