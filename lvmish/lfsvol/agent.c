@@ -72,12 +72,13 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 	if (!st->daemon && daemon_owns_state(path))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s/.agent.json.%d", ctx->conf->state_dir, (int)getpid());
-	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
+	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
 		      "daemon", st->daemon,
 		      "updated", (json_int_t)time(NULL), "zeroed", (json_int_t)st->zeroed,
 		      "zombies_pending", (json_int_t)st->pending,
 		      "heartbeats", (json_int_t)st->heartbeats,
 		      "commands_run", (json_int_t)st->commands,
+		      "commands_prepared", (json_int_t)lfsvol_run_spare_runs(),
 		      "last_heartbeat", (json_int_t)st->last_heartbeat,
 		      "librarian", st->librarian, "scrub", st->scrub);
 	if (o && !json_dump_file(o, tmp, JSON_COMPACT))
@@ -331,6 +332,9 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 
 			if (left <= 0)
 				break;
+			/* the next command's process, forked while nothing waits for it */
+			if (rfd >= 0)
+				lfsvol_run_prepare();
 			if (poll(p, 3, (int)left) > 0) {
 				if (p[1].revents) {
 					struct run_started rs = { ctx, &st, lib };
@@ -348,6 +352,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	if (rfd >= 0) {
 		lfsvol_run_unlink(ctx->conf->state_dir);
 		close(rfd);
+		lfsvol_run_stop();
 	}
 	if (lfd >= 0) {
 		char path[PATH_MAX];

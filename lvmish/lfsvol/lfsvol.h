@@ -190,6 +190,9 @@ void lfsvol_run_unlink(const char *state_dir);
 int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *), void *arg);
 int lfsvol_run_reap(void);
 int lfsvol_run_child_fd(void);
+void lfsvol_run_prepare(void);
+void lfsvol_run_stop(void);
+long long lfsvol_run_spare_runs(void);
 int lfsvol_agent_listen(const char *state_dir);
 void lfsvol_agent_serve(int lfd, struct lv_lib *lib);
 

@@ -12,7 +12,10 @@
  * sends its own exit status when lfsvol_main() returns; the agent, which
  * reaps it, sends the status otherwise (killed by a signal, or exit()
  * called elsewhere). One fork per command: forking the agent is the largest
- * part of a command's start-up under emulation.
+ * part of a command's start-up under emulation, so the agent forks the
+ * command process ahead of time (a spare, waiting on a socketpair) and
+ * hands it the next request with the client's descriptors; it forks on the
+ * spot only when no spare is ready.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -107,6 +111,7 @@ struct run_req {
 	int fds[3];	/* its stdin, stdout, stderr */
 	int done[2];	/* the agent has counted the command (a byte, or EOF) */
 	char *buf;
+	uint32_t len;	/* of buf */
 	char **argv, **envp;
 	int argc;
 	const char *cwd;
@@ -144,6 +149,33 @@ static int recv_full(int fd, void *p, size_t len)
 	return 0;
 }
 
+/* q->buf holds len bytes: cwd, then argc arguments, then envc variables. */
+static int req_split(struct run_req *q, uint32_t argc, uint32_t envc, uint32_t len)
+{
+	uint32_t n = 0;
+
+	q->argv = calloc(argc + 1, sizeof(char *));
+	q->envp = calloc(envc + 1, sizeof(char *));
+	if (!q->argv || !q->envp)
+		return -ENOMEM;
+	if (!len || q->buf[len - 1])
+		return -EPROTO;
+	/* exactly that many strings */
+	for (char *p = q->buf; p < q->buf + len; p += strlen(p) + 1, n++) {
+		if (n == 0)
+			q->cwd = p;
+		else if (n <= argc)
+			q->argv[n - 1] = p;
+		else if (n <= argc + envc)
+			q->envp[n - 1 - argc] = p;
+	}
+	if (n != 1 + argc + envc)
+		return -EPROTO;
+	q->argc = (int)argc;
+	q->len = len;
+	return 0;
+}
+
 /* Read and check a request; 0 if it can run. Bounded by SO_RCVTIMEO. */
 static int req_read(struct run_req *q)
 {
@@ -156,7 +188,7 @@ static int req_read(struct run_req *q)
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	struct cmsghdr *c;
-	uint32_t argc, envc, len, n = 0;
+	uint32_t argc, envc, len;
 	ssize_t got;
 
 	if (getsockopt(q->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.uid != 0)
@@ -178,25 +210,11 @@ static int req_read(struct run_req *q)
 	    len < 1 || len > LFSVOL_RUN_MAX)
 		return -E2BIG;
 	q->buf = malloc(len);
-	q->argv = calloc(argc + 1, sizeof(char *));
-	q->envp = calloc(envc + 1, sizeof(char *));
-	if (!q->buf || !q->argv || !q->envp)
+	if (!q->buf)
 		return -ENOMEM;
-	if (recv_full(q->fd, q->buf, len) || q->buf[len - 1])
+	if (recv_full(q->fd, q->buf, len))
 		return -EPROTO;
-	/* cwd, then argc arguments, then envc variables: exactly that many strings */
-	for (char *p = q->buf; p < q->buf + len; p += strlen(p) + 1, n++) {
-		if (n == 0)
-			q->cwd = p;
-		else if (n <= argc)
-			q->argv[n - 1] = p;
-		else if (n <= argc + envc)
-			q->envp[n - 1 - argc] = p;
-	}
-	if (n != 1 + argc + envc)
-		return -EPROTO;
-	q->argc = (int)argc;
-	return 0;
+	return req_split(q, argc, envc, len);
 }
 
 /* Move fd to a number >= 10 (so that 0-3 can be laid out freely). */
@@ -339,9 +357,195 @@ static struct {
 static int nrunning;
 
 /*
- * started: before the fork (what the command inherits); counted: after
- * it, while the command runs (agent.json), and the command waits for it
- * before it ends, so that a client sees the count once the command is done.
+ * The spare: a command process forked before its request, waiting on a
+ * socketpair. The agent sends it the request (struct spare_hdr, then the
+ * request's strings and the agent's librarian info as JSON) with the
+ * client's connection, stdin, stdout, stderr and the read end of the done
+ * pipe; it then runs the command exactly as a fresh fork would.
+ */
+static pid_t spare_pid = -1;
+static int spare_fd = -1;	/* the agent's end */
+static long long spare_runs;	/* commands run by a spare */
+
+struct spare_hdr {
+	uint32_t argc, envc, len, info_len;
+};
+
+static int send_full(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t n = send(fd, c, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static __attribute__((noreturn)) void spare_wait(int sfd, pid_t agent)
+{
+	char cbuf[CMSG_SPACE(5 * sizeof(int))];
+	struct spare_hdr h;
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct run_req q = { .fd = -1, .fds = { -1, -1, -1 }, .done = { -1, -1 } };
+	struct cmsghdr *c;
+	char *info = NULL;
+	int fds[5];
+	ssize_t got;
+
+	/* die with the agent, and hold none of its descriptors (its lock) meanwhile */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != agent)
+		_exit(0);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	if (sfd != 3) {
+		dup2(sfd, 3);
+		sfd = 3;
+	}
+	close_range(4, ~0U, 0);
+	do
+		got = recvmsg(sfd, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+	while (got < 0 && errno == EINTR);
+	if (got != (ssize_t)sizeof(h))
+		_exit(0);	/* the agent has gone or stopped: no request */
+	c = CMSG_FIRSTHDR(&m);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(fds)) || (m.msg_flags & MSG_CTRUNC))
+		_exit(LFSVOL_EFAIL);
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	q.fd = fds[0];
+	memcpy(q.fds, fds + 1, sizeof(q.fds));
+	q.done[0] = fds[4];
+	q.buf = malloc(h.len ? h.len : 1);
+	if (h.info_len)
+		info = malloc(h.info_len + 1);
+	if (!q.buf || (h.info_len && !info) || recv_full(sfd, q.buf, h.len) ||
+	    (h.info_len && recv_full(sfd, info, h.info_len)) ||
+	    req_split(&q, h.argc, h.envc, h.len))
+		_exit(LFSVOL_EFAIL);	/* the agent reports the status */
+	close(sfd);
+	lfsvol_run_agent_info = NULL;
+	if (info) {
+		info[h.info_len] = '\0';
+		lfsvol_run_agent_info = json_loads(info, 0, NULL);
+		free(info);
+	}
+	run_command(&q);
+	_exit(LFSVOL_EFAIL);
+}
+
+/*
+ * In the agent's loop: fork a spare if there is none, and no command runs:
+ * the fork would take CPU time from the command (two vCPUs here, with the
+ * command's own udev work).
+ */
+void lfsvol_run_prepare(void)
+{
+	pid_t agent = getpid(), pid;
+	int sv[2];
+
+	if (spare_pid > 0 || nrunning > 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		spare_wait(sv[1], agent);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return;
+	}
+	spare_pid = pid;
+	spare_fd = sv[0];
+	lfsvol_trace("run: spare %d ready", (int)pid);
+}
+
+static void spare_forget(bool kill_it)
+{
+	if (kill_it && spare_pid > 0)
+		kill(spare_pid, SIGKILL);	/* reaped as an unknown child */
+	if (spare_fd >= 0)
+		close(spare_fd);
+	spare_fd = -1;
+	spare_pid = -1;
+}
+
+/* The agent is stopping: the spare sees its socket close and exits. */
+void lfsvol_run_stop(void)
+{
+	pid_t pid = spare_pid;
+
+	spare_forget(false);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+long long lfsvol_run_spare_runs(void)
+{
+	return spare_runs;
+}
+
+/* Hand q to the spare: its pid, or -1 (then fork as before). */
+static pid_t spare_give(struct run_req *q)
+{
+	int fds[5] = { q->fd, q->fds[0], q->fds[1], q->fds[2], q->done[0] };
+	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
+	struct spare_hdr h = { .argc = (uint32_t)q->argc, .len = q->len };
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	char *info = NULL;
+	pid_t pid = spare_pid;
+	ssize_t n;
+
+	if (pid <= 0 || q->done[0] < 0)
+		return -1;
+	while (q->envp[h.envc])
+		h.envc++;
+	if (lfsvol_run_agent_info) {
+		info = json_dumps(lfsvol_run_agent_info, JSON_COMPACT);
+		if (!info)
+			return -1;
+		h.info_len = (uint32_t)strlen(info);
+	}
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	do
+		n = sendmsg(spare_fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(h) || send_full(spare_fd, q->buf, q->len) ||
+	    (info && send_full(spare_fd, info, h.info_len))) {
+		free(info);
+		spare_forget(true);
+		return -1;
+	}
+	free(info);
+	spare_forget(false);
+	spare_runs++;
+	return pid;
+}
+
+/*
+ * started: before the command process gets the request (what it inherits);
+ * counted: after, while the command runs (agent.json), and the command
+ * waits for it before it ends, so that a client sees the count once the
+ * command is done.
  */
 int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *), void *arg)
 {
@@ -369,9 +573,14 @@ int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *),
 		counted(arg);	/* no pipe: count before the command runs */
 	}
 	fflush(NULL);
-	pid = fork();
-	if (pid == 0)
-		run_command(&q);
+	pid = spare_give(&q);
+	if (pid > 0) {
+		lfsvol_trace("run: given to spare %d", (int)pid);
+	} else {
+		pid = fork();
+		if (pid == 0)
+			run_command(&q);
+	}
 	if (q.done[1] >= 0) {
 		counted(arg);
 		if (write(q.done[1], "c", 1) < 0) {
@@ -410,6 +619,8 @@ int lfsvol_run_reap(void)
 			;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		n++;
+		if (pid == spare_pid)
+			spare_forget(false);	/* it died before any request */
 		for (int i = 0; i < nrunning; i++) {
 			if (running[i].pid != pid)
 				continue;

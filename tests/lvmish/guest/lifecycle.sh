@@ -160,6 +160,12 @@ t_is "$(grep -c 'udev made no' /tmp/sig.err)" 0 "the command did not run on to i
 # The front end killed outright: the command's watcher thread sees the
 # connection close and ends the command (SIGTERM) long before its 10 s wait.
 t_run "deactivate sig (left active by the interrupted command)" L deactivate sig
+# The agent forks each command's process ahead of time (the spare, its only
+# child while idle): the next command runs in that process.
+spare() { [ "$(pgrep -P "$apid" | wc -l)" = 1 ]; }
+t_ok "$(wait_for 5 spare; echo $?)" "the agent keeps one spare command process"
+cmdpid=$(pgrep -P "$apid")
+prep0=$(jq .commands_prepared /run/lfs/agent.json)
 perl -e '
 	my $pid = fork() // die "fork: $!";
 	if (!$pid) { exec @ARGV; die "exec: $!" }
@@ -172,7 +178,9 @@ perl -e '
 	waitpid($pid, 0);
 ' "$LFSVOL_BIN" -c "$CONF" activate sig 2>/tmp/sig.err
 t0=$(date +%s%N)
-nocommand() { [ -z "$(pgrep -P "$apid")" ]; }
+t_is "$(jq .commands_prepared /run/lfs/agent.json)" $((prep0 + 1)) \
+	"the command ran in the spare (commands_prepared $prep0 -> $((prep0 + 1)))"
+nocommand() { ! kill -0 "$cmdpid" 2>/dev/null; }
 t_ok "$(wait_for 8 nocommand; echo $?)" \
 	"killing the front end ends the command it gave the agent (gone after $((($(date +%s%N) - t0) / 1000000)) ms)"
 mv /tmp/60-lfs.rules.off /run/udev/rules.d/60-lfs.rules && udevadm control --reload
