@@ -1,25 +1,30 @@
 #!/bin/bash
 # lfsvol vs LVM2 on the same emulated pmem devices, in one VM boot with
 # systemd-udevd running (issue 5 benchmark; results in docs/bench-lfsvol.md).
-#   bench/lvmish/bench-lfsvol.sh [ITERATIONS]   (default 15, at most 15: the two fabric
-#   devices are 2 GiB, IG 1 has 31 books of 64 MiB, and each iteration uses two)
+#   bench/lvmish/bench-lfsvol.sh [ITERATIONS]   (default 15, at most 20: the two fabric
+#   devices are 4 GiB, IG 1 has 63 books of 64 MiB, and each iteration uses three)
 # Measures, per iteration, the time from spawn to exit (bench/lvmish/timeit.c) of:
 #   lfsvol create NAME -s 64M -a   (until /dev/lfs/NAME is a block device)
 #   lfsvol deactivate NAME, lfsvol activate NAME
 #   lvcreate -L 64M (until /dev/VG/NAME is a block device), lvchange -an, lvchange -ay
-# lfsvol runs twice: with the node agent running (the deployed setup: the
-# lfsvol front end hands the command to the agent) and without it (lfsvol-core
-# runs the command itself, with one TLS session per command). lfsvol runs from
+# lfsvol runs three times: with the node agent running (the deployed setup:
+# the lfsvol front end hands the command to the agent), once on books that
+# went through a use and the agent's scrub (the pool in steady state: the
+# librarian knows they read as zeroes, so udev skips probing the new shelf)
+# and once on books as the fabric came (never scrubbed, content unknown:
+# udev probes); and without the agent (lfsvol-core runs the command itself,
+# with one TLS session per command), on never-scrubbed books. lfsvol runs from
 # a copy in the guest's /tmp, as installed on a local disk (the project tree
 # is a 9p mount without page cache; lvm runs from the cached root).
 # LVM2 gets pmem0, LFS pmem1 (IG 1). LVM2 and lfsvol with the agent alternate
-# iteration by iteration, so a changing load on the host hits both alike;
-# then the agent stops and lfsvol runs the same operations without it.
+# iteration by iteration (LVM2, lfsvol on scrubbed books, LVM2, lfsvol on
+# never-scrubbed books), so a changing load on the host hits both alike; then
+# the agent stops and lfsvol runs the same operations without it.
 # and prints median and p90 per operation and the LVM2/lfsvol ratios.
 # LFS_VMRUN overrides the VM runner (default tests/vm/vmrun).
 set -u
 N=${1:-15}
-[ "$N" -ge 1 ] && [ "$N" -le 15 ] || { echo "ITERATIONS must be 1 to 15, not $N" >&2; exit 2; }
+[ "$N" -ge 1 ] && [ "$N" -le 20 ] || { echo "ITERATIONS must be 1 to 20, not $N" >&2; exit 2; }
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lvmish/lib.sh
@@ -27,8 +32,11 @@ trap lv_cleanup EXIT
 mkdir -p build/lvmish-bench
 cc -O2 -Wall -Wextra -Werror -o build/lvmish-bench/timeit bench/lvmish/timeit.c || exit 1
 OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX)
-lv_start_librarian 64M 31 2 5 || exit 1
-"${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 --fabric-size 2G \
+# LFS_BENCH_FABRIC: fabric device size in GiB (default 4; N <= (GiB * 16 - 1) / 3)
+fab=${LFS_BENCH_FABRIC:-4}
+[ "$((3 * N))" -le "$((fab * 16 - 1))" ] || { echo "$N iterations need more than ${fab} GiB fabrics" >&2; exit 2; }
+lv_start_librarian 64M "$((fab * 16 - 1))" 2 5 || exit 1
+"${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 --fabric-size "${fab}G" ${LFS_BENCH_MEM:+--mem "$LFS_BENCH_MEM"} \
 	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" \
 	bench/lvmish/guest-bench.sh >"$LV/vm.log" 2>&1
 rc=$?
@@ -42,13 +50,15 @@ function sortq(op, k,  i, j, x) {
 }
 function q(op, p,  k) { k = n[op]; sortq(op, k); return a[int((k - 1) * p + 1.5)] }
 END {
-	split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lfsvol_create_a_noagent lfsvol_deactivate_noagent lfsvol_activate_noagent lvcreate lvchange_an lvchange_ay", ops, " ")
+	split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lfsvol_create_a_fresh lfsvol_deactivate_fresh lfsvol_activate_fresh lfsvol_create_a_noagent lfsvol_deactivate_noagent lfsvol_activate_noagent lvcreate lvchange_an lvchange_ay", ops, " ")
 	printf "%-26s %4s %10s %10s\n", "operation", "n", "median ms", "p90 ms"
-	for (i = 1; i <= 9; i++) { o = ops[i]; med[o] = q(o, 0.5); printf "%-26s %4d %10.1f %10.1f\n", o, n[o], med[o], q(o, 0.9) }
+	for (i = 1; i <= 12; i++) { o = ops[i]; med[o] = q(o, 0.5); printf "%-26s %4d %10.1f %10.1f\n", o, n[o], med[o], q(o, 0.9) }
 	printf "\nratio create  (lvcreate -L 64M / lfsvol create -s 64M -a): %.1fx\n", med["lvcreate"] / med["lfsvol_create_a"]
+	printf "ratio create on never-scrubbed books (udev probes them):  %.1fx\n", med["lvcreate"] / med["lfsvol_create_a_fresh"]
 	printf "ratio activate (lvchange -ay / lfsvol activate):          %.1fx\n", med["lvchange_ay"] / med["lfsvol_activate"]
 	printf "ratio deactivate (lvchange -an / lfsvol deactivate):      %.1fx\n", med["lvchange_an"] / med["lfsvol_deactivate"]
 	printf "ratio deactivate + activate (lvchange -an + -ay / lfsvol deactivate + activate): %.1fx\n", (med["lvchange_an"] + med["lvchange_ay"]) / (med["lfsvol_deactivate"] + med["lfsvol_activate"])
+	printf "  the same on shelves of never-scrubbed books: activate %.1fx, deactivate %.1fx, pair %.1fx\n", med["lvchange_ay"] / med["lfsvol_activate_fresh"], med["lvchange_an"] / med["lfsvol_deactivate_fresh"], (med["lvchange_an"] + med["lvchange_ay"]) / (med["lfsvol_deactivate_fresh"] + med["lfsvol_activate_fresh"])
 	printf "without the agent: create %.1fx, activate %.1fx, deactivate %.1fx\n", med["lvcreate"] / med["lfsvol_create_a_noagent"], med["lvchange_ay"] / med["lfsvol_activate_noagent"], med["lvchange_an"] / med["lfsvol_deactivate_noagent"]
 }' "$OUT/share/times"
 echo "raw times: $OUT/share/times"

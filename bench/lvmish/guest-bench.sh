@@ -44,6 +44,13 @@ EOC
 pvcreate -q -y /dev/pmem0 && vgcreate -q vgb /dev/pmem0 || exit 1
 insmod "$LFS_TOP/driver/lfs.ko" || exit 1
 L agent --once || exit 1
+# The pool in steady state: a used book comes back ZOMBIE, the agent zeroes
+# it and the librarian then knows it reads as zeroes. Books 0..N-1 of IG 1 go
+# through that cycle once; the others stay as the fabric came. The librarian
+# hands out the lowest free books first (RequestIG), so the first loop's
+# shelves get the scrubbed books and the second loop's the others.
+L create warm -s "${N}b" -p RequestIG --ig 1 >/dev/null && L remove warm >/dev/null &&
+	L scrub >/dev/null || exit 1
 
 lvm_ops() {
 	$TI lvcreate "$T" lvcreate -q -y -L 64M -n lv$1 vgb || exit 1
@@ -53,11 +60,14 @@ lvm_ops() {
 	[ -b /dev/vgb/lv$1 ] || { echo "no /dev/vgb/lv$1 after -ay"; exit 1; }
 }
 
-# lfs_ops NAME LABEL-SUFFIX
+# lfs_ops NAME LABEL-SUFFIX ZEROED: ZEROED (0/1) is what the new shelf's
+# sysfs zeroed attribute must say (scrubbed books or not)
 lfs_ops() {
 	$TI lfsvol_create_a$2 "$T" "$LFSVOL_BIN" -c "$CONF" create $1 -s 64M -p RequestIG --ig 1 -a ||
 		exit 1
 	[ -b /dev/lfs/$1 ] || { echo "no /dev/lfs/$1"; exit 1; }
+	z=$(cat "/sys/block/$(basename "$(readlink -f "/dev/lfs/$1")")/lfs/zeroed")
+	[ "$z" = "$3" ] || { echo "/dev/lfs/$1: zeroed is $z, not $3"; exit 1; }
 	$TI lfsvol_deactivate$2 "$T" "$LFSVOL_BIN" -c "$CONF" deactivate $1 || exit 1
 	[ ! -e /dev/lfs/$1 ] || { echo "/dev/lfs/$1 still there after deactivate"; exit 1; }
 	$TI lfsvol_activate$2 "$T" "$LFSVOL_BIN" -c "$CONF" activate $1 || exit 1
@@ -74,12 +84,16 @@ for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
 L status >/dev/null || exit 1
 for i in $(seq "$N"); do
 	lvm_ops "$i"
-	lfs_ops a$i ""
+	lfs_ops a$i "" 1
+done
+for i in $(seq "$N"); do
+	lvm_ops "f$i"
+	lfs_ops f$i _fresh 0
 done
 kill "$apid"
 wait "$apid"
 # Without the agent: lfsvol-core runs each command, a TLS session each.
 for i in $(seq "$N"); do
-	lfs_ops n$i _noagent
+	lfs_ops n$i _noagent 0
 done
 echo "ok 1 - benchmark ran"
