@@ -1619,6 +1619,93 @@ out:
 	return r;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * free.scrub: up to 'limit' FREE books of the node's IGs that are not known
+ * zero (never reported zeroed since they became FREE: new memory, or memory
+ * whose content the librarian forgot) become ZOMBIE, lowest book id first, so
+ * that the node zeroes them through zombie.list/zombie.zeroed like freed
+ * books. FREE books with zeroed = 1 stay. Within the request's transaction:
+ * no book can be allocated and sent to scrub at once.
+ */
+static int op_free_scrub(struct req *rq)
+{
+	static const char *const a[] = { "node", "limit", NULL };
+	const struct lib_node *n;
+	int64_t limit = 4096, got = 0;
+	uint32_t *igs;
+	bool more = false;
+	int node, r;
+
+	if ((r = check_args(rq, a)) < 0 ||
+	    (r = arg_int(rq, "limit", 1, LIB_BOOKS_LIMIT, false, &limit)) < 0 ||
+	    (r = acting_node(rq, true, &node)) < 0)
+		return r;
+	n = &rq->c->nodes[node];
+	igs = calloc(n->nigs ? n->nigs : 1, sizeof(*igs));
+	if (!igs)
+		return FAIL(rq, ENOMEM, "out of memory");
+	for (int g = 0; g < n->nigs; g++)
+		igs[g] = rq->c->igs[n->igs[g]].ig;
+	/* book-id order: IG by IG, lowest IG first */
+	qsort(igs, n->nigs, sizeof(*igs), cmp_u32);
+	for (int g = 0; g < n->nigs && !more; g++) {
+		int64_t lo = lib_book_id(igs[g], 0), hi = lib_book_id(igs[g], 0xffffffffU), moved;
+		sqlite3_stmt *st;
+
+		if (got < limit) {
+			st = lib_stmt(rq->s, "UPDATE books SET state = 2 WHERE id IN (SELECT id FROM books"
+				      " WHERE state = 0 AND zeroed = 0 AND id BETWEEN ?1 AND ?2"
+				      " ORDER BY id LIMIT ?3)");
+			if (!st)
+				goto sqlfail;
+			sqlite3_bind_int64(st, 1, lo);
+			sqlite3_bind_int64(st, 2, hi);
+			sqlite3_bind_int64(st, 3, limit - got);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				goto sqlfail;
+			moved = sqlite3_changes(rq->s->db);
+			if (moved) {
+				st = lib_stmt(rq->s, "UPDATE igs SET free = free - ?2 WHERE ig = ?1");
+				if (!st)
+					goto sqlfail;
+				sqlite3_bind_int64(st, 1, igs[g]);
+				sqlite3_bind_int64(st, 2, moved);
+				if (sqlite3_step(st) != SQLITE_DONE)
+					goto sqlfail;
+				got += moved;
+			}
+			if (got < limit)
+				continue;	/* this IG has no more */
+		}
+		/* the limit is reached: does any FREE book not known zero remain? */
+		st = lib_stmt(rq->s, "SELECT EXISTS (SELECT 1 FROM books WHERE state = 0"
+			      " AND zeroed = 0 AND id BETWEEN ?1 AND ?2)");
+		if (!st)
+			goto sqlfail;
+		sqlite3_bind_int64(st, 1, lo);
+		sqlite3_bind_int64(st, 2, hi);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_reset(st);
+			goto sqlfail;
+		}
+		more = sqlite3_column_int(st, 0) != 0;
+		sqlite3_reset(st);
+	}
+	free(igs);
+	rq->result = json_pack("{s:I,s:b}", "books", (json_int_t)got, "more", more);
+	return 0;
+sqlfail:
+	free(igs);
+	return lib_sql_fail(rq->s, &rq->err);
+}
+
 static int64_t query_free(struct req *rq, uint32_t ig)
 {
 	sqlite3_stmt *st = lib_stmt(rq->s, "SELECT count(*) FROM books WHERE state = 0"
@@ -1719,6 +1806,7 @@ static const struct op {
 	{ "heartbeat", op_heartbeat, OP_READ | OP_ANY_STATE },
 	{ "zombie.list", op_zombie_list, OP_READ },
 	{ "zombie.zeroed", op_zombie_zeroed, 0 },
+	{ "free.scrub", op_free_scrub, 0 },
 	{ "node.set_state", op_node_set_state, OP_ADMIN | OP_ANY_STATE },
 };
 
