@@ -366,16 +366,60 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	return once ? r : 0;
 }
 
+/*
+ * scrub --free: the librarian sends this node's FREE books of unknown content
+ * (never used since their IG joined the fabric) to ZOMBIE in batches
+ * (free.scrub), and they are zeroed like freed books.
+ */
+static int scrub_free(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
+		      struct agent_state *st, long long *fresh)
+{
+	for (;;) {
+		json_t *res = NULL;
+		json_int_t n;
+		bool more;
+		int r;
+
+		r = lfsvol_lib_call(lib, "sending never-scrubbed FREE books to be zeroed",
+				    "free.scrub", json_pack("{s:i}", "limit", ctx->conf->scrub_batch),
+				    &res);
+		if (r)
+			return r;
+		n = json_integer_value(json_object_get(res, "books"));
+		more = json_is_true(json_object_get(res, "more"));
+		json_decref(res);
+		*fresh += n;
+		r = scrub_pass(ctx, lib, drv, st, true);
+		if (r)
+			return r;
+		if (!more || n <= 0 || stop)
+			return 0;
+	}
+}
+
 int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
+	static const struct option opts[] = {
+		{ "free", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct agent_state st = { .scrub = "idle" };
 	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
-	int r, lock;
+	long long fresh = 0;
+	bool free_too = false;
+	int c, r, lock;
 
-	(void)argv;
-	if (argc != 1) {
-		lfsvol_err("usage: %s scrub", lfsvol_prog);
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'f') {
+			lfsvol_err("usage: %s scrub [--free]", lfsvol_prog);
+			return LFSVOL_EUSAGE;
+		}
+		free_too = true;
+	}
+	if (optind != argc) {
+		lfsvol_err("usage: %s scrub [--free]: unexpected argument `%s'", lfsvol_prog,
+			   argv[optind]);
 		return LFSVOL_EUSAGE;
 	}
 	ctx->no_agent = true;	/* it takes the agent's lock: never wait on the agent */
@@ -397,8 +441,13 @@ int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
 	snprintf(st.librarian, sizeof(st.librarian), "connected to %s", ctx->conf->librarian);
 	lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(lib), true);
 	r = scrub_pass(ctx, lib, drv, &st, true);
+	if (!r && free_too)
+		r = scrub_free(ctx, lib, drv, &st, &fresh);
 	close(lock);
-	if (!r)
+	if (!r && free_too)
+		lfsvol_info("scrub done: %lld book%s zeroed, %lld of them never scrubbed before",
+			    st.zeroed, st.zeroed == 1 ? "" : "s", fresh);
+	else if (!r)
 		lfsvol_info("scrub done: %lld book%s zeroed", st.zeroed, st.zeroed == 1 ? "" : "s");
 out:
 	lv_close(lib);

@@ -32,7 +32,7 @@ static const struct {
 	{ "deactivate", cmd_deactivate, "remove shelves' block devices here: deactivate NAME...|--all" },
 	{ "attr", cmd_attr, "shelf attributes: attr list|get|set|rm NAME [KEY [VALUE]]" },
 	{ "fabric", cmd_fabric, "fabric geometry and book usage per node: fabric [--json]" },
-	{ "scrub", cmd_scrub, "zero this node's ZOMBIE books now: scrub" },
+	{ "scrub", cmd_scrub, "zero this node's ZOMBIE books now, with --free also its never-used FREE books: scrub [--free]" },
 	{ "status", cmd_status, "show this node's fabric devices, active shelves and agent progress: status [--json]" },
 	{ "agent", cmd_agent, "run the node agent: agent [--once]" },
 };

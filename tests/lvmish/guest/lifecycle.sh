@@ -25,6 +25,8 @@ out=$(L create db -s 100M -a 2>&1)
 t_ok $? "create db -s 100M -a" || t_diag "$out"
 t_like "$out" "100M rounded up to 2 books of 64 MiB \(128 MiB\)" "the rounding is stated"
 t_ok "$([ -b /dev/lfs/db ]; echo $?)" "/dev/lfs/db is a block device on return"
+zflag() { cat "/sys/block/$(basename "$(readlink -f "/dev/lfs/$1")")/lfs/zeroed"; }
+t_is "$(zflag db)" 0 "db's books were never scrubbed: not marked zeroed (udev probes it)"
 uuid=$(L list --json | jq -r '.[] | select(.name == "db") | .uuid')
 t_like "$(readlink -f /dev/disk/by-id/lfs-"$uuid")" "^/dev/lfs[0-9]+$" "/dev/disk/by-id/lfs-$uuid exists"
 t_is "$(readlink -f /dev/disk/by-id/lfs-"$uuid")" "$(readlink -f /dev/lfs/db)" "both names lead to the same device"
@@ -197,6 +199,11 @@ for b in $(jq -r '.[] | "\(.[0]):\(.[1])"' <<<"$map"); do
 done
 t_ok "$allz" "every book of the removed shelf reads as zeros on the fabric"
 
+# the 26 books never used since the fabric was set up: scrub --free zeroes
+# them once, so that every book of the fabric is known to read as zeroes
+out=$(L scrub --free 2>&1)
+t_like "$out" "scrub done: 26 books zeroed, 26 of them never scrubbed before" "scrub --free: $out"
+t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "all 30 books are FREE again"
 # a new shelf holding every book of the fabric includes db's old books
 t_run "create all -s 30b -a" L create all -s 30b -a
 amap=$(L show all --json | jq -c '.[0].map')
@@ -208,8 +215,7 @@ for b in $(jq -r '.[] | "\(.[0]):\(.[1])"' <<<"$map"); do
 		cmp -s - <(head -c 64M /dev/zero) || { allz=1; t_diag "book $b (index $i) is not zero"; }
 done
 t_ok "$allz" "the new shelf reads only zeros where db's books were"
-zflag() { cat "/sys/block/$(basename "$(readlink -f "/dev/lfs/$1")")/lfs/zeroed"; }
-t_is "$(zflag all)" 0 "26 of its books were never scrubbed: not marked zeroed (udev probed it)"
+t_is "$(zflag all)" 1 "every book was scrubbed (4 freed by db, 26 by scrub --free): marked zeroed"
 t_run "remove the all-books shelf (no filesystem, no -f needed)" L remove all
 out=$(L scrub 2>&1)
 t_like "$out" "scrub done: 30 books zeroed" "lfsvol scrub zeroes them at once: $out"
