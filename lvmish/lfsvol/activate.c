@@ -146,16 +146,24 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 		if (!quiet)
 			lfsvol_info("shelf %s is already active as /dev/%s", name, disk);
 	} else {
-		if (!igs_attached(ctx, lib, drv, sh, &missing)) {
-			lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
-				   what, missing, ctx->conf->path);
-			lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
-			r = LFSVOL_EDRIVER;
-			goto out;
-		}
-		lfsvol_trace("fabrics attached, IGs checked");
-		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk));
+		/*
+		 * The kernel refuses a book on an IG not attached (ENODEV): only
+		 * then attach what lfs.conf maps and check the IGs, and try again.
+		 */
+		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), true);
 		lfsvol_trace("kernel shelf create: %d", r);
+		if (r == -ENODEV) {
+			if (!igs_attached(ctx, lib, drv, sh, &missing)) {
+				lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
+					   what, missing, ctx->conf->path);
+				lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+				r = LFSVOL_EDRIVER;
+				goto out;
+			}
+			lfsvol_trace("fabrics attached, IGs checked");
+			r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), false);
+			lfsvol_trace("kernel shelf create: %d", r);
+		}
 		if (!r && shared && set_read_only(disk)) {
 			lfsvol_err("%s: cannot make /dev/%s read-only for a shared activation", what, disk);
 			lfs_shelf_remove(drv, name);

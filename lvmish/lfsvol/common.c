@@ -425,7 +425,7 @@ int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64
 }
 
 int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			   json_t *shelf, char *disk, size_t disklen)
+			   json_t *shelf, char *disk, size_t disklen, bool quiet_enodev)
 {
 	const char *name = json_string_value(json_object_get(shelf, "name"));
 	const char *uuid_s = json_string_value(json_object_get(shelf, "uuid"));
@@ -462,6 +462,8 @@ int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lf
 	r = lfs_shelf_create(drv, name, uuid, json_is_true(json_object_get(shelf, "zeroed")), books,
 			     n, &info);
 	free(books);
+	if (r == -ENODEV && quiet_enodev)
+		return r;	/* an IG is not attached: the caller attaches, then retries */
 	if (r) {
 		snprintf(what, sizeof(what), "activating shelf `%s'", name);
 		return lfsvol_drv_fail(drv, r, what);

@@ -240,8 +240,12 @@ void lfsvol_dev_link_drop(const char *name, const char *disk);
 int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64_t book_size,
 			  bool quiet);
 /* Activate in the kernel from the librarian's reply to shelf.activate/get. */
+/*
+ * Create the kernel shelf from the librarian's answer. quiet_enodev: return
+ * -ENODEV without a message when a book's IG is not attached here.
+ */
 int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			   json_t *shelf, char *disk, size_t disklen);
+			   json_t *shelf, char *disk, size_t disklen, bool quiet_enodev);
 int64_t lfsvol_now_ms(void);
 extern bool lfsvol_tracing;
 void lfsvol_trace(const char *fmt, ...) __printf(1, 2);

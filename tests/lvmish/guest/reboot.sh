@@ -29,4 +29,11 @@ t_is "$(cat /sys/block/"$disk"/ro)" 1 "a shared activation is a read-only device
 t_is "$(L list --json | jq -c '.[] | select(.name == "auto1") | .activations')" '[{"node":"node01","mode":"ro"}]' \
 	"the librarian records the shared (ro) activation"
 t_run "deactivate --all" L deactivate --all
+# activate attaches a configured fabric device that is missing (here: the
+# kernel refuses the shelf's books on the detached IG 1 with ENODEV first)
+t_run "detach /dev/pmem1 behind lfsvol's back" "$LFS_TOP/lvmish/lfsctl/lfsctl" detach /dev/pmem1
+t_run "activate auto1 with IG 1 detached" L activate auto1
+t_is "$(L status --json | jq -c '.[0] | [[.active[].name], [.fabric[].ig]]')" '[["auto1"],[0,1]]' \
+	"activate attached IG 1 again and auto1 is active"
+t_run "deactivate auto1 again" L deactivate auto1
 t_done
