@@ -49,16 +49,19 @@ function sortq(op, k,  i, j, x) {
 	for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
 }
 function q(op, p,  k) { k = n[op]; sortq(op, k); return a[int((k - 1) * p + 1.5)] }
+function ratios(s, what) {
+	printf "%s: create %.1fx, activate %.1fx, deactivate %.1fx, deactivate + activate %.1fx\n", what,
+		med["lvcreate" s] / med["lfsvol_create_a" s], med["lvchange_ay" s] / med["lfsvol_activate" s],
+		med["lvchange_an" s] / med["lfsvol_deactivate" s],
+		(med["lvchange_an" s] + med["lvchange_ay" s]) / (med["lfsvol_deactivate" s] + med["lfsvol_activate" s])
+}
 END {
-	split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lfsvol_create_a_fresh lfsvol_deactivate_fresh lfsvol_activate_fresh lfsvol_create_a_noagent lfsvol_deactivate_noagent lfsvol_activate_noagent lvcreate lvchange_an lvchange_ay", ops, " ")
+	split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lvcreate lvchange_an lvchange_ay lfsvol_create_a_fresh lfsvol_deactivate_fresh lfsvol_activate_fresh lvcreate_fresh lvchange_an_fresh lvchange_ay_fresh lfsvol_create_a_noagent lfsvol_deactivate_noagent lfsvol_activate_noagent", ops, " ")
 	printf "%-26s %4s %10s %10s\n", "operation", "n", "median ms", "p90 ms"
-	for (i = 1; i <= 12; i++) { o = ops[i]; med[o] = q(o, 0.5); printf "%-26s %4d %10.1f %10.1f\n", o, n[o], med[o], q(o, 0.9) }
-	printf "\nratio create  (lvcreate -L 64M / lfsvol create -s 64M -a): %.1fx\n", med["lvcreate"] / med["lfsvol_create_a"]
-	printf "ratio create on never-scrubbed books (udev probes them):  %.1fx\n", med["lvcreate"] / med["lfsvol_create_a_fresh"]
-	printf "ratio activate (lvchange -ay / lfsvol activate):          %.1fx\n", med["lvchange_ay"] / med["lfsvol_activate"]
-	printf "ratio deactivate (lvchange -an / lfsvol deactivate):      %.1fx\n", med["lvchange_an"] / med["lfsvol_deactivate"]
-	printf "ratio deactivate + activate (lvchange -an + -ay / lfsvol deactivate + activate): %.1fx\n", (med["lvchange_an"] + med["lvchange_ay"]) / (med["lfsvol_deactivate"] + med["lfsvol_activate"])
-	printf "  the same on shelves of never-scrubbed books: activate %.1fx, deactivate %.1fx, pair %.1fx\n", med["lvchange_ay"] / med["lfsvol_activate_fresh"], med["lvchange_an"] / med["lfsvol_deactivate_fresh"], (med["lvchange_an"] + med["lvchange_ay"]) / (med["lfsvol_deactivate_fresh"] + med["lfsvol_activate_fresh"])
-	printf "without the agent: create %.1fx, activate %.1fx, deactivate %.1fx\n", med["lvcreate"] / med["lfsvol_create_a_noagent"], med["lvchange_ay"] / med["lfsvol_activate_noagent"], med["lvchange_an"] / med["lfsvol_deactivate_noagent"]
+	for (i = 1; i <= 15; i++) { o = ops[i]; med[o] = q(o, 0.5); printf "%-26s %4d %10.1f %10.1f\n", o, n[o], med[o], q(o, 0.9) }
+	printf "\nratios, LVM2 / lfsvol, medians of the operations run side by side:\n"
+	ratios("", "loop 1, scrubbed books (the pool in service)")
+	ratios("_fresh", "loop 2, never-scrubbed books")
+	printf "without the agent (vs loop 2 LVM2): create %.1fx, activate %.1fx, deactivate %.1fx\n", med["lvcreate_fresh"] / med["lfsvol_create_a_noagent"], med["lvchange_ay_fresh"] / med["lfsvol_activate_noagent"], med["lvchange_an_fresh"] / med["lfsvol_deactivate_noagent"]
 }' "$OUT/share/times"
 echo "raw times: $OUT/share/times"

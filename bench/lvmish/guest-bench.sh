@@ -52,11 +52,12 @@ L agent --once || exit 1
 L create warm -s "${N}b" -p RequestIG --ig 1 >/dev/null && L remove warm >/dev/null &&
 	L scrub >/dev/null || exit 1
 
+# lvm_ops NAME LABEL-SUFFIX (the suffix of the lfsvol loop it runs beside)
 lvm_ops() {
-	$TI lvcreate "$T" lvcreate -q -y -L 64M -n lv$1 vgb || exit 1
+	$TI lvcreate$2 "$T" lvcreate -q -y -L 64M -n lv$1 vgb || exit 1
 	[ -b /dev/vgb/lv$1 ] || { echo "no /dev/vgb/lv$1"; exit 1; }
-	$TI lvchange_an "$T" lvchange -q -an vgb/lv$1 || exit 1
-	$TI lvchange_ay "$T" lvchange -q -ay vgb/lv$1 || exit 1
+	$TI lvchange_an$2 "$T" lvchange -q -an vgb/lv$1 || exit 1
+	$TI lvchange_ay$2 "$T" lvchange -q -ay vgb/lv$1 || exit 1
 	[ -b /dev/vgb/lv$1 ] || { echo "no /dev/vgb/lv$1 after -ay"; exit 1; }
 }
 
@@ -83,11 +84,11 @@ for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
 # the agent's start-up pass (attach, heartbeat, scrub) runs no command: wait
 L status >/dev/null || exit 1
 for i in $(seq "$N"); do
-	lvm_ops "$i"
+	lvm_ops "$i" ""
 	lfs_ops a$i "" 1
 done
 for i in $(seq "$N"); do
-	lvm_ops "f$i"
+	lvm_ops "f$i" _fresh
 	lfs_ops f$i _fresh 0
 done
 kill "$apid"
