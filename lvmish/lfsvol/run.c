@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -265,6 +266,7 @@ static void *watch_client(void *arg)
 static void run_command(struct run_req *q)
 {
 	static const sigset_t none;
+	struct rusage ru0;
 	pthread_t watcher;
 	int conn, done, fds[3], r;
 	char c;
@@ -307,7 +309,14 @@ static void run_command(struct run_req *q)
 	setvbuf(stdout, NULL, isatty(1) ? _IOLBF : _IOFBF, BUFSIZ);
 	optind = 0;
 	lfsvol_in_agent_run = true;
+	getrusage(RUSAGE_SELF, &ru0);
 	r = lfsvol_main(q->argc, q->argv);
+	if (lfsvol_tracing) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		lfsvol_trace("command: %ld page faults", ru.ru_minflt - ru0.ru_minflt);
+	}
 	/*
 	 * Not exit(): the agent's atexit handlers (OpenSSL's clean-up) would
 	 * walk and free the agent's memory, copying every page they touch.
