@@ -317,6 +317,20 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 			r = LFSVOL_ECONFIG;
 			break;
 		}
+		/*
+		 * A new driver session for every pass: lfs.ko may have been
+		 * unloaded and loaded again since, and generic netlink then
+		 * gives the family a new id. (While the module is absent the
+		 * old session stays, and its requests fail with ENOENT.)
+		 */
+		if (!once) {
+			struct lfs_client *fresh;
+
+			if (!lfs_client_open(&fresh)) {
+				lfs_client_close(drv);
+				drv = fresh;
+			}
+		}
 		r = agent_pass(ctx, &lib, drv, &st, &interval, !once);
 		close(lock);
 		if (once || stop)

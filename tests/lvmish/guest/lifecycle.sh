@@ -190,6 +190,14 @@ t_run "deactivate sig (left active by the interrupted command)" L deactivate sig
 t_run "remove sig" L remove sig
 nozombie() { [ "$(L fabric --json | jq '.[0].zombie')" = 0 ]; }
 t_ok "$(wait_for 60 nozombie; echo $?)" "the agent zeroed sig's book"
+# lfs.ko reloaded under the running agent: generic netlink gives the family
+# a new id, and the agent's next pass must use a new driver session
+t_run "rmmod lfs under the running agent (nothing active)" rmmod lfs
+t_run "insmod lfs.ko again (a new family id)" insmod "$LFS_TOP/driver/lfs.ko"
+t_run "create rl -s 1b -a after the reload" L create rl -s 1b -a
+t_run "remove rl" L remove rl
+t_ok "$(wait_for 60 nozombie; echo $?)" "the agent zeroed rl's book through the reloaded module"
+t_ok "$(kill -0 "$apid"; echo $?)" "the agent is still running"
 kill "$apid"
 wait "$apid"
 t_is "$?" 0 "the agent exits cleanly on SIGTERM"
