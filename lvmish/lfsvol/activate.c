@@ -110,22 +110,11 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 
 	snprintf(what, sizeof(what), "activating shelf `%s'", name);
 	lfsvol_trace("activate %s", name);
-	/*
-	 * Already active here (a restart of the command, the agent's pass)?
-	 * Not for a shelf the librarian has just created: a same-named one
-	 * here is another shelf, and the kernel refuses the name.
-	 */
-	if (!given) {
-		r = lfs_shelf_list(drv, NULL, &kv, &kn);
-		if (r)
-			return lfsvol_drv_fail(drv, r, what);
-		act = lfsvol_find_active(kv, kn, name);
-		lfsvol_trace("kernel shelf list");
-	}
 	if (given) {
 		sh = json_incref(given);
 		r = 0;
 	} else {
+		/* idempotent: a node that holds the activation may ask again */
 		r = lfsvol_lib_call(lib, what, "shelf.activate",
 				    json_pack("{s:s,s:s,s:b}", "name", name, "mode",
 					      shared ? "ro" : "rw", "takeover", ctx->takeover),
@@ -134,46 +123,61 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 	lfsvol_trace(given ? "activated by shelf.create" : "librarian shelf.activate: %d", r);
 	if (r)
 		goto out;
-	if (act) {
-		if (!same_uuid(act, sh)) {
+	/*
+	 * The kernel refuses a book on an IG not attached (ENODEV): only then
+	 * attach what lfs.conf maps and check the IGs, and try again. It
+	 * refuses a name it has (EEXIST): then see which shelf that is.
+	 */
+	r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), true);
+	lfsvol_trace("kernel shelf create: %d", r);
+	if (r == -ENODEV) {
+		if (!igs_attached(ctx, lib, drv, sh, &missing)) {
+			lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
+				   what, missing, ctx->conf->path);
+			lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+			r = LFSVOL_EDRIVER;
+			goto out;
+		}
+		lfsvol_trace("fabrics attached, IGs checked");
+		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), true);
+		lfsvol_trace("kernel shelf create: %d", r);
+	}
+	if (r == -EEXIST) {
+		/* active here already (a restart of the command, the agent's pass)? */
+		r = lfs_shelf_list(drv, NULL, &kv, &kn);
+		if (!r)
+			act = lfsvol_find_active(kv, kn, name);
+		/*
+		 * For a shelf the librarian has just created (given), a
+		 * same-named one here is always another shelf.
+		 */
+		if (r) {
+			r = lfsvol_drv_fail(drv, r, what);
+		} else if (act && !given && same_uuid(act, sh)) {
+			/* restart-safe: already assembled here, only make sure of the name */
+			snprintf(disk, sizeof(disk), "%s", act->disk);
+			if (!quiet)
+				lfsvol_info("shelf %s is already active as /dev/%s", name, disk);
+		} else if (act) {
 			lfsvol_err("%s: another shelf named `%s' is active here as /dev/%s (different UUID); deactivate it first",
 				   what, name, act->disk);
 			r = LFSVOL_EREFUSED;
-			goto out;
+		} else {
+			lfsvol_err("%s: the kernel reported a shelf of that name, then none; try again",
+				   what);
+			r = LFSVOL_EREFUSED;
 		}
-		/* restart-safe: already assembled here, only make sure of the name */
-		snprintf(disk, sizeof(disk), "%s", act->disk);
-		if (!quiet)
-			lfsvol_info("shelf %s is already active as /dev/%s", name, disk);
-	} else {
-		/*
-		 * The kernel refuses a book on an IG not attached (ENODEV): only
-		 * then attach what lfs.conf maps and check the IGs, and try again.
-		 */
-		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), true);
-		lfsvol_trace("kernel shelf create: %d", r);
-		if (r == -ENODEV) {
-			if (!igs_attached(ctx, lib, drv, sh, &missing)) {
-				lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
-					   what, missing, ctx->conf->path);
-				lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
-				r = LFSVOL_EDRIVER;
-				goto out;
-			}
-			lfsvol_trace("fabrics attached, IGs checked");
-			r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), false);
-			lfsvol_trace("kernel shelf create: %d", r);
-		}
-		if (!r && shared && set_read_only(disk)) {
-			lfsvol_err("%s: cannot make /dev/%s read-only for a shared activation", what, disk);
-			lfs_shelf_remove(drv, name);
-			r = LFSVOL_EDRIVER;
-		}
-		if (r) {
-			/* give the activation back so another attempt or node can have it */
-			lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
-			goto out;
-		}
+	} else if (r < 0) {
+		r = lfsvol_drv_fail(drv, r, what);
+	} else if (!r && shared && set_read_only(disk)) {
+		lfsvol_err("%s: cannot make /dev/%s read-only for a shared activation", what, disk);
+		lfs_shelf_remove(drv, name);
+		r = LFSVOL_EDRIVER;
+	}
+	if (r) {
+		/* give the activation back so another attempt or node can have it */
+		lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+		goto out;
 	}
 	/*
 	 * The agent runs from udev rules too: there udev makes the name after
@@ -301,7 +305,8 @@ static int deactivate_one(struct lv_lib *lib, struct lfs_client *drv, struct lfs
 
 	snprintf(what, sizeof(what), "deactivating shelf `%s'", name);
 	if (act) {
-		if (act->open || lfsvol_dev_mounted(act->devt)) {
+		/* mounted means open (the kernel checks again, atomically) */
+		if (act->open) {
 			lfsvol_err("%s: /dev/lfs/%s (/dev/%s) is mounted or open; unmount it first", what,
 				   name, act->disk);
 			return LFSVOL_EREFUSED;

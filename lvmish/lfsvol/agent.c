@@ -347,8 +347,12 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 			if (left <= 0)
 				break;
 			/* the next command's process, forked while nothing waits for it */
-			if (rfd >= 0)
+			if (rfd >= 0) {
+				/* it has what run_started() would tell it, unless that changes */
+				lfsvol_run_agent_dir = ctx->conf->state_dir;
+				lfsvol_run_agent_info = lib ? lv_info(lib) : NULL;
 				lfsvol_run_prepare();
+			}
 			if (poll(p, 3, (int)left) > 0) {
 				if (p[1].revents) {
 					struct run_started rs = { ctx, &st, lib };

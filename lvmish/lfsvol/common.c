@@ -136,8 +136,14 @@ int lfsvol_need_root(const char *what)
 
 int lfsvol_drv_open(struct lfs_client **out)
 {
-	int r = lfs_client_open(out);
+	int r;
 
+	*out = lfsvol_in_agent_run ? lfsvol_run_take_drv() : NULL;
+	if (*out) {
+		lfsvol_trace("netlink session: prepared");
+		return 0;
+	}
+	r = lfs_client_open(out);
 	lfsvol_trace("netlink session: %d", r);
 	if (r == -ENOENT) {
 		lfsvol_err("the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
@@ -425,7 +431,7 @@ int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64
 }
 
 int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			   json_t *shelf, char *disk, size_t disklen, bool quiet_enodev)
+			   json_t *shelf, char *disk, size_t disklen, bool raw_errors)
 {
 	const char *name = json_string_value(json_object_get(shelf, "name"));
 	const char *uuid_s = json_string_value(json_object_get(shelf, "uuid"));
@@ -462,8 +468,8 @@ int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lf
 	r = lfs_shelf_create(drv, name, uuid, json_is_true(json_object_get(shelf, "zeroed")), books,
 			     n, &info);
 	free(books);
-	if (r == -ENODEV && quiet_enodev)
-		return r;	/* an IG is not attached: the caller attaches, then retries */
+	if ((r == -ENODEV || r == -EEXIST) && raw_errors)
+		return r;	/* an IG is not attached, or the name is taken: the caller sees to it */
 	if (r) {
 		snprintf(what, sizeof(what), "activating shelf `%s'", name);
 		return lfsvol_drv_fail(drv, r, what);

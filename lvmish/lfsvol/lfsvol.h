@@ -182,6 +182,8 @@ extern bool lfsvol_in_agent_run;
 extern const char *lfsvol_run_agent_dir;
 extern json_t *lfsvol_run_agent_info;
 extern struct lfsvol_conf *lfsvol_run_agent_conf;
+/* In a command run by a spare: the netlink session it opened ahead, once; else NULL. */
+struct lfs_client *lfsvol_run_take_drv(void);
 void lfsvol_run_set_conf(struct lfsvol_ctx *ctx);
 bool lfsvol_run_conf_same(const char *path);
 int lfsvol_main(int argc, char **argv);
@@ -239,13 +241,13 @@ void lfsvol_dev_link_drop(const char *name, const char *disk);
 /* Attach configured fabric devices not attached yet; returns how many failed. */
 int lfsvol_attach_fabrics(struct lfsvol_ctx *ctx, struct lfs_client *drv, uint64_t book_size,
 			  bool quiet);
-/* Activate in the kernel from the librarian's reply to shelf.activate/get. */
 /*
- * Create the kernel shelf from the librarian's answer. quiet_enodev: return
- * -ENODEV without a message when a book's IG is not attached here.
+ * Create the kernel shelf from the librarian's answer to shelf.activate or
+ * shelf.create. raw_errors: return -ENODEV (a book's IG is not attached
+ * here) and -EEXIST (the kernel has a shelf of that name) without a message.
  */
 int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			   json_t *shelf, char *disk, size_t disklen, bool quiet_enodev);
+			   json_t *shelf, char *disk, size_t disklen, bool raw_errors);
 int64_t lfsvol_now_ms(void);
 extern bool lfsvol_tracing;
 void lfsvol_trace(const char *fmt, ...) __printf(1, 2);

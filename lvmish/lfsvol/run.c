@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "liblfs.h"
 #include "lfsvol.h"
 #include "run.h"
 
@@ -237,15 +239,27 @@ static void send_status(int conn, int code)
 /* Set once the command sends its status: the client leaving is no news then. */
 static atomic_bool command_done;
 
-/* In the command: the client's signals, and its going away. */
+/*
+ * In the command: the client's signals, and its going away. A spare starts
+ * this thread while it waits for its request (thread creation costs over a
+ * millisecond under emulation), and run_command() hands it the connection.
+ */
+static sem_t watch_go;
+static int watch_conn = -1;
+static bool watcher_started;
+
 static void *watch_client(void *arg)
 {
-	int conn = (int)(intptr_t)arg;
 	sigset_t all;
 	unsigned char b;
+	int conn;
 
+	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* signals are the main thread's */
+	while (sem_wait(&watch_go) && errno == EINTR)
+		;
+	conn = watch_conn;
 	for (;;) {
 		ssize_t n = recv(conn, &b, 1, 0);
 
@@ -263,11 +277,47 @@ static void *watch_client(void *arg)
 	}
 }
 
+static int watcher_start(void)
+{
+	pthread_t t;
+	int r;
+
+	if (watcher_started)
+		return 0;
+	if (sem_init(&watch_go, 0, 0))
+		return errno;
+	r = pthread_create(&t, NULL, watch_client, NULL);
+	if (r)
+		return r;
+	pthread_detach(t);
+	watcher_started = true;
+	return 0;
+}
+
+/*
+ * A spare's netlink session to lfs.ko, opened while it waits, and the range
+ * of descriptors it holds (kept when the command lays out its own).
+ */
+static struct lfs_client *prepared_drv;
+static int keep_lo = -1, keep_hi = -1;
+
+struct lfs_client *lfsvol_run_take_drv(void)
+{
+	struct lfs_client *c = prepared_drv;
+
+	prepared_drv = NULL;
+	if (c && lfs_client_stale(c)) {
+		lfsvol_trace("prepared netlink session is stale (a family changed)");
+		lfs_client_close(c);
+		c = NULL;
+	}
+	return c;
+}
+
 static void run_command(struct run_req *q)
 {
 	static const sigset_t none;
 	struct rusage ru0;
-	pthread_t watcher;
 	int conn, done, fds[3], r;
 	char c;
 
@@ -281,7 +331,13 @@ static void run_command(struct run_req *q)
 	dup2(conn, 3);
 	if (done >= 0)
 		dup2(done, 4);
-	close_range(done >= 0 ? 5 : 4, ~0U, 0);
+	if (keep_lo > 4) {
+		/* the prepared session's descriptors (the spare put them above 4) */
+		close_range(done >= 0 ? 5 : 4, (unsigned int)keep_lo - 1, 0);
+		close_range((unsigned int)keep_hi + 1, ~0U, 0);
+	} else {
+		close_range(done >= 0 ? 5 : 4, ~0U, 0);
+	}
 	conn = 3;
 	done = done >= 0 ? 4 : -1;
 	signal(SIGTERM, SIG_DFL);
@@ -291,7 +347,10 @@ static void run_command(struct run_req *q)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (send(conn, "A", 1, MSG_NOSIGNAL) != 1)
 		_exit(LFSVOL_EFAIL);
-	r = pthread_create(&watcher, NULL, watch_client, (void *)(intptr_t)conn);
+	watch_conn = conn;
+	r = watcher_start();
+	if (!r)
+		sem_post(&watch_go);
 	if (r) {
 		fprintf(stderr, "lfsvol: the node agent cannot watch this command: %s\n",
 			strerror(r));
@@ -378,7 +437,11 @@ static long long spare_runs;	/* commands run by a spare */
 
 struct spare_hdr {
 	uint32_t argc, envc, len, info_len;
+	uint32_t info_same;	/* the agent's info is the one the spare was forked with */
 };
+
+/* The agent's info when the spare was forked (a reference: never reused meanwhile). */
+static json_t *spare_info;
 
 static int send_full(int fd, const void *p, size_t len)
 {
@@ -422,6 +485,19 @@ static __attribute__((noreturn)) void spare_wait(int sfd, pid_t agent)
 		sfd = 3;
 	}
 	close_range(4, ~0U, 0);
+	/*
+	 * Ahead of the request: the watcher thread and the netlink session,
+	 * whose descriptors go above 4 (0-4 are the command's layout).
+	 */
+	if (open("/dev/null", O_RDONLY) == 4 && !lfs_client_open_watched(&prepared_drv))
+		lfs_client_fds(prepared_drv, &keep_lo, &keep_hi);
+	if (prepared_drv && keep_lo <= 4) {
+		lfs_client_close(prepared_drv);
+		prepared_drv = NULL;
+		keep_lo = keep_hi = -1;
+	}
+	watcher_start();
+	lfsvol_trace("run: spare prepared");
 	do
 		got = recvmsg(sfd, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
 	while (got < 0 && errno == EINTR);
@@ -443,7 +519,8 @@ static __attribute__((noreturn)) void spare_wait(int sfd, pid_t agent)
 	    req_split(&q, h.argc, h.envc, h.len))
 		_exit(LFSVOL_EFAIL);	/* the agent reports the status */
 	close(sfd);
-	lfsvol_run_agent_info = NULL;
+	if (!h.info_same)
+		lfsvol_run_agent_info = NULL;
 	if (info) {
 		info[h.info_len] = '\0';
 		lfsvol_run_agent_info = json_loads(info, 0, NULL);
@@ -479,6 +556,7 @@ void lfsvol_run_prepare(void)
 	}
 	spare_pid = pid;
 	spare_fd = sv[0];
+	spare_info = json_incref(lfsvol_run_agent_info);
 	lfsvol_trace("run: spare %d ready", (int)pid);
 }
 
@@ -490,6 +568,8 @@ static void spare_forget(bool kill_it)
 		close(spare_fd);
 	spare_fd = -1;
 	spare_pid = -1;
+	json_decref(spare_info);
+	spare_info = NULL;
 }
 
 /* The agent is stopping: the spare sees its socket close and exits. */
@@ -525,7 +605,8 @@ static pid_t spare_give(struct run_req *q)
 		return -1;
 	while (q->envp[h.envc])
 		h.envc++;
-	if (lfsvol_run_agent_info) {
+	h.info_same = lfsvol_run_agent_info == spare_info;
+	if (lfsvol_run_agent_info && !h.info_same) {
 		info = json_dumps(lfsvol_run_agent_info, JSON_COMPACT);
 		if (!info)
 			return -1;

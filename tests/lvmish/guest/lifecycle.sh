@@ -63,8 +63,20 @@ t_is "$?" 7 "deactivate is refused while mounted"
 t_run "umount" umount /tmp/mnt
 t_run "deactivate db" L deactivate db
 t_ok "$(wait_for 10 test ! -e /dev/lfs/db; echo $?)" "/dev/lfs/db is gone"
+# a kernel shelf of the same name but another UUID (made behind lfsvol's
+# back) is not taken for db: activate refuses and gives the activation back
+t_run "lfsctl create db 1:14 with another UUID" "$LFS_TOP/lvmish/lfsctl/lfsctl" create db 1:14 \
+	--uuid 00000000-0000-4000-8000-000000000001
+out=$(L activate db 2>&1)
+t_is "$?" 7 "activate db is refused while another shelf named db is active here"
+t_like "$out" "another shelf named .db. is active here as /dev/lfs[0-9]+ \(different UUID\)" "and says why: $out"
+t_is "$(L show db --json | jq -c '.[0].active')" "[]" "the librarian's activation was given back"
+t_run "lfsctl remove db (the impostor)" "$LFS_TOP/lvmish/lfsctl/lfsctl" remove db
 t_run "activate db" L activate db
 t_ok "$([ -b /dev/lfs/db ]; echo $?)" "/dev/lfs/db is back"
+out=$(L activate db 2>&1)
+t_is "$?" 0 "activate db again: nothing to do, success"
+t_like "$out" "shelf db is already active as /dev/lfs[0-9]+" "and says so: $out"
 mount -o dax /dev/lfs/db /tmp/mnt
 t_is "$(sha256sum </tmp/mnt/data)" "$sum" "the data is intact after deactivate + activate"
 umount /tmp/mnt
@@ -194,7 +206,10 @@ t_ok "$(wait_for 60 nozombie; echo $?)" "the agent zeroed sig's book"
 # a new id, and the agent's next pass must use a new driver session
 t_run "rmmod lfs under the running agent (nothing active)" rmmod lfs
 t_run "insmod lfs.ko again (a new family id)" insmod "$LFS_TOP/driver/lfs.ko"
-t_run "create rl -s 1b -a after the reload" L create rl -s 1b -a
+out=$(LFSVOL_TRACE=1 L create rl -s 1b -a 2>&1)
+t_is "$?" 0 "create rl -s 1b -a after the reload"
+t_like "$out" "prepared netlink session is stale" \
+	"the spare's netlink session, opened before the reload, was seen stale and not used"
 t_run "remove rl" L remove rl
 t_ok "$(wait_for 60 nozombie; echo $?)" "the agent zeroed rl's book through the reloaded module"
 t_ok "$(kill -0 "$apid"; echo $?)" "the agent is still running"
