@@ -339,26 +339,33 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		end = lfsvol_now_ms() + 1000LL * (lib ? interval : backoff);
 		backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
 		while (!stop) {
-			struct pollfd p[3] = { { .fd = lfd, .events = POLLIN },
-					       { .fd = rfd, .events = POLLIN },
-					       { .fd = cfd, .events = POLLIN } };
+			struct pollfd p[4];
 			int64_t left = end - lfsvol_now_ms();
+			int sfd;
 
 			if (left <= 0)
 				break;
 			/* the next command's process, forked while nothing waits for it */
 			if (rfd >= 0) {
-				/* it has what run_started() would tell it, unless that changes */
+				/* it has what run_started() would tell a fork */
 				lfsvol_run_agent_dir = ctx->conf->state_dir;
 				lfsvol_run_agent_info = lib ? lv_info(lib) : NULL;
-				lfsvol_run_prepare();
+				lfsvol_run_prepare(rfd);
 			}
-			if (poll(p, 3, (int)left) > 0) {
-				if (p[1].revents) {
-					struct run_started rs = { ctx, &st, lib };
+			/* a waiting spare accepts on run.sock itself */
+			sfd = rfd >= 0 ? lfsvol_run_spare_fd() : -1;
+			p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+			p[1] = (struct pollfd){ .fd = sfd >= 0 ? -1 : rfd, .events = POLLIN };
+			p[2] = (struct pollfd){ .fd = cfd, .events = POLLIN };
+			p[3] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+			if (poll(p, 4, (int)left) > 0) {
+				struct run_started rs = { ctx, &st, lib };
 
+				/* before reaping: a spare that took a request is a command now */
+				if (p[3].revents)
+					lfsvol_run_taken(run_started, run_counted, &rs);
+				if (p[1].revents)
 					lfsvol_run_accept(rfd, run_started, run_counted, &rs);
-				}
 				if (p[0].revents)
 					lfsvol_agent_serve(lfd, lib);
 			}

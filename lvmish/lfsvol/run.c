@@ -425,53 +425,48 @@ static struct {
 static int nrunning;
 
 /*
- * The spare: a command process forked before its request, waiting on a
- * socketpair. The agent sends it the request (struct spare_hdr, then the
- * request's strings and the agent's librarian info as JSON) with the
- * client's connection, stdin, stdout, stderr and the read end of the done
- * pipe; it then runs the command exactly as a fresh fork would.
+ * The spare: a command process forked before its request. It waits on the
+ * agent's run.sock itself (the agent does not poll the socket while a
+ * spare waits), so a request reaches the process that runs it in one hop:
+ * the spare accepts, checks and reads it, sends the agent the client's
+ * connection and the write end of the done pipe over their socketpair
+ * ("taken"), and runs the command exactly as a fresh fork would. It was
+ * forked with the agent's librarian info; the agent retires it (closes the
+ * socketpair) when that changes.
  */
 static pid_t spare_pid = -1;
 static int spare_fd = -1;	/* the agent's end */
 static long long spare_runs;	/* commands run by a spare */
 
-struct spare_hdr {
-	uint32_t argc, envc, len, info_len;
-	uint32_t info_same;	/* the agent's info is the one the spare was forked with */
-};
+static void spare_forget(bool kill_it);
 
 /* The agent's info when the spare was forked (a reference: never reused meanwhile). */
 static json_t *spare_info;
 
-static int send_full(int fd, const void *p, size_t len)
+/* Send a byte with descriptors (SCM_RIGHTS). */
+static int send_fds(int fd, const int *fds, int n)
 {
-	const char *c = p;
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
+	struct iovec iov = { "T", 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int)) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	ssize_t r;
 
-	while (len) {
-		ssize_t n = send(fd, c, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		c += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
+	do
+		r = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r == 1 ? 0 : -1;
 }
 
-static __attribute__((noreturn)) void spare_wait(int sfd, pid_t agent)
+static __attribute__((noreturn)) void spare_wait(int sfd, int rfd, pid_t agent)
 {
-	char cbuf[CMSG_SPACE(5 * sizeof(int))];
-	struct spare_hdr h;
-	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf) };
 	struct run_req q = { .fd = -1, .fds = { -1, -1, -1 }, .done = { -1, -1 } };
-	struct cmsghdr *c;
-	char *info = NULL;
-	int fds[5];
-	ssize_t got;
+	int done[2], give[2];
 
 	/* die with the agent, and hold none of its descriptors (its lock) meanwhile */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -480,16 +475,13 @@ static __attribute__((noreturn)) void spare_wait(int sfd, pid_t agent)
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
-	if (sfd != 3) {
-		dup2(sfd, 3);
-		sfd = 3;
-	}
-	close_range(4, ~0U, 0);
-	/*
-	 * Ahead of the request: the watcher thread and the netlink session,
-	 * whose descriptors go above 4 (0-4 are the command's layout).
-	 */
-	if (open("/dev/null", O_RDONLY) == 4 && !lfs_client_open_watched(&prepared_drv))
+	/* 3: the socketpair, 4: run.sock; the prepared session goes above */
+	sfd = high(sfd);
+	rfd = high(rfd);
+	dup2(sfd, 3);
+	dup2(rfd, 4);
+	close_range(5, ~0U, 0);
+	if (!lfs_client_open_watched(&prepared_drv))
 		lfs_client_fds(prepared_drv, &keep_lo, &keep_hi);
 	if (prepared_drv && keep_lo <= 4) {
 		lfs_client_close(prepared_drv);
@@ -498,34 +490,43 @@ static __attribute__((noreturn)) void spare_wait(int sfd, pid_t agent)
 	}
 	watcher_start();
 	lfsvol_trace("run: spare prepared");
-	do
-		got = recvmsg(sfd, &m, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-	while (got < 0 && errno == EINTR);
-	if (got != (ssize_t)sizeof(h))
-		_exit(0);	/* the agent has gone or stopped: no request */
-	c = CMSG_FIRSTHDR(&m);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(sizeof(fds)) || (m.msg_flags & MSG_CTRUNC))
-		_exit(LFSVOL_EFAIL);
-	memcpy(fds, CMSG_DATA(c), sizeof(fds));
-	q.fd = fds[0];
-	memcpy(q.fds, fds + 1, sizeof(q.fds));
-	q.done[0] = fds[4];
-	q.buf = malloc(h.len ? h.len : 1);
-	if (h.info_len)
-		info = malloc(h.info_len + 1);
-	if (!q.buf || (h.info_len && !info) || recv_full(sfd, q.buf, h.len) ||
-	    (h.info_len && recv_full(sfd, info, h.info_len)) ||
-	    req_split(&q, h.argc, h.envc, h.len))
-		_exit(LFSVOL_EFAIL);	/* the agent reports the status */
-	close(sfd);
-	if (!h.info_same)
-		lfsvol_run_agent_info = NULL;
-	if (info) {
-		info[h.info_len] = '\0';
-		lfsvol_run_agent_info = json_loads(info, 0, NULL);
-		free(info);
+	for (;;) {
+		struct pollfd p[2] = { { .fd = 3, .events = POLLIN }, { .fd = 4, .events = POLLIN } };
+		int r;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(0);
+		}
+		if (p[0].revents)
+			_exit(0);	/* the agent retired this spare, or is gone */
+		if (!(p[1].revents & POLLIN))
+			continue;
+		q.fd = accept4(4, NULL, NULL, SOCK_CLOEXEC);
+		if (q.fd < 0)
+			continue;
+		lfsvol_trace("run: spare accepted");
+		r = req_read(&q);
+		if (!r)
+			break;
+		/* the front end runs the command itself */
+		send(q.fd, "R", 1, MSG_NOSIGNAL);
+		req_free(&q);
+		q = (struct run_req){ .fd = -1, .fds = { -1, -1, -1 }, .done = { -1, -1 } };
 	}
+	/*
+	 * Taken: the agent counts the command and answers on the done pipe;
+	 * should it not get the message, the pipe reads EOF and nothing waits.
+	 */
+	if (pipe2(done, O_CLOEXEC) == 0) {
+		give[0] = q.fd;
+		give[1] = done[1];
+		send_fds(3, give, 2);
+		close(done[1]);
+		q.done[0] = done[0];
+	}
+	lfsvol_trace("run: spare took the request");
 	run_command(&q);
 	_exit(LFSVOL_EFAIL);
 }
@@ -533,13 +534,16 @@ static __attribute__((noreturn)) void spare_wait(int sfd, pid_t agent)
 /*
  * In the agent's loop: fork a spare if there is none, and no command runs:
  * the fork would take CPU time from the command (two vCPUs here, with the
- * command's own udev work).
+ * command's own udev work). A spare forked with other librarian info than
+ * the agent's current one is retired first.
  */
-void lfsvol_run_prepare(void)
+void lfsvol_run_prepare(int rfd)
 {
 	pid_t agent = getpid(), pid;
 	int sv[2];
 
+	if (spare_pid > 0 && lfsvol_run_agent_info != spare_info)
+		spare_forget(false);
 	if (spare_pid > 0 || nrunning > 0 ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return;
@@ -547,7 +551,7 @@ void lfsvol_run_prepare(void)
 	pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
-		spare_wait(sv[1], agent);
+		spare_wait(sv[1], rfd, agent);
 	}
 	close(sv[1]);
 	if (pid < 0) {
@@ -557,9 +561,10 @@ void lfsvol_run_prepare(void)
 	spare_pid = pid;
 	spare_fd = sv[0];
 	spare_info = json_incref(lfsvol_run_agent_info);
-	lfsvol_trace("run: spare %d ready", (int)pid);
+	lfsvol_trace("run: spare %d forked", (int)pid);
 }
 
+/* Closing its socketpair retires the spare: it exits unless it took a request. */
 static void spare_forget(bool kill_it)
 {
 	if (kill_it && spare_pid > 0)
@@ -587,55 +592,64 @@ long long lfsvol_run_spare_runs(void)
 	return spare_runs;
 }
 
-/* Hand q to the spare: its pid, or -1 (then fork as before). */
-static pid_t spare_give(struct run_req *q)
+/* For the agent's poll: the spare's socketpair (-1: none; then poll run.sock). */
+int lfsvol_run_spare_fd(void)
 {
-	int fds[5] = { q->fd, q->fds[0], q->fds[1], q->fds[2], q->done[0] };
-	char cbuf[CMSG_SPACE(sizeof(fds))] = { 0 };
-	struct spare_hdr h = { .argc = (uint32_t)q->argc, .len = q->len };
-	struct iovec iov = { &h, sizeof(h) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			    .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	char *info = NULL;
-	pid_t pid = spare_pid;
-	ssize_t n;
-
-	if (pid <= 0 || q->done[0] < 0)
-		return -1;
-	while (q->envp[h.envc])
-		h.envc++;
-	h.info_same = lfsvol_run_agent_info == spare_info;
-	if (lfsvol_run_agent_info && !h.info_same) {
-		info = json_dumps(lfsvol_run_agent_info, JSON_COMPACT);
-		if (!info)
-			return -1;
-		h.info_len = (uint32_t)strlen(info);
-	}
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	do
-		n = sendmsg(spare_fd, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)sizeof(h) || send_full(spare_fd, q->buf, q->len) ||
-	    (info && send_full(spare_fd, info, h.info_len))) {
-		free(info);
-		spare_forget(true);
-		return -1;
-	}
-	free(info);
-	spare_forget(false);
-	spare_runs++;
-	return pid;
+	return spare_fd;
 }
 
 /*
- * started: before the command process gets the request (what it inherits);
- * counted: after, while the command runs (agent.json), and the command
- * waits for it before it ends, so that a client sees the count once the
- * command is done.
+ * The spare's socketpair is readable: it took a request (its connection
+ * and the done pipe come along), or it is gone. started and counted as
+ * for lfsvol_run_accept().
+ */
+void lfsvol_run_taken(void (*started)(void *), void (*counted)(void *), void *arg)
+{
+	char cbuf[CMSG_SPACE(2 * sizeof(int))], b;
+	struct iovec iov = { &b, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fds[2] = { -1, -1 };
+	ssize_t n;
+
+	do
+		n = recvmsg(spare_fd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	c = CMSG_FIRSTHDR(&m);
+	if (n == 1 && c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(fds)))
+		memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	if (fds[0] < 0 || nrunning == RUN_MAX) {
+		/* gone before any request (reaped as unknown), or nowhere to keep it */
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		spare_forget(false);
+		return;
+	}
+	started(arg);
+	running[nrunning].pid = spare_pid;
+	running[nrunning].conn = fds[0];
+	nrunning++;
+	spare_runs++;
+	counted(arg);
+	if (write(fds[1], "c", 1) < 0) {
+		/* the command is gone already */
+	}
+	close(fds[1]);
+	spare_forget(false);
+	lfsvol_trace("run: spare's command counted");
+}
+
+/*
+ * Without a spare (a command runs, or the fork failed): accept here and
+ * fork the command on the spot. started: before the fork (what it
+ * inherits); counted: after, while the command runs (agent.json), and the
+ * command waits for it before it ends, so that a client sees the count
+ * once the command is done.
  */
 int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *), void *arg)
 {
@@ -663,21 +677,15 @@ int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *),
 		counted(arg);	/* no pipe: count before the command runs */
 	}
 	fflush(NULL);
-	pid = spare_give(&q);
-	if (pid > 0) {
-		lfsvol_trace("run: given to spare %d", (int)pid);
-	} else {
-		pid = fork();
-		if (pid == 0)
-			run_command(&q);
-	}
+	pid = fork();
+	if (pid == 0)
+		run_command(&q);
 	if (q.done[1] >= 0) {
 		counted(arg);
 		if (write(q.done[1], "c", 1) < 0) {
 			/* the command is gone already */
 		}
 	}
-	lfsvol_trace("run: counted");
 	if (pid < 0) {
 		r = -errno;
 		send(q.fd, "R", 1, MSG_NOSIGNAL);
