@@ -296,12 +296,12 @@ out:
 	return r;
 }
 
-static int deactivate_one(struct lv_lib *lib, struct lfs_client *drv, struct lfs_shelf_info *kv,
-			  size_t kn, const char *name)
+static int deactivate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
+			  struct lfs_shelf_info *kv, size_t kn, const char *name)
 {
 	struct lfs_shelf_info *act = lfsvol_find_active(kv, kn, name);
 	char what[128];
-	int r;
+	int r, prio;
 
 	snprintf(what, sizeof(what), "deactivating shelf `%s'", name);
 	if (act) {
@@ -312,7 +312,9 @@ static int deactivate_one(struct lv_lib *lib, struct lfs_client *drv, struct lfs
 			return LFSVOL_EREFUSED;
 		}
 		lfsvol_trace("deactivate %s: checked", name);
+		prio = lfsvol_priority_raise(ctx);
 		r = lfs_shelf_remove(drv, name);
+		lfsvol_priority_restore(prio);
 		lfsvol_trace("kernel shelf remove: %d", r);
 		if (r)
 			return lfsvol_drv_fail(drv, r, what);
@@ -374,13 +376,13 @@ int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		goto out;
 	if (all) {
 		for (size_t i = 0; i < kn; i++) {
-			int e = deactivate_one(lib, drv, kv, kn, kv[i].name);
+			int e = deactivate_one(ctx, lib, drv, kv, kn, kv[i].name);
 
 			r = e ? e : r;
 		}
 	}
 	for (int k = optind; k < argc; k++) {
-		int e = deactivate_one(lib, drv, kv, kn, argv[k]);
+		int e = deactivate_one(ctx, lib, drv, kv, kn, argv[k]);
 
 		r = e ? e : r;
 	}

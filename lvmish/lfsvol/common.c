@@ -5,6 +5,7 @@
  */
 #include <blkid.h>
 #include <errno.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -154,6 +155,27 @@ int lfsvol_drv_open(struct lfs_client **out)
 		return LFSVOL_EDRIVER;
 	}
 	return 0;
+}
+
+int lfsvol_priority_raise(const struct lfsvol_ctx *ctx)
+{
+	int old;
+
+	errno = 0;
+	old = getpriority(PRIO_PROCESS, 0);
+	if (errno || !ctx->conf || ctx->conf->process_priority >= old)
+		return INT_MIN;
+	/* not root, or no CAP_SYS_NICE: the kernel says no, nothing else changes */
+	if (setpriority(PRIO_PROCESS, 0, ctx->conf->process_priority))
+		return INT_MIN;
+	lfsvol_trace("nice %d (was %d)", ctx->conf->process_priority, old);
+	return old;
+}
+
+void lfsvol_priority_restore(int old)
+{
+	if (old != INT_MIN)
+		setpriority(PRIO_PROCESS, 0, old);
 }
 
 int lfsvol_drv_fail(struct lfs_client *c, int err, const char *what)
@@ -440,9 +462,8 @@ int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lf
 	uint8_t uuid[LFS_UUID_LEN];
 	char what[128];
 	size_t n = 0;
-	int r;
+	int r, prio;
 
-	(void)ctx;
 	if (!name || !uuid_s || lfs_parse_uuid(uuid_s, uuid)) {
 		lfsvol_err("the librarian's reply lacks the shelf's name or UUID");
 		return LFSVOL_ELIBRARIAN;
@@ -465,8 +486,10 @@ int lfsvol_kernel_activate(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lf
 	 * use, so the driver can tell udev that probing the new device for
 	 * signatures would find nothing.
 	 */
+	prio = lfsvol_priority_raise(ctx);
 	r = lfs_shelf_create(drv, name, uuid, json_is_true(json_object_get(shelf, "zeroed")), books,
 			     n, &info);
+	lfsvol_priority_restore(prio);
 	free(books);
 	if ((r == -ENODEV || r == -EEXIST) && raw_errors)
 		return r;	/* an IG is not attached, or the name is taken: the caller sees to it */

@@ -289,12 +289,13 @@ static int parse_shelves(struct conf_err *e, struct lfsvol_conf *c, const config
 static int conf_parse(struct conf_err *e, struct lfsvol_conf *c, config_t *cf)
 {
 	static const char *const top[] = { "librarian", "node", "key_file", "connect_timeout",
-		"reply_timeout", "default_policy", "book_size", "agent", "fabric", "shelves", NULL };
+		"reply_timeout", "default_policy", "book_size", "process_priority", "agent", "fabric",
+		"shelves", NULL };
 	static const char *const agent_keys[] = { "state_dir", "scrub_batch", NULL };
 	config_setting_t *root = config_root_setting(cf), *s;
 	int r;
 
-	r = check_keys(e, root, top, " (known: librarian, node, key_file, connect_timeout, reply_timeout, default_policy, book_size, agent, fabric, shelves)");
+	r = check_keys(e, root, top, " (known: librarian, node, key_file, connect_timeout, reply_timeout, default_policy, book_size, process_priority, agent, fabric, shelves)");
 	if (r)
 		return r;
 	if (get_string(e, root, "librarian", &c->librarian) < 0 ||
@@ -302,6 +303,7 @@ static int conf_parse(struct conf_err *e, struct lfsvol_conf *c, config_t *cf)
 	    get_string(e, root, "key_file", &c->key_file) < 0 ||
 	    get_int(e, root, "connect_timeout", 1, 300, &c->connect_timeout) < 0 ||
 	    get_int(e, root, "reply_timeout", 1, 3600, &c->reply_timeout) < 0 ||
+	    get_int(e, root, "process_priority", -20, 19, &c->process_priority) < 0 ||
 	    get_policy(e, root, "default_policy", &c->default_policy) < 0 ||
 	    get_size(e, root, "book_size", false, &c->book_size) < 0)
 		return -EINVAL;
@@ -342,6 +344,7 @@ static int conf_defaults(struct lfsvol_conf *c)
 {
 	c->connect_timeout = 5;
 	c->reply_timeout = 30;
+	c->process_priority = -18;	/* as lvm.conf's activation/process_priority */
 	c->scrub_batch = 64;
 	c->librarian = strdup("127.0.0.1:9093");
 	c->state_dir = strdup("/run/lfs");

@@ -95,6 +95,7 @@ struct lfsvol_conf {
 	char *key_file;
 	int connect_timeout;	/* seconds */
 	int reply_timeout;
+	int process_priority;	/* nice value while the kernel builds or removes a shelf's disk */
 	const char *default_policy;	/* NULL: the librarian's default */
 	uint64_t book_size;	/* 0 = ask the librarian */
 	char *state_dir;	/* agent progress file */
@@ -213,6 +214,14 @@ int lfsvol_lib_fail(struct lv_lib *lib, const char *what, int r);
 uint64_t lfsvol_lib_book_size(struct lv_lib *lib);
 /* Open the driver; prints the error and returns an exit code. */
 int lfsvol_drv_open(struct lfs_client **out);
+/*
+ * Around the kernel's shelf create and remove: the config's
+ * process_priority (like LVM's activation/process_priority), so that the
+ * udev work those start does not preempt the rest of the request.
+ * lfsvol_priority_raise() returns the previous nice value for _restore().
+ */
+int lfsvol_priority_raise(const struct lfsvol_ctx *ctx);
+void lfsvol_priority_restore(int old);
 /* Print "what: kernel reports: ..." for a driver error, return an exit code. */
 int lfsvol_drv_fail(struct lfs_client *c, int err, const char *what);
 int lfsvol_need_root(const char *what);

@@ -303,10 +303,14 @@ int cmd_remove(int argc, char **argv, struct lfsvol_ctx *ctx)
 			goto out;
 	}
 	if (act) {
+		int prio;
+
 		r = lfsvol_need_root("removing an active shelf");
 		if (r)
 			goto out;
+		prio = lfsvol_priority_raise(ctx);
 		r = lfs_shelf_remove(drv, name);
+		lfsvol_priority_restore(prio);
 		if (r) {
 			r = lfsvol_drv_fail(drv, r, what);
 			goto out;

@@ -160,14 +160,15 @@ static void test_config(void)
 		return;
 	}
 	r = conf_try("librarian = \"10.0.2.100:9093\";\nnode = \"node1\";\nkey_file = \"/tmp/k\";\n"
-		     "default_policy = \"spread\";\nconnect_timeout = 3;\n"
+		     "default_policy = \"spread\";\nconnect_timeout = 3;\nprocess_priority = -5;\n"
 		     "fabric = (\n { ig = 0; device = \"/dev/pmem0\"; },\n { ig = 1; numa_node = 1; offset = \"2M\"; }\n);\n"
 		     "shelves = ( { name = \"db\"; policy = \"RequestIG\"; igs = [0, 1]; auto_activate = true; } );\n"
 		     "agent = { state_dir = \"/tmp/st\"; scrub_batch = 16; };\n", &c, m, sizeof(m));
 	ok(!r && c, "a full lfs.conf parses (%s)", m);
 	if (c) {
 		ok(!strcmp(c->librarian, "10.0.2.100:9093") && !strcmp(c->node, "node1") &&
-		   c->connect_timeout == 3 && !strcmp(c->default_policy, "Spread"),
+		   c->connect_timeout == 3 && !strcmp(c->default_policy, "Spread") &&
+		   c->process_priority == -5,
 		   "top-level settings read, policy canonicalised");
 		ok(c->nfabrics == 2 && c->fabrics[0].sel == LFSVOL_SEL_PATH && c->fabrics[1].sel == LFSVOL_SEL_NUMA &&
 		   c->fabrics[1].numa_node == 1 && c->fabrics[1].offset == (2ULL << 20),
@@ -180,7 +181,7 @@ static void test_config(void)
 	}
 	c = NULL;
 	r = lfsvol_conf_load("/nonexistent/lfs.conf", true, &c, m, sizeof(m));
-	ok(!r && c && !c->default_policy && c->connect_timeout == 5,
+	ok(!r && c && !c->default_policy && c->connect_timeout == 5 && c->process_priority == -18,
 	   "missing default file gives defaults");
 	lfsvol_conf_free(c);
 	c = NULL;
@@ -208,6 +209,7 @@ static void test_config(void)
 		 "duplicate shelf");
 	conf_bad("shelves = ( { name = \"a\"; auto_activate = 1; } );\n", "must be true or false", "bool type");
 	conf_bad("connect_timeout = 0;\n", "out of range 1..300", "timeout range");
+	conf_bad("process_priority = -21;\n", "out of range -20..19", "priority range");
 	conf_bad("book_size = \"3M\";\n", "not a power of two", "book size");
 	conf_bad("node = \"\";\n", "`node' is empty", "empty node");
 	conf_bad("agent = { statedir = \"/x\"; };\n", "unknown setting `statedir' in agent", "agent typo");

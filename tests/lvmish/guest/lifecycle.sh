@@ -150,10 +150,14 @@ t_is "$(jq -c '[.pid, .daemon, .commands_run]' /run/lfs/agent.json)" "[$apid,tru
 tr=$(LFSVOL_TRACE=1 L create one -s 1b -a 2>&1 >/dev/null)
 t_like "$tr" "trace [0-9.]+ ms \[[0-9]+\] librarian shelf.create: 0" "LFSVOL_TRACE=1 shows the librarian call"
 t_is "$(grep -c 'librarian shelf.activate' <<<"$tr")" 0 "create -a activates in the same librarian request"
+grep -A1 -F "nice -18 (was 0)" <<<"$tr" | grep -q "kernel shelf create: 0"
+t_ok "$?" "the kernel's create ran at process_priority -18 (the default)"
 t_is "$(L list --json | jq -c '.[] | select(.name == "one") | .activations')" '[{"node":"node01","mode":"rw"}]' \
 	"the librarian has one active here"
 t_ok "$([ -b /dev/lfs/one ]; echo $?)" "/dev/lfs/one is there"
-t_run "deactivate one" L deactivate one
+tr=$(LFSVOL_TRACE=1 L deactivate one 2>&1 >/dev/null)
+t_is "$?" 0 "deactivate one"
+t_like "$tr" "nice -18 \(was 0\)" "the kernel's remove ran at process_priority -18"
 t_run "remove one" L remove one
 t_run "create sig -s 1b" L create sig -s 1b
 mv /run/udev/rules.d/60-lfs.rules /tmp/60-lfs.rules.off && udevadm control --reload
