@@ -25,7 +25,10 @@ machine_init() {
 	MACHINE_FSIZE=$3
 	MACHINE_OUT=$top/tests/out/machine-$(date +%Y%m%d-%H%M%S)-$$
 	mkdir -p "$MACHINE_OUT" || return 1
-	MACHINE_FABRIC=$(mktemp -d /dev/shm/lfs-machine.XXXXXX) || return 1
+	# shellcheck source=shmfabric.sh
+	. "$top/tests/lib/shmfabric.sh"
+	shm_fabric_reap
+	MACHINE_FABRIC=$(shm_fabric_mkdir lfs-machine) || return 1
 	# Convert the namespaces to fsdax in one VM first: two guests rewriting
 	# the info blocks at once would corrupt them.
 	tests/vm/vmrun --name prepare --out "$MACHINE_OUT/prepare" \
