@@ -27,6 +27,10 @@
 #include "lfsvol.h"
 
 
+/* agent.sock clients served at once, and how long one may stay silent */
+#define AGENT_CLIENTS 64
+#define AGENT_CLIENT_IDLE_MS 30000
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -269,7 +273,10 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	struct lfs_client *drv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool once = false;
-	int c, r, lock, lfd = -1, rfd = -1, cfd = -1, interval = 10, backoff = 1;
+	int c, r, lock, lfd = -1, rfd = -1, cfd = -1, interval = 10, backoff = 1, nclients = 0;
+	/* agent.sock clients (commands' librarian sessions), served request by request */
+	int clients[AGENT_CLIENTS];
+	int64_t client_seen[AGENT_CLIENTS];
 	int64_t end;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -339,9 +346,9 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		end = lfsvol_now_ms() + 1000LL * (lib ? interval : backoff);
 		backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
 		while (!stop) {
-			struct pollfd p[4];
-			int64_t left = end - lfsvol_now_ms();
-			int sfd;
+			struct pollfd p[4 + AGENT_CLIENTS];
+			int64_t now = lfsvol_now_ms(), left = end - now;
+			int sfd, k;
 
 			if (left <= 0)
 				break;
@@ -352,22 +359,54 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 				lfsvol_run_agent_info = lib ? lv_info(lib) : NULL;
 				lfsvol_run_prepare(rfd);
 			}
+			/* a client silent for as long as a reply may take is dropped */
+			for (k = 0; k < nclients;) {
+				if (now - client_seen[k] < AGENT_CLIENT_IDLE_MS) {
+					k++;
+					continue;
+				}
+				close(clients[k]);
+				nclients--;
+				clients[k] = clients[nclients];
+				client_seen[k] = client_seen[nclients];
+			}
 			/* a waiting spare accepts on run.sock itself */
 			sfd = rfd >= 0 ? lfsvol_run_spare_fd() : -1;
-			p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+			p[0] = (struct pollfd){ .fd = nclients < AGENT_CLIENTS ? lfd : -1, .events = POLLIN };
 			p[1] = (struct pollfd){ .fd = sfd >= 0 ? -1 : rfd, .events = POLLIN };
 			p[2] = (struct pollfd){ .fd = cfd, .events = POLLIN };
 			p[3] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-			if (poll(p, 4, (int)left) > 0) {
+			for (k = 0; k < nclients; k++)
+				p[4 + k] = (struct pollfd){ .fd = clients[k], .events = POLLIN };
+			if (poll(p, 4 + (nfds_t)nclients, (int)left) > 0) {
 				struct run_started rs = { ctx, &st, lib };
+				int n = nclients;
 
 				/* before reaping: a spare that took a request is a command now */
 				if (p[3].revents)
 					lfsvol_run_taken(run_started, run_counted, &rs);
 				if (p[1].revents)
 					lfsvol_run_accept(rfd, run_started, run_counted, &rs);
-				if (p[0].revents)
-					lfsvol_agent_serve(lfd, lib);
+				/* from the last: closing one moves the last into its place */
+				for (k = n - 1; k >= 0; k--) {
+					if (!p[4 + k].revents)
+						continue;
+					client_seen[k] = lfsvol_now_ms();
+					if (lfsvol_agent_serve_one(clients[k], lib) == 0)
+						continue;
+					close(clients[k]);
+					nclients--;
+					clients[k] = clients[nclients];
+					client_seen[k] = client_seen[nclients];
+				}
+				if (p[0].revents && nclients < AGENT_CLIENTS) {
+					int fd = lfsvol_agent_accept(lfd);
+
+					if (fd >= 0) {
+						clients[nclients] = fd;
+						client_seen[nclients++] = lfsvol_now_ms();
+					}
+				}
 			}
 			lfsvol_run_reap();
 		}
@@ -379,6 +418,8 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		close(rfd);
 		lfsvol_run_stop();
 	}
+	while (nclients > 0)
+		close(clients[--nclients]);
 	if (lfd >= 0) {
 		char path[PATH_MAX];
 

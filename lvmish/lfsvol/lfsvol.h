@@ -199,7 +199,8 @@ void lfsvol_run_taken(void (*started)(void *), void (*counted)(void *), void *ar
 void lfsvol_run_stop(void);
 long long lfsvol_run_spare_runs(void);
 int lfsvol_agent_listen(const char *state_dir);
-void lfsvol_agent_serve(int lfd, struct lv_lib *lib);
+int lfsvol_agent_accept(int lfd);
+int lfsvol_agent_serve_one(int fd, struct lv_lib *lib);
 
 /* Connect to the librarian; prints the error and returns an exit code. */
 int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lv_lib **out);

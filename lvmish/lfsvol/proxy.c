@@ -278,51 +278,51 @@ int lfsvol_agent_listen(const char *state_dir)
 	return fd;
 }
 
-/*
- * Serve one client until it closes (or is idle for 30 s): its requests are
- * forwarded on the agent's own session. A request while the agent has no
- * session gets ENOTCONN, and lfsvol reports it like an unreachable librarian.
- */
-void lfsvol_agent_serve(int lfd, struct lv_lib *lib)
+/* A new client of agent.sock, or -1. */
+int lfsvol_agent_accept(int lfd)
 {
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	return accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+}
 
-	if (fd < 0)
-		return;
-	for (;;) {
-		json_t *req = NULL, *rep, *res = NULL;
-		const char *op;
-		int r = lfsvol_msg_recv(fd, &req, PROXY_TIMEOUT_MS);
+/*
+ * One request of a client whose socket is readable, forwarded on the
+ * agent's own session: 0, or negative when the client is gone or broke
+ * the framing (the caller closes it). A request while the agent has no
+ * session gets ENOTCONN, and lfsvol reports it like an unreachable
+ * librarian.
+ */
+int lfsvol_agent_serve_one(int fd, struct lv_lib *lib)
+{
+	json_t *req = NULL, *rep, *res = NULL;
+	const char *op;
+	int r = lfsvol_msg_recv(fd, &req, PROXY_TIMEOUT_MS);
 
-		if (r)
-			break;
-		op = json_string_value(json_object_get(req, "op"));
-		if (!lib) {
-			rep = json_pack("{s:b,s:i,s:s}", "ok", 0, "errno", ENOTCONN, "message",
-					"the node agent has no librarian session right now");
-		} else if (op && !strcmp(op, "agent.info")) {
-			rep = json_pack("{s:b,s:O}", "ok", 1, "result", lv_info(lib));
-		} else if (op) {
-			json_t *args = json_object_get(req, "args");
+	if (r)
+		return r;
+	op = json_string_value(json_object_get(req, "op"));
+	if (!lib) {
+		rep = json_pack("{s:b,s:i,s:s}", "ok", 0, "errno", ENOTCONN, "message",
+				"the node agent has no librarian session right now");
+	} else if (op && !strcmp(op, "agent.info")) {
+		rep = json_pack("{s:b,s:O}", "ok", 1, "result", lv_info(lib));
+	} else if (op) {
+		json_t *args = json_object_get(req, "args");
 
-			if (!json_is_object(args))
-				args = NULL;	/* "args": null means none */
+		if (!json_is_object(args))
+			args = NULL;	/* "args": null means none */
 
-			r = lv_call(lib, op, json_incref(args), &res);
-			if (!r)
-				rep = json_pack("{s:b,s:o?}", "ok", 1, "result", res);
-			else
-				rep = json_pack("{s:b,s:i,s:s}", "ok", 0, "errno", -r, "message",
-						lv_errmsg(lib));
-		} else {
-			rep = json_pack("{s:b,s:i,s:s}", "ok", 0, "errno", EINVAL, "message",
-					"request without \"op\"");
-		}
-		json_decref(req);
-		r = rep ? lfsvol_msg_send(fd, rep) : -ENOMEM;
-		json_decref(rep);
-		if (r)
-			break;
+		r = lv_call(lib, op, json_incref(args), &res);
+		if (!r)
+			rep = json_pack("{s:b,s:o?}", "ok", 1, "result", res);
+		else
+			rep = json_pack("{s:b,s:i,s:s}", "ok", 0, "errno", -r, "message",
+					lv_errmsg(lib));
+	} else {
+		rep = json_pack("{s:b,s:i,s:s}", "ok", 0, "errno", EINVAL, "message",
+				"request without \"op\"");
 	}
-	close(fd);
+	json_decref(req);
+	r = rep ? lfsvol_msg_send(fd, rep) : -ENOMEM;
+	json_decref(rep);
+	return r;
 }

@@ -161,7 +161,10 @@ t_like "$tr" "nice -18 \(was 0\)" "the kernel's remove ran at process_priority -
 t_run "remove one" L remove one
 t_run "create sig -s 1b" L create sig -s 1b
 mv /run/udev/rules.d/60-lfs.rules /tmp/60-lfs.rules.off && udevadm control --reload
-out=$(perl -e '
+# While that activate waits, holding its librarian session through the
+# agent, another command's librarian requests are served (the agent serves
+# its clients request by request): `list` returns while activate still runs.
+out=$(perl -MPOSIX=:sys_wait_h -e '
 	my $pid = fork() // die "fork: $!";
 	if (!$pid) { exec @ARGV; die "exec: $!" }
 	sub line { open(my $f, "<", shift) or return ""; return scalar <$f> // "" }
@@ -169,11 +172,18 @@ out=$(perl -e '
 		last if grep { line($_) eq "sig\n" } glob("/sys/block/lfs*/lfs/name");
 		select(undef, undef, undef, 0.01);
 	}
-	kill "INT", $pid;
-	waitpid($pid, 0);
-	print $? & 127 ? "signal " . ($? & 127) : "exit " . ($? >> 8);
+	my $list = system("$ARGV[0] -c $ARGV[2] list >/tmp/sig.list 2>&1") == 0 ? "list ok" : "list failed";
+	# not kill 0: that succeeds on a zombie too
+	my $alive = waitpid($pid, WNOHANG) == 0 ? "activate still running" : "activate ended";
+	if ($alive eq "activate still running") {
+		kill "INT", $pid;
+		waitpid($pid, 0);
+	}
+	print "$list, $alive, ", ($? & 127 ? "signal " . ($? & 127) : "exit " . ($? >> 8));
 ' "$LFSVOL_BIN" -c "$CONF" activate sig 2>/tmp/sig.err)
-t_is "$out" "exit 130" "SIGINT to lfsvol ends the command in the agent; lfsvol exits 130"
+t_is "$out" "list ok, activate still running, exit 130" \
+	"list is served while activate waits for udev; then SIGINT to lfsvol ends that command, exit 130"
+t_like "$(cat /tmp/sig.list)" "sig" "and the list shows sig"
 t_is "$(grep -c 'udev made no' /tmp/sig.err)" 0 "the command did not run on to its udev timeout"
 # The front end killed outright: the command's watcher thread sees the
 # connection close and ends the command (SIGTERM) long before its 10 s wait.
