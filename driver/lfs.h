@@ -101,6 +101,8 @@ int lfs_fabric_detach(struct lfs_fabric *fabric,
 void lfs_fabric_detach_all(void);
 int lfs_books_zero(const struct lfs_book *books, u32 n,
 		   struct netlink_ext_ack *extack);
+int lfs_books_check_zero(const struct lfs_book *books, u32 n,
+			 unsigned long *zero, struct netlink_ext_ack *extack);
 int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
 

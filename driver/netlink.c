@@ -507,6 +507,53 @@ static int lfs_cmd_zero(struct sk_buff *skb, struct genl_info *info)
 	return ret;
 }
 
+/* Reply: the books of the request that read as zeroes, in request order. */
+static int lfs_cmd_check_zero(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[LFS_A_BOOKS];
+	const struct lfs_book *books;
+	unsigned long *zero;
+	struct sk_buff *msg;
+	struct nlattr *out;
+	u32 n, i, nz;
+	void *hdr;
+	int ret;
+
+	if (lfs_attr_missing(info, LFS_A_BOOKS, "book list"))
+		return -EINVAL;
+	books = nla_data(attr);
+	n = nla_len(attr) / sizeof(struct lfs_book);
+	zero = bitmap_zalloc(n, GFP_KERNEL);
+	if (!zero)
+		return -ENOMEM;
+	ret = lfs_books_check_zero(books, n, zero, info->extack);
+	if (ret)
+		goto out;
+	nz = bitmap_weight(zero, n);
+	ret = -ENOMEM;
+	msg = genlmsg_new(nla_total_size(nz * sizeof(*books)) + NLMSG_GOODSIZE,
+			  GFP_KERNEL);
+	if (!msg)
+		goto out;
+	hdr = genlmsg_put_reply(msg, info, &lfs_family, 0, LFS_CMD_BOOK_CHECK);
+	if (!hdr)
+		goto out_free;
+	out = nla_reserve(msg, LFS_A_BOOKS, nz * sizeof(*books));
+	if (!out)
+		goto out_free;
+	nz = 0;
+	for_each_set_bit(i, zero, n)
+		((struct lfs_book *)nla_data(out))[nz++] = books[i];
+	genlmsg_end(msg, hdr);
+	bitmap_free(zero);
+	return genlmsg_reply(msg, info);
+out_free:
+	nlmsg_free(msg);
+out:
+	bitmap_free(zero);
+	return ret;
+}
+
 static int (*const lfs_handlers[])(struct sk_buff *skb,
 				   struct genl_info *info) = {
 	[LFS_CMD_FABRIC_ATTACH] = lfs_cmd_attach,
@@ -518,6 +565,7 @@ static int (*const lfs_handlers[])(struct sk_buff *skb,
 	[LFS_CMD_SHELF_REMOVE] = lfs_cmd_remove,
 	[LFS_CMD_SHELF_GET] = lfs_cmd_shelf_get,
 	[LFS_CMD_BOOK_ZERO] = lfs_cmd_zero,
+	[LFS_CMD_BOOK_CHECK] = lfs_cmd_check_zero,
 };
 
 /*
@@ -596,6 +644,13 @@ static const struct genl_ops lfs_ops[] = {
 	},
 	{
 		.cmd = LFS_CMD_BOOK_ZERO,
+		.doit = lfs_doit,
+		.policy = lfs_books_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_BOOK_CHECK,
 		.doit = lfs_doit,
 		.policy = lfs_books_policy,
 		.maxattr = LFS_A_MAX,

@@ -402,6 +402,8 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 
 		if (!used[i])
 			continue;
+		/* a check of this IG's FREE books in flight no longer counts */
+		lib_store_ig_changed(s, i);
 		st = lib_stmt(s, "UPDATE igs SET free = free - ?2 WHERE ig = ?1");
 		if (!st)
 			goto sqlfail;

@@ -139,6 +139,17 @@ struct lib_store {
 	char *node_offline;	/* per config node: 1 if offline */
 	int upgraded_from;	/* schema version migrated from at open, 0 if none */
 	struct lib_ckpt *ckpt;	/* background checkpoints, daemon only */
+	/*
+	 * Tokens of free.unknown / free.checked (ops.c): every event that can
+	 * change what a FREE book holds (a book of its IG allocated, its node
+	 * going offline or online) stamps the IG with ++changes. A token is
+	 * "instance-changes" at listing time; a report with it marks a book
+	 * only if its IG has no later stamp. instance is random per process,
+	 * so tokens do not survive a restart.
+	 */
+	uint64_t instance;
+	uint64_t changes;
+	uint64_t *ig_changed;	/* per config IG */
 };
 
 int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
@@ -154,6 +165,7 @@ void lib_store_rollback(struct lib_store *s);
 int lib_sql_fail(struct lib_store *s, struct lib_err *e);
 sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql);
 uint64_t lib_random(struct lib_store *s);
+void lib_store_ig_changed(struct lib_store *s, int k);
 
 /* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
 #define LIB_WAL_VFS "lfs-wal"

@@ -1706,6 +1706,151 @@ sqlfail:
 	return lib_sql_fail(rq->s, &rq->err);
 }
 
+/*
+ * free.unknown: the node's FREE books that are not known zero, in book-id
+ * order after "after" ([ig, book]), at most "limit", and a token. The node's
+ * agent reads them (LFS_CMD_BOOK_CHECK writes nothing) and reports those
+ * that read as zeroes with free.checked and the token. Nothing changes here.
+ */
+static int op_free_unknown(struct req *rq)
+{
+	static const char *const a[] = { "node", "limit", "after", NULL };
+	json_t *after = json_object_get(rq->args, "after"), *arr;
+	int64_t limit = 4096, got = 0, from = 0;
+	const struct lib_node *n;
+	json_int_t aig, abook;
+	uint32_t *igs;
+	char token[48];
+	int node, r;
+
+	if ((r = check_args(rq, a)) < 0 ||
+	    (r = arg_int(rq, "limit", 1, LIB_BOOKS_LIMIT, false, &limit)) < 0 ||
+	    (r = acting_node(rq, true, &node)) < 0)
+		return r;
+	if (after) {
+		if (json_unpack(after, "[II!]", &aig, &abook) || aig < 0 || aig >= LIB_MAX_IGS ||
+		    abook < 0 || abook > 0xffffffffLL) {
+			char *t = json_dumps(after, JSON_ENCODE_ANY | JSON_COMPACT);
+			char b[100];
+
+			r = FAIL(rq, EINVAL, "argument 'after' = %s must be an [ig, book] pair",
+				 t ? shown(t, b, sizeof(b)) : "?");
+			free(t);
+			return r;
+		}
+		from = lib_book_id((uint32_t)aig, (uint32_t)abook) + 1;
+	}
+	n = &rq->c->nodes[node];
+	igs = calloc(n->nigs ? n->nigs : 1, sizeof(*igs));
+	if (!igs)
+		return FAIL(rq, ENOMEM, "out of memory");
+	for (int g = 0; g < n->nigs; g++)
+		igs[g] = rq->c->igs[n->igs[g]].ig;
+	qsort(igs, n->nigs, sizeof(*igs), cmp_u32);
+	arr = json_array();
+	for (int g = 0; g < n->nigs && got < limit; g++) {
+		int64_t lo = lib_book_id(igs[g], 0), hi = lib_book_id(igs[g], 0xffffffffU);
+		sqlite3_stmt *st;
+
+		if (hi < from)
+			continue;
+		st = lib_stmt(rq->s, "SELECT id FROM books WHERE state = 0 AND zeroed = 0"
+			      " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+		if (!st) {
+			free(igs);
+			json_decref(arr);
+			return lib_sql_fail(rq->s, &rq->err);
+		}
+		sqlite3_bind_int64(st, 1, lo > from ? lo : from);
+		sqlite3_bind_int64(st, 2, hi);
+		sqlite3_bind_int64(st, 3, limit - got);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			json_array_append_new(arr, book_pair(sqlite3_column_int64(st, 0)));
+			got++;
+		}
+		sqlite3_reset(st);
+	}
+	free(igs);
+	snprintf(token, sizeof(token), "%016llx-%llu", (unsigned long long)rq->s->instance,
+		 (unsigned long long)rq->s->changes);
+	rq->result = json_pack("{s:o,s:b,s:s}", "books", arr, "more", got >= limit, "token", token);
+	return 0;
+}
+
+/*
+ * free.checked: "books" read as zeroes on the node after free.unknown gave
+ * "token". Each becomes known zero if it is still FREE and not known zero and
+ * nothing that could have changed it (an allocation from its IG, its node
+ * going offline or online, a librarian restart) happened since the token.
+ * The others are skipped: not an error, the agent checks them again later.
+ */
+static int op_free_checked(struct req *rq)
+{
+	static const char *const a[] = { "books", "token", NULL };
+	const struct lib_config *c = rq->c;
+	json_t *books = json_object_get(rq->args, "books"), *el;
+	unsigned long long inst, seen;
+	int64_t marked = 0, skipped = 0;
+	const char *token;
+	char b[100];
+	size_t i, tl;
+	int r, end = 0;
+
+	if ((r = check_args(rq, a)) < 0 || (r = arg_str(rq, "token", true, &token)) < 0)
+		return r;
+	tl = strlen(token);
+	if (tl < 18 || tl > 36 || strspn(token, "0123456789abcdef") != 16 || token[16] != '-' ||
+	    strspn(token + 17, "0123456789") != tl - 17 ||
+	    sscanf(token, "%16llx-%llu%n", &inst, &seen, &end) != 2 || token[end])
+		return FAIL(rq, EINVAL, "argument 'token' = '%s' is not a token from free.unknown",
+			    shown(token, b, sizeof(b)));
+	if (!json_is_array(books) || json_array_size(books) > LIB_BOOKS_LIMIT)
+		return FAIL(rq, EINVAL, "argument 'books' must be a list of at most %d [ig, book] pairs",
+			    LIB_BOOKS_LIMIT);
+	json_array_foreach(books, i, el) {
+		json_int_t ig, idx;
+		int k;
+
+		if (json_unpack(el, "[II!]", &ig, &idx) || ig < 0 || idx < 0 || idx > 0xffffffffLL ||
+		    (k = lib_config_find_ig(c, ig)) < 0 || (uint64_t)idx >= c->igs[k].books) {
+			char *t = json_dumps(el, JSON_ENCODE_ANY | JSON_COMPACT);
+
+			r = FAIL(rq, EINVAL, "books[%zu] = %s is not a book of the fabric ([ig, book])", i,
+				 t ? shown(t, b, sizeof(b)) : "?");
+			free(t);
+			return r;
+		}
+		if (!rq->who->admin && c->igs[k].node != rq->who->node)
+			return FAIL(rq, EPERM, "book [%lld, %lld] is in IG %lld of node '%s', not of node '%s'",
+				    (long long)ig, (long long)idx, (long long)ig,
+				    c->nodes[c->igs[k].node].name, rq->who->name);
+	}
+	json_array_foreach(books, i, el) {
+		json_int_t ig, idx;
+		sqlite3_stmt *st;
+		int k;
+
+		json_unpack(el, "[II!]", &ig, &idx);
+		k = lib_config_find_ig(c, ig);
+		if (inst != rq->s->instance || rq->s->ig_changed[k] > seen) {
+			skipped++;
+			continue;
+		}
+		st = lib_stmt(rq->s, "UPDATE books SET zeroed = 1 WHERE id = ?1 AND state = 0 AND zeroed = 0");
+		if (!st)
+			return lib_sql_fail(rq->s, &rq->err);
+		sqlite3_bind_int64(st, 1, lib_book_id(ig, idx));
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return lib_sql_fail(rq->s, &rq->err);
+		if (sqlite3_changes(rq->s->db))
+			marked++;
+		else
+			skipped++;
+	}
+	rq->result = json_pack("{s:I,s:I}", "marked", (json_int_t)marked, "skipped", (json_int_t)skipped);
+	return 0;
+}
+
 static int64_t query_free(struct req *rq, uint32_t ig)
 {
 	sqlite3_stmt *st = lib_stmt(rq->s, "SELECT count(*) FROM books WHERE state = 0"
@@ -1740,6 +1885,7 @@ static int op_node_set_state(struct req *rq)
 	for (int g = 0; g < n->nigs; g++) {
 		uint32_t ig = rq->c->igs[n->igs[g]].ig;
 
+		lib_store_ig_changed(rq->s, n->igs[g]);
 		/*
 		 * The node may be powered off or serviced while offline and its
 		 * memory lose or change its contents: a book that was known zero
@@ -1806,6 +1952,8 @@ static const struct op {
 	{ "heartbeat", op_heartbeat, OP_READ | OP_ANY_STATE },
 	{ "zombie.list", op_zombie_list, OP_READ },
 	{ "zombie.zeroed", op_zombie_zeroed, 0 },
+	{ "free.unknown", op_free_unknown, OP_READ },
+	{ "free.checked", op_free_checked, 0 },
 	{ "free.scrub", op_free_scrub, 0 },
 	{ "node.set_state", op_node_set_state, OP_ADMIN | OP_ANY_STATE },
 };

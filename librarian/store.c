@@ -399,7 +399,10 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 	s->cfg = cfg;
 	if (cfg) {
 		s->node_offline = calloc(cfg->nnodes + 1, 1);
-		if (!s->node_offline) {
+		s->ig_changed = calloc(cfg->nigs + 1, sizeof(*s->ig_changed));
+		if (!s->node_offline || !s->ig_changed) {
+			free(s->node_offline);
+			free(s->ig_changed);
 			free(s);
 			return lib_fail(e, ENOMEM, "out of memory");
 		}
@@ -407,6 +410,8 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 	if (RAND_bytes((unsigned char *)&s->rand_state, sizeof(s->rand_state)) != 1 ||
 	    !s->rand_state)
 		s->rand_state = (uint64_t)time(NULL) | 1;
+	if (RAND_bytes((unsigned char *)&s->instance, sizeof(s->instance)) != 1 || !s->instance)
+		s->instance = lib_random(s) | 1;
 	if (create)
 		flags |= SQLITE_OPEN_CREATE;
 	if (sqlite3_open_v2(path, &s->db, flags, lib_wal_vfs()) != SQLITE_OK) {
@@ -603,7 +608,15 @@ void lib_store_close(struct lib_store *s)
 	if (s->db)
 		sqlite3_close(s->db);
 	free(s->node_offline);
+	free(s->ig_changed);
 	free(s);
+}
+
+/* What a FREE book of config IG k holds may have changed (see lib_store). */
+void lib_store_ig_changed(struct lib_store *s, int k)
+{
+	if (s->ig_changed && k >= 0 && k < s->cfg->nigs)
+		s->ig_changed[k] = ++s->changes;
 }
 
 /*

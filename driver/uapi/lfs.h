@@ -134,6 +134,18 @@
  *   Errors: as for CREATE (ENODEV, ERANGE, EBUSY if a shelf holds the book),
  *   EINTR if a fatal signal arrives; books before it are zeroed already.
  *
+ * LFS_CMD_BOOK_CHECK [admin]: which books read as zeroes? Only reads, through
+ *   the fabric's DAX mapping (copy_mc, so poison fails the check, not the
+ *   machine). The node agent uses it on never-used books so that shelves made
+ *   of them can skip udev's probe without anything being written.
+ *     LFS_A_BOOKS      binary, required
+ *   Reply: LFS_A_BOOKS, the books of the request that read as zeroes, in
+ *   request order. A book does not read as zeroes if any byte is not zero,
+ *   if its device has no DAX, if the device reports a bad range in it, or if
+ *   a shelf holds it (at the start or at any point during the check).
+ *   Errors: ENODEV, ERANGE as for CREATE (also if the device is detached
+ *   during the check); EINTR if a fatal signal arrives.
+ *
  * Dumps and concurrent change
  * ---------------------------
  *
@@ -180,6 +192,7 @@ enum lfs_cmd {
 	LFS_CMD_SHELF_REMOVE,
 	LFS_CMD_SHELF_GET,
 	LFS_CMD_BOOK_ZERO,
+	LFS_CMD_BOOK_CHECK,
 	__LFS_CMD_MAX
 };
 #define LFS_CMD_MAX (__LFS_CMD_MAX - 1)

@@ -23,6 +23,8 @@ static const struct lfsctl_cmd commands[] = {
 	  "keep the first N books of a shelf (not while open)" },
 	{ "remove", cmd_remove, "NAME", "remove a shelf (not while open or mounted)" },
 	{ "zero", cmd_zero, "BOOKS", "write zeroes over books no shelf holds" },
+	{ "check", cmd_check, "BOOKS",
+	  "print the books (no shelf holds) that read as zeroes; writes nothing" },
 	{ "list", cmd_list, "[--json] [NAME]", "show shelves" },
 	{ "fabric", cmd_fabric, "[--json]", "show attached fabric devices" },
 };

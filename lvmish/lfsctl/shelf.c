@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* lfsctl create, extend, shrink, remove, zero, list */
+/* lfsctl create, extend, shrink, remove, zero, check, list */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -163,6 +163,39 @@ int cmd_zero(int argc, char **argv)
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "zero", argv[1], ret);
+	lfs_client_close(c);
+	return 0;
+}
+
+/* check BOOKS: print the books that read as zeroes, one IG:BOOK per line */
+int cmd_check(int argc, char **argv)
+{
+	struct lfs_book *books;
+	struct lfs_client *c;
+	bool *zero;
+	size_t n;
+	int ret;
+
+	if (argc != 2)
+		return lfsctl_usage("check");
+	if (lfsctl_books("check", argv[1], &books, &n))
+		return EXIT_USAGE;
+	zero = calloc(n ? n : 1, sizeof(*zero));
+	c = zero ? lfsctl_connect("check") : NULL;
+	if (!c) {
+		free(zero);
+		free(books);
+		return EXIT_FAILURE;
+	}
+	ret = lfs_books_check_zero(c, books, n, zero);
+	if (!ret)
+		for (size_t i = 0; i < n; i++)
+			if (zero[i])
+				printf("%u:%u\n", books[i].ig, books[i].book);
+	free(zero);
+	free(books);
+	if (ret)
+		return lfsctl_fail(c, "check", argv[1], ret);
 	lfs_client_close(c);
 	return 0;
 }

@@ -81,6 +81,11 @@ int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info
 		   size_t *n);
 void lfs_shelf_list_free(struct lfs_shelf_info *shelves, size_t n);
 int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n);
+/*
+ * Read-only: zero[i] = book i reads as zeroes (LFS_CMD_BOOK_CHECK). A book a
+ * shelf holds, or on a device without DAX, does not.
+ */
+int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero);
 
 /*
  * SIZE: a decimal number with an optional K, M, G or T suffix (powers of

@@ -209,6 +209,57 @@ int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n)
 	return 0;
 }
 
+struct check_zero {
+	const struct lfs_book *books;	/* this request's part */
+	size_t n;
+	bool *zero;			/* of this part */
+	size_t next;			/* reply books are in request order */
+};
+
+static int check_zero_parse(struct nlattr **tb, void *arg)
+{
+	struct check_zero *cz = arg;
+	const struct lfs_book *got;
+	size_t n;
+
+	if (!tb[LFS_A_BOOKS])
+		return 0;
+	got = nla_data(tb[LFS_A_BOOKS]);
+	n = (size_t)nla_len(tb[LFS_A_BOOKS]) / sizeof(*got);
+	for (size_t i = 0; i < n; i++) {
+		while (cz->next < cz->n && (cz->books[cz->next].ig != got[i].ig ||
+					    cz->books[cz->next].book != got[i].book))
+			cz->next++;
+		if (cz->next == cz->n)
+			return -EPROTO;	/* not one of ours, or out of order */
+		cz->zero[cz->next++] = true;
+	}
+	return 0;
+}
+
+int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero)
+{
+	size_t done = 0, part;
+	struct nl_msg *msg;
+	int ret;
+
+	memset(zero, 0, n * sizeof(*zero));
+	while (done < n) {
+		struct check_zero cz;
+
+		part = n - done < LFS_BOOKS_PER_ATTR ? n - done : LFS_BOOKS_PER_ATTR;
+		cz = (struct check_zero){ books + done, part, zero + done, 0 };
+		msg = lfs_msg_new(c, LFS_CMD_BOOK_CHECK, NLM_F_ACK, MSG_BOOKS);
+		if (!msg || nla_put(msg, LFS_A_BOOKS, part * sizeof(*books), books + done))
+			return put_failed(c, msg);
+		ret = lfs_request(c, msg, check_zero_parse, &cz);
+		if (ret)
+			return ret;
+		done += part;
+	}
+	return 0;
+}
+
 struct shelf_list {
 	struct lfs_client *c;
 	const char *name;

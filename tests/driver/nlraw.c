@@ -35,7 +35,7 @@ static const char *const cmds[] = {
 	[LFS_CMD_FABRIC_GET] = "fabric_get", [LFS_CMD_SHELF_CREATE] = "create",
 	[LFS_CMD_SHELF_EXTEND] = "extend", [LFS_CMD_SHELF_SHRINK] = "shrink",
 	[LFS_CMD_SHELF_REMOVE] = "remove", [LFS_CMD_SHELF_GET] = "shelf_get",
-	[LFS_CMD_BOOK_ZERO] = "zero",
+	[LFS_CMD_BOOK_ZERO] = "zero", [LFS_CMD_BOOK_CHECK] = "check",
 };
 
 static const char *const attrs[] = {

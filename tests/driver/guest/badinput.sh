@@ -112,6 +112,8 @@ refused "detach: not attached" ENODEV "interleave group 7 is not attached" nlraw
 refused "detach: path and IG both given" EINVAL "not both" nlraw detach path=str:/dev/pmem0 ig=u32:0
 refused "zero a book in a shelf" EBUSY "book 0:0 is in shelf 'a'" nlraw zero books=books:0:5,0:0
 refused "zero on an unattached IG" ENODEV "interleave group 9 is not attached" nlraw zero books=books:9:0
+refused "check on an unattached IG" ENODEV "interleave group 9 is not attached" nlraw check books=books:0:4,9:0
+refused "check without books" EINVAL "book list" nlraw check
 refused "unknown command" EOPNOTSUPP "" nlraw 200
 
 # A create whose last message never comes is abandoned when its socket closes.
@@ -140,6 +142,7 @@ for who in asuser nocap; do
 	refused "$who: shrink" EPERM "needs CAP_SYS_ADMIN" $who nlraw shrink name=str:a nr_books=u32:1
 	refused "$who: remove" EPERM "needs CAP_SYS_ADMIN" $who nlraw remove name=str:a
 	refused "$who: zero" EPERM "needs CAP_SYS_ADMIN" $who nlraw zero books=books:0:4
+	refused "$who: check" EPERM "needs CAP_SYS_ADMIN" $who nlraw check books=books:0:4
 	t_is "$($who "$LFSCTL" list --json | jq -r '.[].name')" a "$who: list still works"
 done
 

@@ -137,7 +137,21 @@ t_run "shrink to 3 books once closed" lfsctl shrink raw --books 3
 t_is "$(blockdev --getsize64 $raw)" $((3 * BS << 20)) "capacity is 3 books"
 t_run "first 3 books intact after shrink" cmp <(pattern 3 $((3 * BS))M) $raw
 t_fails "zero refused for a book in a shelf" lfsctl zero 0:0
+before_check=$(lfsctl list --json)
+# check: which books read as zeroes, by reading only. 0:21, left by the
+# shrink, holds pattern 3 until zeroed; 1:40, 0:40 and 0:41 were never
+# written (the fabric files start as zeroes) until 0:41 gets one byte at its
+# very end; 0:0 is in a shelf.
+t_is "$(lfsctl check 0:0,0:21,1:40,0:40,0:41)" "$(printf '1:40\n0:40\n0:41')" \
+	"check: never-written 1:40, 0:40, 0:41 read as zeroes; 0:0 (in a shelf) and 0:21 (data) do not"
 t_run "zero the book freed by shrink" lfsctl zero 0:21
+t_is "$(lfsctl check 0:21)" "0:21" "check: once zeroed, 0:21 reads as zeroes"
+printf '\001' | dd of=/dev/pmem0 bs=1 seek=$((42 * BS * 1048576 - 1)) conv=notrunc,fsync status=none
+t_is "$(lfsctl check 0:40,0:41)" "0:40" "one byte at the last address of 0:41 makes it not zero"
+t_is "$(cmp <(lfsctl list --json) <(echo "$before_check"); echo $?)" 0 "check changed no shelf"
+t_run "0:41's byte is still there (check wrote nothing)" \
+	test "$(dd if=/dev/pmem0 bs=1 skip=$((42 * BS * 1048576 - 1)) count=1 status=none | od -An -tu1 | tr -d ' ')" = 1
+t_like "$(lfsctl check 0:$(jq ".[0].nr_books" <<<"$fab") 2>&1)" "beyond the end of interleave group 0" "check beyond the device: named"
 t_run "remove raw" lfsctl remove raw
 t_run "remove data" lfsctl remove data
 t_is "$(lfsctl list --json)" "[]" "no shelves left"
