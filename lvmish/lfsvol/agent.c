@@ -7,6 +7,13 @@
  * configured and present, activate the auto shelves not active yet,
  * heartbeat, zero this node's ZOMBIE books. Passes are serialised by an
  * flock on STATE_DIR/agent.lock; progress is kept in STATE_DIR/agent.json.
+ *
+ * Between passes the daemon also checks, by reading only, which of this
+ * node's FREE books of unknown content read as zeroes (agent.check_free):
+ * new memory mostly. The reads run in a child process, a batch at a time, so
+ * that the agent keeps serving commands meanwhile; the librarian marks the
+ * books known zero only if nothing could have changed them since it listed
+ * them (free.unknown / free.checked, docs/PROTOCOL.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +34,9 @@
 #include "lfs_librarian.h"
 #include "lfsvol.h"
 
+
+/* bytes of books read by one check child (at least one book) */
+#define CHECK_BATCH_BYTES (256ULL << 20)
 
 /* agent.sock clients served at once, and how long one may stay silent */
 #define AGENT_CLIENTS 64
@@ -48,6 +59,18 @@ struct agent_state {
 	char librarian[256];	/* "connected" or why not */
 	char scrub[256];	/* "idle", "zeroing N of M", or an error */
 	bool daemon;		/* the running agent, not a --once pass or scrub */
+	/* the read-only check of FREE books of unknown content (daemon only) */
+	long long checked_zero;	/* found zero and marked known zero by the librarian */
+	long long checked_other;	/* found not zero, or not marked (changed meanwhile) */
+	char check[256];	/* "idle ...", "reading N books ...", or an error */
+	bool sweeping;		/* a sweep is under way */
+	json_t *after;		/* [ig, book]: the sweep goes on after this book */
+	int64_t next_sweep;	/* ms (lfsvol_now_ms); 0: at once */
+	uint64_t fabric_sig;	/* attached devices at the last pass */
+	pid_t job_pid;		/* the child reading a batch, 0 if none */
+	int job_fd;		/* its result pipe, -1 if none */
+	json_t *job_books;	/* the batch, as listed */
+	char job_token[64];
 };
 
 /* agent.json belongs to a running agent daemon other than this process */
@@ -76,7 +99,7 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 	if (!st->daemon && daemon_owns_state(path))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s/.agent.json.%d", ctx->conf->state_dir, (int)getpid());
-	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}", "pid", (int)getpid(),
+	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:I,s:s}", "pid", (int)getpid(),
 		      "daemon", st->daemon,
 		      "updated", (json_int_t)time(NULL), "zeroed", (json_int_t)st->zeroed,
 		      "zombies_pending", (json_int_t)st->pending,
@@ -84,7 +107,10 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 		      "commands_run", (json_int_t)st->commands,
 		      "commands_prepared", (json_int_t)lfsvol_run_spare_runs(),
 		      "last_heartbeat", (json_int_t)st->last_heartbeat,
-		      "librarian", st->librarian, "scrub", st->scrub);
+		      "librarian", st->librarian, "scrub", st->scrub,
+		      "checked_zero", (json_int_t)st->checked_zero,
+		      "checked_other", (json_int_t)st->checked_other,
+		      "check", st->check[0] ? st->check : (st->daemon ? "starting" : "off"));
 	if (o && !json_dump_file(o, tmp, JSON_COMPACT))
 		rename(tmp, path);
 	else
@@ -168,6 +194,196 @@ static int scrub_pass(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_cli
 	return 0;
 }
 
+/* The attached fabric devices, as one number: a new one starts a sweep. */
+static uint64_t fabric_signature(struct lfs_client *drv)
+{
+	struct lfs_fabric_info *fv = NULL;
+	uint64_t sig = 1469598103934665603ULL;
+	size_t n = 0;
+
+	if (lfs_fabric_list(drv, &fv, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		sig = (sig ^ fv[i].ig) * 1099511628211ULL;
+		sig = (sig ^ fv[i].nr_books) * 1099511628211ULL;
+		sig = (sig ^ fv[i].devt) * 1099511628211ULL;
+	}
+	free(fv);
+	return sig;
+}
+
+static void check_pause(struct agent_state *st, int seconds)
+{
+	st->sweeping = false;
+	json_decref(st->after);
+	st->after = NULL;
+	st->next_sweep = lfsvol_now_ms() + 1000LL * seconds;
+}
+
+/*
+ * The child: read the books through the driver (a session of its own) and
+ * write an int (0 or -errno) and then one byte per book (1: reads as zeroes)
+ * to fd 3. Nothing else of the agent's stays open in it.
+ */
+static void check_child(int wfd, const struct lfs_book *books, size_t n)
+{
+	struct lfs_client *c = NULL;
+	bool *zero = calloc(n, sizeof(*zero));
+	int r = -ENOMEM;
+
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	if (wfd != 3 && dup2(wfd, 3) < 0)
+		_exit(1);
+	closefrom(4);
+	if (zero) {
+		r = lfs_client_open(&c);
+		if (!r)
+			r = lfs_books_check_zero(c, books, n, zero);
+	}
+	if (write(3, &r, sizeof(r)) != sizeof(r) || (!r && write(3, zero, n) != (ssize_t)n))
+		_exit(1);
+	_exit(0);
+}
+
+/* Start reading the next batch of the sweep, if one is due and none runs. */
+static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct agent_state *st)
+{
+	uint64_t bs = lib ? lfsvol_lib_book_size(lib) : 0;
+	json_int_t limit;
+	struct lfs_book *books;
+	json_t *res = NULL, *list, *el;
+	size_t n, i;
+	int p[2], r;
+
+	if (!ctx->conf->check_free || !lib || !bs || st->job_fd >= 0 ||
+	    (!st->sweeping && lfsvol_now_ms() < st->next_sweep))
+		return;
+	if (!st->sweeping) {
+		st->sweeping = true;
+		json_decref(st->after);
+		st->after = NULL;
+	}
+	limit = bs >= CHECK_BATCH_BYTES ? 1 : (json_int_t)(CHECK_BATCH_BYTES / bs);
+	if (limit > LFS_BOOKS_PER_ATTR)
+		limit = LFS_BOOKS_PER_ATTR;
+	r = lv_call(lib, "free.unknown", st->after ? json_pack("{s:I,s:O}", "limit", limit, "after", st->after)
+						    : json_pack("{s:I}", "limit", limit), &res);
+	if (r) {
+		snprintf(st->check, sizeof(st->check), "listing FREE books failed: %s", lv_errmsg(lib));
+		check_pause(st, ctx->conf->check_interval);
+		return;
+	}
+	list = json_object_get(res, "books");
+	n = json_array_size(list);
+	if (!n) {
+		snprintf(st->check, sizeof(st->check),
+			 "idle: every FREE book of this node was checked; %lld found zero, %lld not, since the agent started",
+			 st->checked_zero, st->checked_other);
+		json_decref(res);
+		check_pause(st, ctx->conf->check_interval);
+		return;
+	}
+	books = calloc(n, sizeof(*books));
+	if (!books || pipe2(p, O_CLOEXEC)) {
+		free(books);
+		json_decref(res);
+		snprintf(st->check, sizeof(st->check), "cannot start a check: %s", strerror(errno));
+		check_pause(st, ctx->conf->check_interval);
+		return;
+	}
+	json_array_foreach(list, i, el) {
+		books[i].ig = (uint32_t)json_integer_value(json_array_get(el, 0));
+		books[i].book = (uint32_t)json_integer_value(json_array_get(el, 1));
+	}
+	st->job_pid = fork();
+	if (st->job_pid == 0)
+		check_child(p[1], books, n);
+	close(p[1]);
+	free(books);
+	if (st->job_pid < 0) {
+		close(p[0]);
+		st->job_pid = 0;
+		json_decref(res);
+		snprintf(st->check, sizeof(st->check), "cannot start a check: %s", strerror(errno));
+		check_pause(st, ctx->conf->check_interval);
+		return;
+	}
+	st->job_fd = p[0];
+	st->job_books = json_incref(list);
+	snprintf(st->job_token, sizeof(st->job_token), "%s",
+		 json_string_value(json_object_get(res, "token")) ?: "");
+	json_decref(st->after);
+	st->after = json_incref(json_array_get(list, n - 1));
+	snprintf(st->check, sizeof(st->check), "reading %zu books from [%lld, %lld]", n,
+		 (long long)json_integer_value(json_array_get(json_array_get(list, 0), 0)),
+		 (long long)json_integer_value(json_array_get(json_array_get(list, 0), 1)));
+	json_decref(res);
+}
+
+/* The child's result is in (or it died): report what read as zeroes. */
+static void check_collect(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct agent_state *st)
+{
+	size_t n = json_array_size(st->job_books), got = 0;
+	unsigned char *zero = calloc(n + sizeof(int), 1);
+	json_t *ok = json_array(), *res = NULL, *el;
+	ssize_t k;
+	size_t i;
+	int r = -EPIPE;
+
+	while (zero && got < n + sizeof(int) &&
+	       ((k = read(st->job_fd, zero + got, n + sizeof(int) - got)) > 0 || (k < 0 && errno == EINTR)))
+		got += k > 0 ? (size_t)k : 0;
+	close(st->job_fd);
+	st->job_fd = -1;
+	st->job_pid = 0;	/* reaped with the commands (lfsvol_run_reap) */
+	if (got >= sizeof(int))
+		memcpy(&r, zero, sizeof(int));
+	if (!r && got < n + sizeof(int))
+		r = -EPIPE;
+	if (r) {
+		snprintf(st->check, sizeof(st->check), "reading books failed: %s; next try in %d s",
+			 r == -EPIPE ? "the reading process ended early" : strerror(-r),
+			 ctx->conf->check_interval);
+		check_pause(st, ctx->conf->check_interval);
+		goto out;
+	}
+	json_array_foreach(st->job_books, i, el)
+		if (zero[sizeof(int) + i])
+			json_array_append(ok, el);
+	if (!lib) {
+		check_pause(st, 0);	/* the session was lost: again once it is back */
+		goto out;
+	}
+	r = lv_call(lib, "free.checked", json_pack("{s:s,s:O}", "token", st->job_token, "books", ok), &res);
+	if (r) {
+		snprintf(st->check, sizeof(st->check), "reporting checked books failed: %s", lv_errmsg(lib));
+		check_pause(st, ctx->conf->check_interval);
+		goto out;
+	}
+	st->checked_zero += json_integer_value(json_object_get(res, "marked"));
+	st->checked_other += (long long)n - json_integer_value(json_object_get(res, "marked"));
+	json_decref(res);
+out:
+	json_decref(ok);
+	json_decref(st->job_books);
+	st->job_books = NULL;
+	free(zero);
+	state_write(ctx, st);
+}
+
+static void check_stop(struct agent_state *st)
+{
+	if (st->job_pid > 0) {
+		kill(st->job_pid, SIGTERM);
+		waitpid(st->job_pid, NULL, 0);
+	}
+	if (st->job_fd >= 0)
+		close(st->job_fd);
+	json_decref(st->job_books);
+	json_decref(st->after);
+}
+
 static int heartbeat(struct lv_lib *lib, struct agent_state *st, int *interval)
 {
 	json_t *res = NULL;
@@ -203,8 +419,16 @@ static int agent_pass(struct lfsvol_ctx *ctx, struct lv_lib **lib, struct lfs_cl
 			return r;
 		}
 		snprintf(st->librarian, sizeof(st->librarian), "connected to %s", ctx->conf->librarian);
+		st->next_sweep = 0;	/* the librarian may have new books, or forgotten some */
 	}
 	failed += lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(*lib), !verbose) > 0;
+	if (st->daemon) {
+		uint64_t sig = fabric_signature(drv);
+
+		if (sig != st->fabric_sig)
+			st->next_sweep = 0;	/* memory attached (or gone): sweep now */
+		st->fabric_sig = sig;
+	}
 	if (!lfs_shelf_list(drv, NULL, &kv, &kn)) {
 		for (int i = 0; i < ctx->conf->nshelves; i++) {
 			const struct lfsvol_shelf_conf *s = &ctx->conf->shelves[i];
@@ -268,7 +492,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		{ "once", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct agent_state st = { .scrub = "idle" };
+	struct agent_state st = { .scrub = "idle", .job_fd = -1 };
 	struct lv_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -346,12 +570,14 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		end = lfsvol_now_ms() + 1000LL * (lib ? interval : backoff);
 		backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
 		while (!stop) {
-			struct pollfd p[4 + AGENT_CLIENTS];
+			struct pollfd p[5 + AGENT_CLIENTS];
 			int64_t now = lfsvol_now_ms(), left = end - now;
 			int sfd, k;
 
 			if (left <= 0)
 				break;
+			/* the next batch of books to read, while nothing else is due */
+			check_start(ctx, lib, &st);
 			/* the next command's process, forked while nothing waits for it */
 			if (rfd >= 0) {
 				/* it has what run_started() would tell a fork */
@@ -376,9 +602,14 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 			p[1] = (struct pollfd){ .fd = sfd >= 0 ? -1 : rfd, .events = POLLIN };
 			p[2] = (struct pollfd){ .fd = cfd, .events = POLLIN };
 			p[3] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+			p[4] = (struct pollfd){ .fd = st.job_fd, .events = POLLIN };
 			for (k = 0; k < nclients; k++)
-				p[4 + k] = (struct pollfd){ .fd = clients[k], .events = POLLIN };
-			if (poll(p, 4 + (nfds_t)nclients, (int)left) > 0) {
+				p[5 + k] = (struct pollfd){ .fd = clients[k], .events = POLLIN };
+			/* a sweep due before the next pass: wake for it */
+			if (st.job_fd < 0 && ctx->conf->check_free && lib && !st.sweeping &&
+			    st.next_sweep - now < left)
+				left = st.next_sweep - now < 0 ? 0 : st.next_sweep - now;
+			if (poll(p, 5 + (nfds_t)nclients, (int)left) > 0) {
 				struct run_started rs = { ctx, &st, lib };
 				int n = nclients;
 
@@ -389,7 +620,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 					lfsvol_run_accept(rfd, run_started, run_counted, &rs);
 				/* from the last: closing one moves the last into its place */
 				for (k = n - 1; k >= 0; k--) {
-					if (!p[4 + k].revents)
+					if (!p[5 + k].revents)
 						continue;
 					client_seen[k] = lfsvol_now_ms();
 					if (lfsvol_agent_serve_one(clients[k], lib) == 0)
@@ -399,6 +630,8 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 					clients[k] = clients[nclients];
 					client_seen[k] = client_seen[nclients];
 				}
+				if (p[4].revents)
+					check_collect(ctx, lib, &st);
 				if (p[0].revents && nclients < AGENT_CLIENTS) {
 					int fd = lfsvol_agent_accept(lfd);
 
@@ -413,6 +646,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		if (stop)
 			break;
 	}
+	check_stop(&st);
 	if (rfd >= 0) {
 		lfsvol_run_unlink(ctx->conf->state_dir);
 		close(rfd);
@@ -591,6 +825,9 @@ int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
 		       json_string_value(json_object_get(agent, "scrub")),
 		       (long long)json_integer_value(json_object_get(agent, "zeroed")),
 		       (long long)json_integer_value(json_object_get(agent, "zombies_pending")));
+		if (json_string_value(json_object_get(agent, "check")))
+			printf("agent: check of FREE books: %s\n",
+			       json_string_value(json_object_get(agent, "check")));
 	} else {
 		printf("agent: no state in %s (not running yet?)\n", path);
 	}

@@ -291,7 +291,8 @@ static int conf_parse(struct conf_err *e, struct lfsvol_conf *c, config_t *cf)
 	static const char *const top[] = { "librarian", "node", "key_file", "connect_timeout",
 		"reply_timeout", "default_policy", "book_size", "process_priority", "agent", "fabric",
 		"shelves", NULL };
-	static const char *const agent_keys[] = { "state_dir", "scrub_batch", NULL };
+	static const char *const agent_keys[] = { "state_dir", "scrub_batch", "check_free",
+		"check_interval", NULL };
 	config_setting_t *root = config_root_setting(cf), *s;
 	int r;
 
@@ -318,11 +319,14 @@ static int conf_parse(struct conf_err *e, struct lfsvol_conf *c, config_t *cf)
 	if (s) {
 		if (!config_setting_is_group(s))
 			return conf_fail(e, s, "`agent' must be a group { state_dir = \"...\"; }");
-		r = check_keys(e, s, agent_keys, " in agent (known: state_dir, scrub_batch)");
+		r = check_keys(e, s, agent_keys,
+			       " in agent (known: state_dir, scrub_batch, check_free, check_interval)");
 		if (r)
 			return r;
 		if (get_string(e, s, "state_dir", &c->state_dir) < 0 ||
-		    get_int(e, s, "scrub_batch", 1, 8191, &c->scrub_batch) < 0)
+		    get_int(e, s, "scrub_batch", 1, 8191, &c->scrub_batch) < 0 ||
+		    get_bool(e, s, "check_free", &c->check_free) < 0 ||
+		    get_int(e, s, "check_interval", 10, 86400, &c->check_interval) < 0)
 			return -EINVAL;
 	}
 	s = config_setting_get_member(root, "fabric");
@@ -346,6 +350,8 @@ static int conf_defaults(struct lfsvol_conf *c)
 	c->reply_timeout = 30;
 	c->process_priority = -18;	/* as lvm.conf's activation/process_priority */
 	c->scrub_batch = 64;
+	c->check_free = true;
+	c->check_interval = 600;
 	c->librarian = strdup("127.0.0.1:9093");
 	c->state_dir = strdup("/run/lfs");
 	return c->librarian && c->state_dir ? 0 : -ENOMEM;

@@ -100,6 +100,8 @@ struct lfsvol_conf {
 	uint64_t book_size;	/* 0 = ask the librarian */
 	char *state_dir;	/* agent progress file */
 	int scrub_batch;	/* books per BOOK_ZERO request */
+	bool check_free;	/* the agent reads never-used FREE books to learn which are zero */
+	int check_interval;	/* seconds between two such sweeps */
 	struct lfsvol_fabric_conf fabrics[LFSVOL_MAX_FABRICS];
 	int nfabrics;
 	struct lfsvol_shelf_conf shelves[LFSVOL_MAX_SHELF_CONF];

@@ -163,7 +163,7 @@ static void test_config(void)
 		     "default_policy = \"spread\";\nconnect_timeout = 3;\nprocess_priority = -5;\n"
 		     "fabric = (\n { ig = 0; device = \"/dev/pmem0\"; },\n { ig = 1; numa_node = 1; offset = \"2M\"; }\n);\n"
 		     "shelves = ( { name = \"db\"; policy = \"RequestIG\"; igs = [0, 1]; auto_activate = true; } );\n"
-		     "agent = { state_dir = \"/tmp/st\"; scrub_batch = 16; };\n", &c, m, sizeof(m));
+		     "agent = { state_dir = \"/tmp/st\"; scrub_batch = 16; check_free = false; check_interval = 30; };\n", &c, m, sizeof(m));
 	ok(!r && c, "a full lfs.conf parses (%s)", m);
 	if (c) {
 		ok(!strcmp(c->librarian, "10.0.2.100:9093") && !strcmp(c->node, "node1") &&
@@ -176,12 +176,14 @@ static void test_config(void)
 		ok(c->nshelves == 1 && c->shelves[0].auto_activate && c->shelves[0].nigs == 2 &&
 		   c->shelves[0].igs[1] == 1 && lfsvol_conf_shelf(c, "db") && !lfsvol_conf_shelf(c, "x"),
 		   "per-shelf settings read");
-		ok(c->scrub_batch == 16 && !strcmp(c->state_dir, "/tmp/st"), "agent settings read");
+		ok(c->scrub_batch == 16 && !strcmp(c->state_dir, "/tmp/st") && !c->check_free &&
+		   c->check_interval == 30, "agent settings read");
 		lfsvol_conf_free(c);
 	}
 	c = NULL;
 	r = lfsvol_conf_load("/nonexistent/lfs.conf", true, &c, m, sizeof(m));
-	ok(!r && c && !c->default_policy && c->connect_timeout == 5 && c->process_priority == -18,
+	ok(!r && c && !c->default_policy && c->connect_timeout == 5 && c->process_priority == -18 &&
+	   c->check_free && c->check_interval == 600,
 	   "missing default file gives defaults");
 	lfsvol_conf_free(c);
 	c = NULL;
@@ -198,6 +200,8 @@ static void test_config(void)
 	conf_bad("fabric = ( { ig = 0; device = \"/dev/pmem0\"; numa_node = 0; } );\n",
 		 "needs exactly one of device, numa_node or by_path", "two selectors");
 	conf_bad("fabric = ( { device = \"/dev/pmem0\"; } );\n", "has no `ig'", "fabric without ig");
+	conf_bad("agent = {\n check_interval = 5; };\n", ":2: `check_interval' = 5 is out of range 10..86400", "check_interval below 10 names the line and range");
+	conf_bad("agent = { check_free = 1; };\n", ":1: `check_free' must be true or false", "check_free not a boolean");
 	conf_bad("fabric = ( { ig = 0; device = \"pmem0\"; } );\n", "device `pmem0' is not an absolute path",
 		 "relative device");
 	conf_bad("fabric = ( { ig = 0; device = \"/dev/pmem0\"; offset = \"1M\"; } );\n",
