@@ -658,10 +658,18 @@ static const struct genl_ops lfs_ops[] = {
 	},
 };
 
+/*
+ * parallel_ops: every handler and dump takes lfs_lock for what it touches,
+ * so genl_mutex need not serialise them too; a BOOK_CHECK, which drops
+ * lfs_lock every LFS_CHECK_PAGES pages, then does not hold up other requests
+ * for the whole time it reads. (Unregistering the family still waits for
+ * requests in flight: genl_rcv holds cb_lock for reading.)
+ */
 static struct genl_family lfs_family __ro_after_init = {
 	.name = LFS_GENL_NAME,
 	.version = LFS_GENL_VERSION,
 	.maxattr = LFS_A_MAX,
+	.parallel_ops = true,
 	.module = THIS_MODULE,
 	.pre_doit = lfs_pre_doit,
 	.ops = lfs_ops,

@@ -110,7 +110,8 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 		      "librarian", st->librarian, "scrub", st->scrub,
 		      "checked_zero", (json_int_t)st->checked_zero,
 		      "checked_other", (json_int_t)st->checked_other,
-		      "check", st->check[0] ? st->check : (st->daemon ? "starting" : "off"));
+		      "check", st->check[0] ? st->check
+					    : (st->daemon && ctx->conf->check_free ? "starting" : "off"));
 	if (o && !json_dump_file(o, tmp, JSON_COMPACT))
 		rename(tmp, path);
 	else
@@ -246,14 +247,28 @@ static void check_child(int wfd, const struct lfs_book *books, size_t n)
 	_exit(0);
 }
 
-/* Start reading the next batch of the sweep, if one is due and none runs. */
-static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct agent_state *st)
+static bool ig_attached(const struct lfs_fabric_info *fv, size_t nf, uint32_t ig)
+{
+	for (size_t i = 0; i < nf; i++)
+		if (fv[i].ig == ig)
+			return true;
+	return false;
+}
+
+/*
+ * Start reading the next batch of the sweep, if one is due and none runs.
+ * Books of IGs not attached here (yet) cannot be read: they are passed over,
+ * and the next sweep tries them again.
+ */
+static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
+			struct agent_state *st)
 {
 	uint64_t bs = lib ? lfsvol_lib_book_size(lib) : 0;
-	json_int_t limit;
+	struct lfs_fabric_info *fv = NULL;
+	json_t *res = NULL, *list, *el, *batch;
 	struct lfs_book *books;
-	json_t *res = NULL, *list, *el;
-	size_t n, i;
+	json_int_t limit;
+	size_t n, i, nf = 0;
 	int p[2], r;
 
 	if (!ctx->conf->check_free || !lib || !bs || st->job_fd >= 0 ||
@@ -284,15 +299,31 @@ static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct agent
 		check_pause(st, ctx->conf->check_interval);
 		return;
 	}
+	/* the sweep goes on after this batch, whatever becomes of it */
+	json_decref(st->after);
+	st->after = json_incref(json_array_get(list, n - 1));
+	lfs_fabric_list(drv, &fv, &nf);
+	batch = json_array();
+	json_array_foreach(list, i, el)
+		if (ig_attached(fv, nf, (uint32_t)json_integer_value(json_array_get(el, 0))))
+			json_array_append(batch, el);
+	free(fv);
+	n = json_array_size(batch);
+	if (!n) {
+		json_decref(batch);
+		json_decref(res);
+		return;	/* none attached here: the next batch at once */
+	}
 	books = calloc(n, sizeof(*books));
 	if (!books || pipe2(p, O_CLOEXEC)) {
 		free(books);
+		json_decref(batch);
 		json_decref(res);
 		snprintf(st->check, sizeof(st->check), "cannot start a check: %s", strerror(errno));
 		check_pause(st, ctx->conf->check_interval);
 		return;
 	}
-	json_array_foreach(list, i, el) {
+	json_array_foreach(batch, i, el) {
 		books[i].ig = (uint32_t)json_integer_value(json_array_get(el, 0));
 		books[i].book = (uint32_t)json_integer_value(json_array_get(el, 1));
 	}
@@ -304,20 +335,19 @@ static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct agent
 	if (st->job_pid < 0) {
 		close(p[0]);
 		st->job_pid = 0;
+		json_decref(batch);
 		json_decref(res);
 		snprintf(st->check, sizeof(st->check), "cannot start a check: %s", strerror(errno));
 		check_pause(st, ctx->conf->check_interval);
 		return;
 	}
 	st->job_fd = p[0];
-	st->job_books = json_incref(list);
+	st->job_books = batch;
 	snprintf(st->job_token, sizeof(st->job_token), "%s",
 		 json_string_value(json_object_get(res, "token")) ?: "");
-	json_decref(st->after);
-	st->after = json_incref(json_array_get(list, n - 1));
 	snprintf(st->check, sizeof(st->check), "reading %zu books from [%lld, %lld]", n,
-		 (long long)json_integer_value(json_array_get(json_array_get(list, 0), 0)),
-		 (long long)json_integer_value(json_array_get(json_array_get(list, 0), 1)));
+		 (long long)json_integer_value(json_array_get(json_array_get(batch, 0), 0)),
+		 (long long)json_integer_value(json_array_get(json_array_get(batch, 0), 1)));
 	json_decref(res);
 }
 
@@ -577,7 +607,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 			if (left <= 0)
 				break;
 			/* the next batch of books to read, while nothing else is due */
-			check_start(ctx, lib, &st);
+			check_start(ctx, lib, drv, &st);
 			/* the next command's process, forked while nothing waits for it */
 			if (rfd >= 0) {
 				/* it has what run_started() would tell a fork */
@@ -605,10 +635,10 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 			p[4] = (struct pollfd){ .fd = st.job_fd, .events = POLLIN };
 			for (k = 0; k < nclients; k++)
 				p[5 + k] = (struct pollfd){ .fd = clients[k], .events = POLLIN };
-			/* a sweep due before the next pass: wake for it */
-			if (st.job_fd < 0 && ctx->conf->check_free && lib && !st.sweeping &&
-			    st.next_sweep - now < left)
-				left = st.next_sweep - now < 0 ? 0 : st.next_sweep - now;
+			/* a sweep under way between batches, or due before the next pass */
+			if (st.job_fd < 0 && ctx->conf->check_free && lib &&
+			    (st.sweeping || st.next_sweep - now < left))
+				left = st.sweeping || st.next_sweep < now ? 0 : st.next_sweep - now;
 			if (poll(p, 5 + (nfds_t)nclients, (int)left) > 0) {
 				struct run_started rs = { ctx, &st, lib };
 				int n = nclients;

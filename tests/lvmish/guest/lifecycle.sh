@@ -94,17 +94,21 @@ first=$(jq -r '.[0] | "\(.[0]) \(.[1])"' <<<"$map")
 # shellcheck disable=SC2086
 book_is_zero $first
 t_is "$?" 1 "before scrubbing, the first book ($first) holds data"
-out=$(L remove db -f 2>&1)
-t_like "$out" "removed shelf db; 4 books wait to be zeroed" "remove -f: $out"
-t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[4,26]" "the 4 books are ZOMBIE"
-
 # Leftover content on a never-used book (IG 1's last, not one of db's): the
 # agent's read-only check must not take it for zeroes.
 stale=$(( $("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json | jq '.[] | select(.ig == 1) | .nr_books') - 1 ))
 t_is "$(jq --argjson b "$stale" 'map(select(. == [1, $b])) | length' <<<"$map")" 0 "book 1:$stale was not db's"
 head -c 1M /dev/urandom >/tmp/stale.bin
 dd if=/tmp/stale.bin of=/dev/pmem1 bs=1M seek=$((2 + stale * 64)) oflag=direct conv=notrunc status=none
+# Writing to /dev/pmem1 makes udev run `lfsvol agent --once' (a change event
+# on a fabric device); let that pass end before there is anything to zero, so
+# that the agent daemon started below is the one that zeroes db's books.
+udevadm settle --timeout=120
 staleat() { dd if=/dev/pmem1 bs=1M skip=$((2 + stale * 64)) count=1 iflag=direct status=none | sha256sum; }
+out=$(L remove db -f 2>&1)
+t_like "$out" "removed shelf db; 4 books wait to be zeroed" "remove -f: $out"
+t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[4,26]" "the 4 books are ZOMBIE"
+
 "$LFSVOL_BIN" -c "$CONF" agent >/tmp/agent.log 2>&1 &
 apid=$!
 zeroed() { [ "$(L status --json | jq '.[0].agent.zeroed // 0')" -ge 4 ]; }
