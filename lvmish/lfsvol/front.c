@@ -223,6 +223,7 @@ int main(int argc, char **argv)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *cmd = command_word(argc, argv), *sock = getenv("LFSVOL_AGENT_SOCKET");
 	unsigned char st[4], answer;
+	bool forwarded[64] = { false };
 	struct sigaction act = { .sa_handler = on_signal };
 	const char *tr = getenv("LFSVOL_TRACE");
 	int fd;
@@ -255,15 +256,26 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (p[1].revents & POLLIN) {
-			while (read(sigpipe_fds[0], &b, 1) == 1)
+			while (read(sigpipe_fds[0], &b, 1) == 1) {
+				forwarded[b & 63] = true;
 				send(fd, &b, 1, MSG_NOSIGNAL);
+			}
 		}
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			uint32_t code;
+
 			if (read_full(fd, st, sizeof(st)))
 				break;
 			trace("exit status received");
-			return (int)((uint32_t)st[0] << 24 | (uint32_t)st[1] << 16 |
-				     (uint32_t)st[2] << 8 | st[3]);
+			code = (uint32_t)st[0] << 24 | (uint32_t)st[1] << 16 | (uint32_t)st[2] << 8 | st[3];
+			if (!(code & LFSVOL_RUN_SIGNALED))
+				return (int)code;
+			/* ended by a signal: say so unless it was ours, passed on */
+			code &= 0xff;
+			if (!forwarded[code & 63])
+				fprintf(stderr, "lfsvol: the command was ended by signal %u (%s) in the node agent; its log may say why\n",
+					code, strsignal((int)code));
+			return 128 + (int)code;
 		}
 	}
 	fprintf(stderr, "lfsvol: the node agent ended the command without an exit status (see its log)\n");

@@ -722,7 +722,13 @@ int lfsvol_run_reap(void)
 		for (int i = 0; i < nrunning; i++) {
 			if (running[i].pid != pid)
 				continue;
-			code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			if (WIFEXITED(status)) {
+				code = WEXITSTATUS(status);
+			} else {
+				code = (int)(LFSVOL_RUN_SIGNALED | (unsigned int)WTERMSIG(status));
+				lfsvol_err("command process %d ended by signal %d (%s)", (int)pid,
+					   WTERMSIG(status), strsignal(WTERMSIG(status)));
+			}
 			send_status(running[i].conn, code);
 			close(running[i].conn);
 			running[i] = running[--nrunning];

@@ -25,4 +25,11 @@ struct lfsvol_run_hdr {
 	uint32_t len;
 };
 
+/*
+ * The exit status word: a command that returned sends its code; one the
+ * agent reaps after a signal ended it sends LFSVOL_RUN_SIGNALED | signal,
+ * so that the front end can say so (the shell's 128 + N alone does not).
+ */
+#define LFSVOL_RUN_SIGNALED 0x10000U
+
 #endif

@@ -231,9 +231,35 @@ t_is "$(jq .commands_prepared /run/lfs/agent.json)" $((prep0 + 1)) \
 nocommand() { ! kill -0 "$cmdpid" 2>/dev/null; }
 t_ok "$(wait_for 8 nocommand; echo $?)" \
 	"killing the front end ends the command it gave the agent (gone after $((($(date +%s%N) - t0) / 1000000)) ms)"
+# The command's process killed in the agent (as the OOM killer would): the
+# front end must not end with a bare 137, it says what happened.
+t_run "create sk -s 1b" L create sk -s 1b
+out=$(perl -e '
+	my $pid = fork() // die "fork: $!";
+	if (!$pid) { open(STDERR, ">", "/tmp/sk.err"); exec @ARGV; die "exec: $!" }
+	sub line { open(my $f, "<", shift) or return ""; return scalar <$f> // "" }
+	for (1 .. 2000) {
+		last if grep { line($_) eq "sk\n" } glob("/sys/block/lfs*/lfs/name");
+		select(undef, undef, undef, 0.01);
+	}
+	# the process other than the front end with its stderr: the command
+	my @cmd = grep { $_ != $pid && (readlink("/proc/$_/fd/2") // "") eq "/tmp/sk.err" }
+		map { m{/proc/(\d+)/} ? $1 : () } glob("/proc/[0-9]*/fd");
+	print @cmd == 1 ? "killing the command\n" : "found @cmd\n";
+	kill "KILL", @cmd;
+	waitpid($pid, 0);
+	print "exit ", $? >> 8, "\n";
+' "$LFSVOL_BIN" -c "$CONF" activate sk)
+t_is "$out" "killing the command
+exit 137" "a command killed in the agent: lfsvol exits 137"
+t_like "$(cat /tmp/sk.err)" "the command was ended by signal 9 \(Killed\) in the node agent" \
+	"and says so: $(cat /tmp/sk.err)"
+t_like "$(cat /tmp/agent.log)" "command process [0-9]+ ended by signal 9" "the agent logs it"
 mv /tmp/60-lfs.rules.off /run/udev/rules.d/60-lfs.rules && udevadm control --reload
 t_run "deactivate sig (left active by the interrupted command)" L deactivate sig
+t_run "deactivate sk (left active by the killed command)" L deactivate sk
 t_run "remove sig" L remove sig
+t_run "remove sk" L remove sk
 nozombie() { [ "$(L fabric --json | jq '.[0].zombie')" = 0 ]; }
 t_ok "$(wait_for 60 nozombie; echo $?)" "the agent zeroed sig's book"
 # lfs.ko reloaded under the running agent: generic netlink gives the family
