@@ -51,6 +51,13 @@ L agent --once || exit 1
 # shelves get the scrubbed books and the second loop's the others.
 L create warm -s "${N}b" -p RequestIG --ig 1 >/dev/null && L remove warm >/dev/null &&
 	L scrub >/dev/null || exit 1
+# Books 2N..4N-1 hold leftover bytes (1 MiB of random data at the start of
+# each, at the fabric's 2 MiB data offset): loop 3 and the loop without the
+# agent get them. Books N..2N-1 stay as the fabric came (zeroes): loop 2.
+for b in $(seq $((2 * N)) $((4 * N - 1))); do
+	head -c 1M /dev/urandom | dd of=/dev/pmem1 bs=1M seek=$((2 + b * 64)) oflag=direct conv=notrunc \
+		status=none || exit 1
+done
 
 # lvm_ops NAME LABEL-SUFFIX (the suffix of the lfsvol loop it runs beside)
 lvm_ops() {
@@ -83,13 +90,27 @@ apid=$!
 for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
 # the agent's start-up pass (attach, heartbeat, scrub) runs no command: wait
 L status >/dev/null || exit 1
+# and its read-only check of the never-used books must be over before any
+# measurement: it found the untouched ones zero and the others not
+nfree=$(( $(jq '.[] | select(.ig == 1) | .nr_books' < <("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json)) - N ))
+for j in $(seq 6000); do
+	L status --json | jq -r '.[0].agent.check' | grep -q '^idle' && break
+	sleep 0.1
+done
+got=$(L status --json | jq -c '.[0].agent | [.checked_zero, .checked_other]')
+echo "# agent check of never-used books: [found zero, not zero] = $got in $((j / 10)) s"
+[ "$got" = "[$((nfree - 2 * N)),$((2 * N))]" ] || { echo "check found $got, not [$((nfree - 2 * N)),$((2 * N))]"; exit 1; }
 for i in $(seq "$N"); do
 	lvm_ops "$i" ""
 	lfs_ops a$i "" 1
 done
 for i in $(seq "$N"); do
 	lvm_ops "f$i" _fresh
-	lfs_ops f$i _fresh 0
+	lfs_ops f$i _fresh 1
+done
+for i in $(seq "$N"); do
+	lvm_ops "u$i" _unknown
+	lfs_ops u$i _unknown 0
 done
 kill "$apid"
 wait "$apid"

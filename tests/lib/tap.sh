@@ -11,7 +11,7 @@
 T_N=0
 T_FAILED=0
 
-t_diag() { printf '# %s\n' "$*"; }
+t_diag() { printf '%s\n' "$*" | sed 's/^/# /'; }
 
 t_ok() {
 	local rc=$1

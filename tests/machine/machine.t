@@ -18,7 +18,11 @@ L create hand -s 128M -p Spread -a >/dev/null &&
 mkfs.ext4 -q -b 4096 /dev/lfs/hand && mkdir -p /tmp/h && mount -o dax /dev/lfs/hand /tmp/h &&
 head -c 40M /dev/urandom >/tmp/h/data && sync /tmp/h/data &&
 sha256sum </tmp/h/data | cut -c1-64 && umount /tmp/h && L deactivate hand >/dev/null' 2>&1)
-t_like "$out" '^[0-9a-f]{64}$' "node1 wrote 40 MiB on an ext4-dax shelf, synced, handed it back" || t_diag "$out"
+t_like "$out" '^[0-9a-f]{64}$' "node1 wrote 40 MiB on an ext4-dax shelf, synced, handed it back" || {
+	t_diag "$out"
+	t_diag "node1's agent log and kernel log:"
+	t_diag "$(em_node 1 'tail -n 30 /tmp/agent.log; dmesg | tail -n 30' 2>&1)"
+}
 sum1=$out
 out=$(em_node 2 '
 L activate hand >/dev/null && mkdir -p /tmp/h && mount -o dax /dev/lfs/hand /tmp/h &&
