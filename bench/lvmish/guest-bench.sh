@@ -93,11 +93,13 @@ L status >/dev/null || exit 1
 # and its read-only check of the never-used books must be over before any
 # measurement: it found the untouched ones zero and the others not
 nfree=$(( $(jq '.[] | select(.ig == 1) | .nr_books' < <("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json)) - N ))
-for j in $(seq 6000); do
+for j in $(seq 3000); do
 	L status --json | jq -r '.[0].agent.check' | grep -q '^idle' && break
 	sleep 0.1
 done
 got=$(L status --json | jq -c '.[0].agent | [.checked_zero, .checked_other]')
+L status --json | jq -r '"# agent check: \(.[0].agent.check)"'
+tail -n 20 /tmp/agent.log | sed 's/^/# agent.log: /'
 echo "# agent check of never-used books: [found zero, not zero] = $got in $((j / 10)) s"
 [ "$got" = "[$((nfree - 2 * N)),$((2 * N))]" ] || { echo "check found $got, not [$((nfree - 2 * N)),$((2 * N))]"; exit 1; }
 for i in $(seq "$N"); do

@@ -62,7 +62,8 @@ struct agent_state {
 	/* the read-only check of FREE books of unknown content (daemon only) */
 	long long checked_zero;	/* found zero and marked known zero by the librarian */
 	long long checked_other;	/* found not zero, or not marked (changed meanwhile) */
-	char check[256];	/* "idle ...", "reading N books ...", or an error */
+	long long checked_skipped;	/* passed over in the last sweep: not readable here */
+	char check[320];	/* "idle ...", "reading N books ...", or an error */
 	bool sweeping;		/* a sweep is under way */
 	json_t *after;		/* [ig, book]: the sweep goes on after this book */
 	int64_t next_sweep;	/* ms (lfsvol_now_ms); 0: at once */
@@ -99,7 +100,7 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 	if (!st->daemon && daemon_owns_state(path))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s/.agent.json.%d", ctx->conf->state_dir, (int)getpid());
-	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:I,s:s}", "pid", (int)getpid(),
+	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:I,s:I,s:s}", "pid", (int)getpid(),
 		      "daemon", st->daemon,
 		      "updated", (json_int_t)time(NULL), "zeroed", (json_int_t)st->zeroed,
 		      "zombies_pending", (json_int_t)st->pending,
@@ -110,6 +111,7 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 		      "librarian", st->librarian, "scrub", st->scrub,
 		      "checked_zero", (json_int_t)st->checked_zero,
 		      "checked_other", (json_int_t)st->checked_other,
+		      "checked_skipped", (json_int_t)st->checked_skipped,
 		      "check", st->check[0] ? st->check
 					    : (st->daemon && ctx->conf->check_free ? "starting" : "off"));
 	if (o && !json_dump_file(o, tmp, JSON_COMPACT))
@@ -247,18 +249,24 @@ static void check_child(int wfd, const struct lfs_book *books, size_t n)
 	_exit(0);
 }
 
-static bool ig_attached(const struct lfs_fabric_info *fv, size_t nf, uint32_t ig)
+/* The book is on a fabric device attached here (and within it). */
+static bool book_readable(const struct lfs_fabric_info *fv, size_t nf, json_t *book)
 {
+	uint32_t ig = (uint32_t)json_integer_value(json_array_get(book, 0));
+	json_int_t b = json_integer_value(json_array_get(book, 1));
+
 	for (size_t i = 0; i < nf; i++)
 		if (fv[i].ig == ig)
-			return true;
+			return b < (json_int_t)fv[i].nr_books;
 	return false;
 }
 
 /*
  * Start reading the next batch of the sweep, if one is due and none runs.
- * Books of IGs not attached here (yet) cannot be read: they are passed over,
- * and the next sweep tries them again.
+ * Books that cannot be read here are passed over, and the next sweep tries
+ * them again: those of IGs not attached (yet), and those beyond the end of
+ * the attached device (the librarian's geometry gives the IG more books than
+ * the device holds). They are counted in checked_skipped.
  */
 static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
 			struct agent_state *st)
@@ -276,6 +284,7 @@ static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 		return;
 	if (!st->sweeping) {
 		st->sweeping = true;
+		st->checked_skipped = 0;
 		json_decref(st->after);
 		st->after = NULL;
 	}
@@ -292,9 +301,15 @@ static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 	list = json_object_get(res, "books");
 	n = json_array_size(list);
 	if (!n) {
+		char skipped[128] = "";
+
+		if (st->checked_skipped)
+			snprintf(skipped, sizeof(skipped),
+				 "; %lld passed over in this sweep (IG not attached here, or beyond the end of its device)",
+				 st->checked_skipped);
 		snprintf(st->check, sizeof(st->check),
-			 "idle: every FREE book of this node was checked; %lld found zero, %lld not, since the agent started",
-			 st->checked_zero, st->checked_other);
+			 "idle: every FREE book of this node was checked; %lld found zero, %lld not, since the agent started%s",
+			 st->checked_zero, st->checked_other, skipped);
 		json_decref(res);
 		check_pause(st, ctx->conf->check_interval);
 		return;
@@ -305,9 +320,10 @@ static void check_start(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_c
 	lfs_fabric_list(drv, &fv, &nf);
 	batch = json_array();
 	json_array_foreach(list, i, el)
-		if (ig_attached(fv, nf, (uint32_t)json_integer_value(json_array_get(el, 0))))
+		if (book_readable(fv, nf, el))
 			json_array_append(batch, el);
 	free(fv);
+	st->checked_skipped += (long long)(json_array_size(list) - json_array_size(batch));
 	n = json_array_size(batch);
 	if (!n) {
 		json_decref(batch);
