@@ -45,7 +45,8 @@ lv_start_librarian 64M "$((fab * 16 - 1))" 2 5 || exit 1
 	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" \
 	bench/lvmish/guest-bench.sh >"$LV/vm.log" 2>&1
 rc=$?
-grep -v '^ok ' "$LV/vm.log" | grep -v '^#' >&2
+grep -v '^ok ' "$LV/vm.log" | grep -v '^#' | grep -v 'metadata update is NOT backed up' >&2
+grep '^# agent' "$LV/vm.log"
 [ -s "$OUT/share/times" ] || { echo "no results (vm exit $rc), see $OUT" >&2; exit 1; }
 awk '
 { t[$1, ++n[$1]] = $2 }
