@@ -35,7 +35,6 @@ lv_free_port() {
 
 # lv_start_librarian BOOK_SIZE BOOKS_PER_IG IGS [HEARTBEAT_INTERVAL]
 lv_start_librarian() {
-	local i
 	PORT=$(lv_free_port) || return 1
 	mkdir -p "$LV/keys"
 	chmod 700 "$LV/keys"
@@ -52,7 +51,13 @@ librarian = {
 };
 fabric = { compact = { nodes = 1; igs = $3; books = $2; }; };
 EOC
-	"$LIBRARIAN" -c "$LV/lib.conf" >"$LV/librarian.log" 2>&1 &
+	lv_run_librarian
+}
+
+# (Re)start the librarian on $LV/lib.conf (same port, keys and database).
+lv_run_librarian() {
+	local i
+	"$LIBRARIAN" -c "$LV/lib.conf" >>"$LV/librarian.log" 2>&1 &
 	LPID=$!
 	# ready when it answers on its unix socket (bounded: 10 s)
 	for i in $(seq 100); do
@@ -62,6 +67,13 @@ EOC
 	done
 	echo "# librarian did not start:"; sed 's/^/#   /' "$LV/librarian.log"
 	return 1
+}
+
+lv_stop_librarian() {
+	[ -n "$LPID" ] || return 0
+	kill "$LPID" 2>/dev/null
+	wait "$LPID" 2>/dev/null
+	LPID=
 }
 
 # lv_conf FILE ADDR KEYFILE [EXTRA...]: an lfs.conf for node01

@@ -38,6 +38,13 @@ replay <"$LV/boot1.tap"
 t_is "$rc" 0 "first boot: the guest script passed and the kernel stayed clean"
 
 cp "$OUT/boot1/share/auto1.sha" "$OUT/boot1/share/auto1.uuid" "$LV/" 2>/dev/null
+# The librarian restarted with one book more per IG than the devices hold
+# (a geometry mistake, or a device replaced by a smaller one): the agent's
+# check in the second boot must pass over books 0:15 and 1:15, not stop.
+lv_stop_librarian
+sed -i 's/books = 15;/books = 16;/' "$LV/lib.conf"
+lv_run_librarian
+t_ok $? "librarian restarted with 16 books per IG (the devices hold 15)"
 mkdir -p "$OUT/boot2/share"
 cp "$LV/auto1.sha" "$LV/auto1.uuid" "$OUT/boot2/share/" 2>/dev/null
 "${LFS_VMRUN:-tests/vm/vmrun}" --name lfsvol-boot2 --out "$OUT/boot2" --fabric-dir "$FAB" --fabric-ready \

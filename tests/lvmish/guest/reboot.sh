@@ -36,4 +36,19 @@ t_run "activate auto1 with IG 1 detached" L activate auto1
 t_is "$(L status --json | jq -c '.[0] | [[.active[].name], [.fabric[].ig]]')" '[["auto1"],[0,1]]' \
 	"activate attached IG 1 again and auto1 is active"
 t_run "deactivate auto1 again" L deactivate auto1
+
+# The librarian now gives each IG a 16th book that the 15-book devices do
+# not hold (lifecycle.t restarted it so): the agent's read-only check of
+# never-used books passes over 0:15 and 1:15 and still ends its sweep.
+"$LFSVOL_BIN" -c "$CONF" agent >/tmp/agent.log 2>&1 &
+apid=$!
+checked() { L status --json | jq -r '.[0].agent.check' | grep -q '^idle'; }
+t_ok "$(wait_for 120 checked; echo $?)" "the agent's check ends with books beyond the devices"
+t_is "$(L status --json | jq -c '.[0].agent | [.checked_zero, .checked_other, .checked_skipped]')" "[0,0,2]" \
+	"it read none and passed over the two (0:15, 1:15)"
+t_like "$(L status)" "check of FREE books: idle: .*; 2 passed over in this sweep" "status says so"
+t_is "$(L fabric --json | jq '.[0].zombie')" 0 "no book went ZOMBIE (nothing was written)"
+kill "$apid"
+wait "$apid"
+t_is "$?" 0 "the agent ends on SIGTERM"
 t_done
