@@ -13,9 +13,13 @@ export KVER PREFIX DESTDIR
 
 SUBDIRS := lvmish librarian lvmish/lfsvol
 
-.PHONY: all module userspace deps check check-host check-vm demo install clean lint $(SUBDIRS)
+.PHONY: all module userspace helpers deps check check-host check-vm demo install clean lint $(SUBDIRS)
 
-all: module userspace
+all: module userspace helpers
+
+# Test and benchmark helpers (tests/Makefile).
+helpers: userspace
+	$(MAKE) -C tests
 
 module:
 	@test -n "$(KVER)" -a -d "$(KDIR)" || { echo "no kernel build tree for KVER='$(KVER)' (install linux-headers-amd64 or set KVER=)" >&2; exit 1; }

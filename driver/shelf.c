@@ -725,12 +725,12 @@ out_put_disk:
 
 /* Shelf lifetime */
 
+/* The shelf name rule of uapi/lfs.h, as userspace's common/names.c applies it. */
 static bool lfs_name_valid(const char *name)
 {
 	size_t i, len = strlen(name);
 
-	if (!len || len > LFS_NAME_MAX || !strcmp(name, ".") ||
-	    !strcmp(name, ".."))
+	if (!len || len > LFS_NAME_MAX || name[0] == '.' || name[0] == '-')
 		return false;
 	for (i = 0; i < len; i++)
 		if (!isalnum(name[i]) && name[i] != '.' && name[i] != '_' &&
@@ -747,7 +747,7 @@ static struct lfs_shelf *lfs_shelf_new(const char *name, const uuid_t *uuid,
 	if (!lfs_name_valid(name)) {
 		NL_SET_ERR_MSG_FMT(
 			extack,
-			"shelf name '%*pE' is not 1-%d characters of A-Z a-z 0-9 . _ -",
+			"shelf name '%*pE' is not 1-%d characters of A-Z a-z 0-9 . _ - not starting with . or -",
 			(int)min_t(size_t, strlen(name), LFS_NAME_MAX), name,
 			LFS_NAME_MAX);
 		return ERR_PTR(-EINVAL);

@@ -26,6 +26,14 @@
  * at most LFS_BOOKS_PER_ATTR per attribute. Longer lists are sent in several
  * messages: every message but the last carries LFS_A_MORE (see below).
  *
+ * Names and numbers
+ * -----------------
+ *
+ * Shelf names are 1 to 64 characters of A-Z a-z 0-9 . _ - and do not start with . or -.
+ * IG numbers are 0 to 65535.
+ * The book size is a power of two from 2 MiB to 1 TiB.
+ * Userspace applies the same rules before anything is sent (common/lfs_rules.h).
+ *
  * Family
  * ------
  *
@@ -72,8 +80,7 @@
  *     created or extended), LFS_A_DAX (u8), LFS_A_NUMA_NODE (s32, -1 unknown).
  *
  * LFS_CMD_SHELF_CREATE [admin]: create a shelf.
- *     LFS_A_NAME       string, required: 1 .. LFS_NAME_MAX characters of
- *                      [A-Za-z0-9._-], unique
+ *     LFS_A_NAME       string, required, unique: see Names below
  *     LFS_A_UUID       binary[16], optional in the first message: random if
  *                      absent; must not be sent in a continuation message
  *     LFS_A_BOOKS      binary, required: struct lfs_book[] in shelf order

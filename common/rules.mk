@@ -1,0 +1,7 @@
+# The shared rules module (common/lfs_rules.h): every userspace component
+# compiles these sources in; include this file and add $(RULES_SRCS) and
+# $(RULES_CFLAGS).
+RULES_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+RULES_SRCS := $(RULES_DIR)/names.c $(RULES_DIR)/policy.c $(RULES_DIR)/size.c $(RULES_DIR)/text.c
+RULES_HDRS := $(RULES_DIR)/lfs_rules.h $(RULES_DIR)/../driver/uapi/lfs.h
+RULES_CFLAGS := -I$(RULES_DIR) -I$(RULES_DIR)/../driver
