@@ -133,6 +133,35 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 	return 0;
 }
 
+/* The device, once open: not attached meanwhile, and large enough. */
+static int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
+				 u64 book_size, u64 offset,
+				 struct netlink_ext_ack *extack)
+{
+	u64 size = bdev_nr_bytes(bdev);
+
+	/* The path may have changed since lfs_fabric_check_args() looked. */
+	if (lfs_fabric_find_devt(bdev->bd_dev)) {
+		NL_SET_ERR_MSG_FMT(extack, "'%s' is already attached", path);
+		return -EBUSY;
+	}
+	if (offset >= size || size - offset < book_size) {
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"offset %llu plus book size %llu is larger than '%s' (%llu bytes)",
+			offset, book_size, path, size);
+		return -ENOSPC;
+	}
+	if (div64_u64(size - offset, book_size) > U32_MAX) {
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book size %llu gives '%s' more than 2^32 books",
+			book_size, path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Where the books are in the kernel's address space, for reads and writes
  * served through the DAX mapping (shelf.c): known only if the whole book
@@ -186,30 +215,10 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		goto out_free;
 	}
 
-	/* The path may have changed since lfs_fabric_check_args() looked. */
-	if (lfs_fabric_find_devt(bdev->bd_dev)) {
-		NL_SET_ERR_MSG_FMT(extack, "'%s' is already attached", path);
-		ret = -EBUSY;
+	ret = lfs_fabric_check_bdev(bdev, path, book_size, offset, extack);
+	if (ret)
 		goto out_close;
-	}
 	size = bdev_nr_bytes(bdev);
-	if (offset >= size || size - offset < book_size) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"offset %llu plus book size %llu is larger than '%s' (%llu bytes)",
-			offset, book_size, path, size);
-		ret = -ENOSPC;
-		goto out_close;
-	}
-	if (div64_u64(size - offset, book_size) > U32_MAX) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"book size %llu gives '%s' more than 2^32 books",
-			book_size, path);
-		ret = -EINVAL;
-		goto out_close;
-	}
-
 	fabric->ig = ig;
 	strscpy(fabric->path, path, sizeof(fabric->path));
 	fabric->bdev = bdev;

@@ -59,9 +59,12 @@ static int __init lfs_init(void)
 {
 	int ret;
 
-	ret = lfs_shelf_init();
+	ret = lfs_disk_init();
 	if (ret)
 		return ret;
+	ret = lfs_shelf_init();
+	if (ret)
+		goto out_disk;
 	ret = netlink_register_notifier(&lfs_netlink_notifier);
 	if (ret)
 		goto out_shelf;
@@ -76,6 +79,8 @@ out_notifier:
 	netlink_unregister_notifier(&lfs_netlink_notifier);
 out_shelf:
 	lfs_shelf_exit();
+out_disk:
+	lfs_disk_exit();
 	return ret;
 }
 
@@ -87,6 +92,7 @@ static void __exit lfs_exit(void)
 	lfs_fabric_detach_all();
 	mutex_unlock(&lfs_lock);
 	lfs_shelf_exit();
+	lfs_disk_exit();
 	pr_info("unloaded\n");
 }
 
