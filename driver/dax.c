@@ -39,9 +39,13 @@ static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
 				  long nr_pages, enum dax_access_mode mode,
 				  void **kaddr, pfn_t *pfn)
 {
-	struct dax_device *lower =
-		lfs_dax_pgoff(dax_get_private(dax_dev), &pgoff, &nr_pages);
+	struct lfs_shelf *shelf = dax_get_private(dax_dev);
+	struct dax_device *lower;
 
+	/* before the fence has killed this device: the lease ran out */
+	if (unlikely(lfs_shelf_fenced(shelf)))
+		return -EIO;
+	lower = lfs_dax_pgoff(shelf, &pgoff, &nr_pages);
 	if (!lower)
 		return -ERANGE;
 	return dax_direct_access(lower, pgoff, nr_pages, mode, kaddr, pfn);
@@ -56,6 +60,8 @@ static int lfs_dax_zero_page_range(struct dax_device *dax_dev, pgoff_t pgoff,
 	long n;
 	int ret;
 
+	if (unlikely(lfs_shelf_fenced(shelf)))
+		return -EIO;
 	while (nr_pages) {
 		lower_pgoff = pgoff;
 		n = min_t(size_t, nr_pages, LONG_MAX);
@@ -75,9 +81,12 @@ static size_t lfs_dax_recovery_write(struct dax_device *dax_dev, pgoff_t pgoff,
 				     void *addr, size_t bytes,
 				     struct iov_iter *iter)
 {
-	struct dax_device *lower =
-		lfs_dax_pgoff(dax_get_private(dax_dev), &pgoff, NULL);
+	struct lfs_shelf *shelf = dax_get_private(dax_dev);
+	struct dax_device *lower;
 
+	if (unlikely(lfs_shelf_fenced(shelf)))
+		return 0;
+	lower = lfs_dax_pgoff(shelf, &pgoff, NULL);
 	if (!lower)
 		return 0;
 	return dax_recovery_write(lower, pgoff, addr, bytes, iter);

@@ -168,20 +168,14 @@ static void lfs_bio_map(struct bio *bio, const struct lfs_extent *ext,
 	submit_bio_noacct(bio);
 }
 
-static void lfs_submit_bio(struct bio *bio)
+static void lfs_shelf_bio(struct lfs_shelf *shelf, struct bio *bio)
 {
-	struct lfs_shelf *shelf = bio->bi_bdev->bd_disk->private_data;
 	unsigned int shift = shelf->book_shift - SECTOR_SHIFT;
 	struct lfs_extent ext;
 	struct lfs_map *map;
 	sector_t sector;
 	u64 index;
 
-	/* Removed (it was closed): its books may be another shelf's already. */
-	if (unlikely(READ_ONCE(shelf->dying))) {
-		bio_io_error(bio);
-		return;
-	}
 	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
 		lfs_flush_fabrics(shelf, bio);
 		bio->bi_opf &= ~REQ_PREFLUSH;
@@ -217,6 +211,23 @@ static void lfs_submit_bio(struct bio *bio)
 	lfs_bio_map(bio, &ext, sector & ((1ULL << shift) - 1), shift);
 }
 
+/*
+ * A removed shelf's books may be another shelf's already, and a fenced
+ * shelf's may be another node's: their bios fail. The check and the whole
+ * remap or copy run inside lfs_io_lock(), which a fence waits for.
+ */
+static void lfs_submit_bio(struct bio *bio)
+{
+	struct lfs_shelf *shelf = bio->bi_bdev->bd_disk->private_data;
+	int idx = lfs_io_lock();
+
+	if (unlikely(READ_ONCE(shelf->dying) || lfs_shelf_fenced(shelf)))
+		bio_io_error(bio);
+	else
+		lfs_shelf_bio(shelf, bio);
+	lfs_io_unlock(idx);
+}
+
 static int lfs_open(struct block_device *bdev, fmode_t mode)
 {
 	struct lfs_shelf *shelf = bdev->bd_disk->private_data;
@@ -225,8 +236,12 @@ static int lfs_open(struct block_device *bdev, fmode_t mode)
 	mutex_lock(&shelf->open_lock);
 	if (shelf->dying) {
 		ret = -ENXIO;
+	} else if (lfs_shelf_fenced(shelf)) {
+		ret = -EIO;
 	} else {
 		shelf->open_count++;
+		if (shelf->leased)
+			atomic_inc(&lfs_leased_open);
 		/* a writer may change the content: udev must probe again */
 		if (mode & FMODE_WRITE)
 			WRITE_ONCE(shelf->zeroed, false);
@@ -241,6 +256,8 @@ static void lfs_release(struct gendisk *disk, fmode_t mode)
 
 	mutex_lock(&shelf->open_lock);
 	shelf->open_count--;
+	if (shelf->leased)
+		atomic_dec(&lfs_leased_open);
 	mutex_unlock(&shelf->open_lock);
 }
 

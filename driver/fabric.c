@@ -80,7 +80,7 @@ static void lfs_fabric_insert(struct lfs_fabric *fabric)
 	list_add_tail(&fabric->node, &lfs_fabrics);
 }
 
-static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
+int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 				 u64 offset, struct netlink_ext_ack *extack)
 {
 	struct lfs_fabric *other;
@@ -134,7 +134,7 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 }
 
 /* The device, once open: not attached meanwhile, and large enough. */
-static int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
+int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
 				 u64 book_size, u64 offset,
 				 struct netlink_ext_ack *extack)
 {
@@ -185,7 +185,7 @@ static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
 }
 
 int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
-		      struct netlink_ext_ack *extack)
+		      const u8 *fabric_uuid, struct netlink_ext_ack *extack)
 {
 	struct lfs_fabric *fabric;
 	struct block_device *bdev;
@@ -230,15 +230,21 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	fabric->dax_dev = fs_dax_get_by_bdev(bdev, &start_off, NULL, NULL);
 	fabric->dax_pgoff = (start_off + offset) >> PAGE_SHIFT;
 	lfs_fabric_map_kaddr(fabric);
+	ret = lfs_label_check(fabric, fabric_uuid, extack);
+	if (ret)
+		goto out_put_dax;
 	xa_init(&fabric->owners);
 
 	lfs_fabric_insert(fabric);
 	lfs_generation++;
-	pr_info("attached %s as interleave group %u: %u books of %llu bytes%s\n",
+	pr_info("attached %s as interleave group %u: %u books of %llu bytes%s%s\n",
 		path, ig, fabric->nr_books, book_size,
-		fabric->dax_dev ? ", dax" : "");
+		fabric->dax_dev ? ", dax" : "",
+		fabric->labelled ? ", labelled" : "");
 	return 0;
 
+out_put_dax:
+	fs_put_dax(fabric->dax_dev, NULL);
 out_close:
 	lfs_bdev_close(bdev, fabric);
 out_free:
@@ -302,166 +308,4 @@ int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 	ext->fabric = fabric;
 	ext->book = b->book;
 	return 0;
-}
-
-static int lfs_book_zero(struct lfs_extent *ext)
-{
-	struct lfs_fabric *fabric = ext->fabric;
-	sector_t sector =
-		fabric->start_sect +
-		((sector_t)ext->book << (fabric->book_shift - SECTOR_SHIFT));
-
-	return blkdev_issue_zeroout(fabric->bdev, sector,
-				    fabric->book_size >> SECTOR_SHIFT,
-				    GFP_KERNEL, BLKDEV_ZERO_NOUNMAP);
-}
-
-int lfs_books_zero(const struct lfs_book *books, u32 n,
-		   struct netlink_ext_ack *extack)
-{
-	struct lfs_fabric *fabric;
-	struct lfs_shelf *owner;
-	struct lfs_extent ext;
-	u32 i;
-	int ret;
-
-	for (i = 0; i < n; i++) {
-		ret = lfs_book_resolve(&books[i], &ext, extack);
-		if (ret)
-			return ret;
-		owner = xa_load(&ext.fabric->owners, ext.book);
-		if (owner) {
-			NL_SET_ERR_MSG_FMT(extack,
-					   "book %u:%u is in shelf '%s'",
-					   books[i].ig, books[i].book,
-					   owner->name);
-			return -EBUSY;
-		}
-	}
-	for (i = 0; i < n; i++) {
-		if (fatal_signal_pending(current)) {
-			NL_SET_ERR_MSG_FMT(extack,
-					   "interrupted before book %u:%u",
-					   books[i].ig, books[i].book);
-			return -EINTR;
-		}
-		lfs_book_resolve(&books[i], &ext, extack);
-		ret = lfs_book_zero(&ext);
-		if (ret) {
-			NL_SET_ERR_MSG_FMT(
-				extack,
-				"writing zeroes to book %u:%u failed (error %d)",
-				books[i].ig, books[i].book, ret);
-			return ret;
-		}
-		cond_resched();
-	}
-	list_for_each_entry(fabric, &lfs_fabrics, node) {
-		ret = blkdev_issue_flush(fabric->bdev);
-		if (ret) {
-			NL_SET_ERR_MSG_FMT(extack,
-					   "flushing %s failed (error %d)",
-					   fabric->path, ret);
-			return ret;
-		}
-	}
-	return 0;
-}
-
-/*
- * One page of a book that no shelf holds, read through the fabric's DAX
- * mapping into buf with copy_mc_to_kernel() (like pmem's reads, so poisoned
- * memory fails the check rather than the machine). True if it reads as
- * zeroes; false if not, or if it cannot be read that way (no DAX, a bad
- * range, the book taken by a shelf meanwhile). Called with lfs_lock held.
- */
-static bool lfs_page_zero(const struct lfs_extent *ext, pgoff_t page, void *buf)
-{
-	struct lfs_fabric *fabric = ext->fabric;
-	struct badblocks *bb;
-	pgoff_t pgoff;
-	void *kaddr;
-	bool ret;
-	int id;
-
-	if (!fabric->dax_dev || xa_load(&fabric->owners, ext->book))
-		return false;
-	bb = fabric->bdev->bd_disk->bb;
-	pgoff = ((pgoff_t)ext->book << (fabric->book_shift - PAGE_SHIFT)) +
-		page;
-	id = dax_read_lock();
-	ret = false;
-	if (!dax_alive(fabric->dax_dev))
-		goto out;
-	if (fabric->kaddr && !(bb && READ_ONCE(bb->count)))
-		kaddr = fabric->kaddr + (pgoff << PAGE_SHIFT);
-	else if (dax_direct_access(fabric->dax_dev, fabric->dax_pgoff + pgoff,
-				   1, DAX_ACCESS, &kaddr, NULL) < 1)
-		goto out;
-	ret = !copy_mc_to_kernel(buf, kaddr, PAGE_SIZE) &&
-	      !memchr_inv(buf, 0, PAGE_SIZE);
-out:
-	dax_read_unlock(id);
-	return ret;
-}
-
-/*
- * Which of these books, held by no shelf, read as zeroes? Sets bit i of zero
- * for book i that does. Only reads. lfs_lock is taken for LFS_CHECK_PAGES
- * pages at a time, so shelves can be created and removed meanwhile; a book
- * that a shelf takes during the check does not count as zero.
- */
-#define LFS_CHECK_PAGES 64
-
-int lfs_books_check_zero(const struct lfs_book *books, u32 n,
-			 unsigned long *zero, struct netlink_ext_ack *extack)
-{
-	pgoff_t page, pages = 0;
-	struct lfs_extent ext;
-	bool zeroes;
-	void *buf;
-	u32 i;
-	int ret = 0;
-
-	mutex_lock(&lfs_lock);
-	for (i = 0; i < n && !ret; i++)
-		ret = lfs_book_resolve(&books[i], &ext, extack);
-	mutex_unlock(&lfs_lock);
-	if (ret)
-		return ret;
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		page = 0;
-		do {
-			if (fatal_signal_pending(current)) {
-				NL_SET_ERR_MSG_FMT(extack,
-						   "interrupted while reading book %u:%u",
-						   books[i].ig, books[i].book);
-				ret = -EINTR;
-				goto out;
-			}
-			/* the fabric may have been detached meanwhile */
-			mutex_lock(&lfs_lock);
-			ret = lfs_book_resolve(&books[i], &ext, extack);
-			if (ret) {
-				mutex_unlock(&lfs_lock);
-				goto out;
-			}
-			pages = ext.fabric->book_size >> PAGE_SHIFT;
-			zeroes = true;
-			for (pgoff_t end = page + LFS_CHECK_PAGES;
-			     zeroes && page < end && page < pages; page++)
-				zeroes = lfs_page_zero(&ext, page, buf);
-			mutex_unlock(&lfs_lock);
-			cond_resched();
-		} while (zeroes && page < pages);
-		if (zeroes)
-			__set_bit(i, zero);
-	}
-	ret = 0;
-out:
-	kfree(buf);
-	return ret;
 }

@@ -30,6 +30,8 @@ struct lfs_fabric {
 	pgoff_t dax_pgoff; /* first book, in dax_dev pages */
 	void *kaddr; /* first book, mapped; NULL: ask dax_direct_access() */
 	struct xarray owners; /* book number -> struct lfs_shelf */
+	bool labelled; /* carries a label (label.c), of this fabric: */
+	u8 fabric_uuid[LFS_UUID_LEN];
 };
 
 /* One book of a shelf. */
@@ -76,6 +78,11 @@ struct lfs_shelf {
 	bool zeroed;
 	struct work_struct reap; /* del_gendisk after a remove */
 
+	/* Fencing (lease.c): covered by the node's lease; fenced for good. */
+	bool leased;
+	bool fenced;
+	u64 created; /* CLOCK_BOOTTIME ns when the disk appeared */
+
 	/* A create or extend arriving in several messages. */
 	struct lfs_extent *staged;
 	u32 nr_staged;
@@ -95,16 +102,30 @@ struct lfs_fabric *lfs_fabric_find(u32 ig);
 struct lfs_fabric *lfs_fabric_find_path(const char *path,
 					struct netlink_ext_ack *extack);
 int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
-		      struct netlink_ext_ack *extack);
+		      const u8 *fabric_uuid, struct netlink_ext_ack *extack);
 int lfs_fabric_detach(struct lfs_fabric *fabric,
 		      struct netlink_ext_ack *extack);
 void lfs_fabric_detach_all(void);
-int lfs_books_zero(const struct lfs_book *books, u32 n,
+int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
+			  u64 offset, struct netlink_ext_ack *extack);
+int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
+			  u64 book_size, u64 offset,
+			  struct netlink_ext_ack *extack);
+int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
+		     struct netlink_ext_ack *extack);
+
+/* books.c */
+extern struct lfs_shelf lfs_zeroing;
+int lfs_books_zero(const struct lfs_book *books, u32 n, unsigned long *done,
 		   struct netlink_ext_ack *extack);
 int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 			 unsigned long *zero, struct netlink_ext_ack *extack);
-int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
-		     struct netlink_ext_ack *extack);
+
+/* label.c */
+int lfs_label_check(struct lfs_fabric *fabric, const u8 *fabric_uuid,
+		    struct netlink_ext_ack *extack);
+int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
+		    const u8 *fabric_uuid, struct netlink_ext_ack *extack);
 
 static inline sector_t lfs_map_sectors(const struct lfs_shelf *shelf,
 				       u32 nr_books)
@@ -116,10 +137,14 @@ static inline sector_t lfs_map_sectors(const struct lfs_shelf *shelf,
 int lfs_shelf_init(void);
 void lfs_shelf_exit(void);
 struct lfs_shelf *lfs_shelf_find(const char *name);
+#define LFS_STAGE_ZEROED BIT(0) /* LFS_A_ZEROED */
+#define LFS_STAGE_LEASED BIT(1) /* LFS_A_LEASED */
 int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
-		    const struct lfs_book *books, u32 n, bool more, bool zeroed,
-		    u32 portid, struct netlink_ext_ack *extack,
-		    struct lfs_shelf **out);
+		    const struct lfs_book *books, u32 n, bool more,
+		    unsigned int flags, u32 portid,
+		    struct netlink_ext_ack *extack, struct lfs_shelf **out);
+int lfs_shelf_fenced_error(struct lfs_shelf *shelf,
+			   struct netlink_ext_ack *extack);
 int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books,
 		     struct netlink_ext_ack *extack);
 int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack);
@@ -150,6 +175,21 @@ void lfs_dax_remove(struct lfs_shelf *shelf);
 
 /* sysfs.c */
 extern const struct attribute_group *lfs_disk_groups[];
+
+/* lease.c */
+extern atomic_t lfs_leased_open;
+int lfs_io_lock(void);
+void lfs_io_unlock(int idx);
+bool lfs_shelf_fenced(const struct lfs_shelf *shelf);
+void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
+int lfs_lease_renew(u64 start, u32 ms, int action,
+		    struct netlink_ext_ack *extack);
+int lfs_lease_check(struct netlink_ext_ack *extack);
+void lfs_lease_get(u32 *ms, s64 *left_ms, u32 *action);
+unsigned int lfs_leased_shelves(void);
+unsigned int lfs_fenced_shelves(void);
+void lfs_lease_init(void);
+void lfs_lease_exit(void);
 
 /* netlink.c */
 int lfs_genl_init(void);

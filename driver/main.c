@@ -59,6 +59,7 @@ static int __init lfs_init(void)
 {
 	int ret;
 
+	lfs_lease_init();
 	ret = lfs_disk_init();
 	if (ret)
 		return ret;
@@ -93,6 +94,7 @@ static void __exit lfs_exit(void)
 	mutex_unlock(&lfs_lock);
 	lfs_shelf_exit();
 	lfs_disk_exit();
+	lfs_lease_exit();
 	pr_info("unloaded\n");
 }
 

@@ -50,6 +50,7 @@ static const struct nla_policy lfs_attach_policy[LFS_A_MAX + 1] = {
 	[LFS_A_IG] = LFS_POLICY_IG,
 	[LFS_A_BOOK_SIZE] = { .type = NLA_U64 },
 	[LFS_A_OFFSET] = { .type = NLA_U64 },
+	[LFS_A_FABRIC_UUID] = NLA_POLICY_EXACT_LEN(LFS_UUID_LEN),
 };
 
 static const struct nla_policy lfs_fabric_policy[LFS_A_MAX + 1] = {
@@ -63,6 +64,7 @@ static const struct nla_policy lfs_create_policy[LFS_A_MAX + 1] = {
 	[LFS_A_BOOKS] = LFS_POLICY_BOOKS,
 	[LFS_A_MORE] = { .type = NLA_FLAG },
 	[LFS_A_ZEROED] = { .type = NLA_FLAG },
+	[LFS_A_LEASED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy lfs_extend_policy[LFS_A_MAX + 1] = {
@@ -88,6 +90,14 @@ static const struct nla_policy lfs_shelf_get_policy[LFS_A_MAX + 1] = {
 static const struct nla_policy lfs_books_policy[LFS_A_MAX + 1] = {
 	[LFS_A_BOOKS] = LFS_POLICY_BOOKS,
 };
+
+static const struct nla_policy lfs_renew_policy[LFS_A_MAX + 1] = {
+	[LFS_A_LEASE_START] = { .type = NLA_U64 },
+	[LFS_A_LEASE_MS] = { .type = NLA_U32 },
+	[LFS_A_FENCE_ACTION] = NLA_POLICY_MAX(NLA_U32, LFS_FENCE_EIO),
+};
+
+static const struct nla_policy lfs_none_policy[LFS_A_MAX + 1] = {};
 
 static bool lfs_attr_missing(struct genl_info *info, int attr, const char *what)
 {
@@ -149,7 +159,9 @@ static int lfs_fabric_fill(struct sk_buff *skb, struct lfs_fabric *fabric,
 	    nla_put_u32(skb, LFS_A_NR_BOOKS, fabric->nr_books) ||
 	    nla_put_u32(skb, LFS_A_BOOKS_USED, fabric->nr_used) ||
 	    nla_put_u8(skb, LFS_A_DAX, !!fabric->dax_dev) ||
-	    nla_put_s32(skb, LFS_A_NUMA_NODE, fabric->bdev->bd_disk->node_id))
+	    nla_put_s32(skb, LFS_A_NUMA_NODE, fabric->bdev->bd_disk->node_id) ||
+	    (fabric->labelled &&
+	     nla_put(skb, LFS_A_FABRIC_UUID, LFS_UUID_LEN, &fabric->fabric_uuid)))
 		goto out_cancel;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -175,7 +187,30 @@ static int lfs_cmd_attach(struct sk_buff *skb, struct genl_info *info)
 	ret = lfs_fabric_attach(nla_data(a[LFS_A_PATH]),
 				nla_get_u32(a[LFS_A_IG]),
 				nla_get_u64(a[LFS_A_BOOK_SIZE]), offset,
+				a[LFS_A_FABRIC_UUID] ?
+					nla_data(a[LFS_A_FABRIC_UUID]) :
+					NULL,
 				info->extack);
+	mutex_unlock(&lfs_lock);
+	return lfs_status(info, ret);
+}
+
+static int lfs_cmd_label(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	int ret;
+
+	if (lfs_attr_missing(info, LFS_A_PATH, "device path") ||
+	    lfs_attr_missing(info, LFS_A_IG, "interleave group") ||
+	    lfs_attr_missing(info, LFS_A_BOOK_SIZE, "book size") ||
+	    lfs_attr_missing(info, LFS_A_OFFSET, "data offset") ||
+	    lfs_attr_missing(info, LFS_A_FABRIC_UUID, "fabric UUID"))
+		return -EINVAL;
+	mutex_lock(&lfs_lock);
+	ret = lfs_label_write(nla_data(a[LFS_A_PATH]), nla_get_u32(a[LFS_A_IG]),
+			      nla_get_u64(a[LFS_A_BOOK_SIZE]),
+			      nla_get_u64(a[LFS_A_OFFSET]),
+			      nla_data(a[LFS_A_FABRIC_UUID]), info->extack);
 	mutex_unlock(&lfs_lock);
 	return lfs_status(info, ret);
 }
@@ -318,6 +353,11 @@ static int lfs_shelf_fill(struct sk_buff *skb, struct lfs_shelf *shelf,
 	    nla_put_u32(skb, LFS_A_NR_BOOKS, map->nr_books) ||
 	    nla_put_u8(skb, LFS_A_DAX, !!shelf->dax_dev) ||
 	    nla_put_u32(skb, LFS_A_OPEN, lfs_shelf_openers(shelf)) ||
+	    nla_put_u32(skb, LFS_A_STATE,
+			lfs_shelf_fenced(shelf) ? LFS_SHELF_FENCED :
+						  LFS_SHELF_ACTIVE) ||
+	    nla_put_u8(skb, LFS_A_LEASED, shelf->leased) ||
+	    nla_put_u64_64bit(skb, LFS_A_CREATED, shelf->created, LFS_A_PAD) ||
 	    nla_put_u8(skb, LFS_A_ZEROED, READ_ONCE(shelf->zeroed)) ||
 	    nla_put_u32(skb, LFS_A_BOOKS_START, start) ||
 	    lfs_shelf_put_books(skb, map, start, max, next))
@@ -375,6 +415,7 @@ static int lfs_cmd_stage(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **a = info->attrs;
 	struct lfs_shelf *shelf = NULL;
 	const uuid_t *uuid = NULL;
+	unsigned int flags = 0;
 	bool more;
 	int ret;
 
@@ -384,13 +425,17 @@ static int lfs_cmd_stage(struct sk_buff *skb, struct genl_info *info)
 	if (a[LFS_A_UUID])
 		uuid = nla_data(a[LFS_A_UUID]);
 	more = nla_get_flag(a[LFS_A_MORE]);
+	if (nla_get_flag(a[LFS_A_ZEROED]))
+		flags |= LFS_STAGE_ZEROED;
+	if (nla_get_flag(a[LFS_A_LEASED]))
+		flags |= LFS_STAGE_LEASED;
 
 	mutex_lock(&lfs_lock);
 	ret = lfs_shelf_stage(cmd, nla_data(a[LFS_A_NAME]), uuid,
 			      nla_data(a[LFS_A_BOOKS]),
 			      nla_len(a[LFS_A_BOOKS]) / sizeof(struct lfs_book),
-			      more, nla_get_flag(a[LFS_A_ZEROED]),
-			      info->snd_portid, info->extack, &shelf);
+			      more, flags, info->snd_portid, info->extack,
+			      &shelf);
 	if (!ret && !more && cmd == LFS_CMD_SHELF_CREATE)
 		ret = lfs_create_reply(shelf, info);
 	mutex_unlock(&lfs_lock);
@@ -506,65 +551,123 @@ out:
 	return skb->len;
 }
 
-static int lfs_cmd_zero(struct sk_buff *skb, struct genl_info *info)
+/* A reply carrying the books of the request whose bit is set in @which. */
+static int lfs_books_reply(struct genl_info *info, const struct lfs_book *books,
+			   u32 n, const unsigned long *which)
 {
-	struct nlattr *books = info->attrs[LFS_A_BOOKS];
-	int ret;
+	u32 i, k = 0, nz = bitmap_weight(which, n);
+	struct sk_buff *msg;
+	struct nlattr *out;
+	void *hdr;
 
-	if (lfs_attr_missing(info, LFS_A_BOOKS, "book list"))
-		return -EINVAL;
-	mutex_lock(&lfs_lock);
-	ret = lfs_books_zero(nla_data(books),
-			     nla_len(books) / sizeof(struct lfs_book),
-			     info->extack);
-	mutex_unlock(&lfs_lock);
-	return lfs_status(info, ret);
+	msg = genlmsg_new(nla_total_size(nz * sizeof(*books)) + NLMSG_GOODSIZE,
+			  GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &lfs_family, 0,
+				info->genlhdr->cmd);
+	out = hdr ? nla_reserve(msg, LFS_A_BOOKS, nz * sizeof(*books)) : NULL;
+	if (!out) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	for_each_set_bit(i, which, n)
+		((struct lfs_book *)nla_data(out))[k++] = books[i];
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
 }
 
-/* Reply: the books of the request that read as zeroes, in request order. */
-static int lfs_cmd_check_zero(struct sk_buff *skb, struct genl_info *info)
+/*
+ * BOOK_ZERO replies with the books it zeroed, BOOK_CHECK with those that
+ * read as zeroes; both in request order. Neither holds lfs_lock throughout.
+ */
+static int lfs_cmd_books(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *attr = info->attrs[LFS_A_BOOKS];
 	const struct lfs_book *books;
-	unsigned long *zero;
-	struct sk_buff *msg;
-	struct nlattr *out;
-	u32 n, i, nz;
-	void *hdr;
+	unsigned long *which;
+	u32 n;
 	int ret;
 
 	if (lfs_attr_missing(info, LFS_A_BOOKS, "book list"))
 		return -EINVAL;
 	books = nla_data(attr);
 	n = nla_len(attr) / sizeof(struct lfs_book);
-	zero = bitmap_zalloc(n, GFP_KERNEL);
-	if (!zero)
+	which = bitmap_zalloc(n, GFP_KERNEL);
+	if (!which)
 		return lfs_status(info, -ENOMEM);
-	ret = lfs_books_check_zero(books, n, zero, info->extack);
-	if (ret)
-		goto out;
-	nz = bitmap_weight(zero, n);
-	ret = -ENOMEM;
-	msg = genlmsg_new(nla_total_size(nz * sizeof(*books)) + NLMSG_GOODSIZE,
-			  GFP_KERNEL);
+	if (info->genlhdr->cmd == LFS_CMD_BOOK_ZERO)
+		ret = lfs_books_zero(books, n, which, info->extack);
+	else
+		ret = lfs_books_check_zero(books, n, which, info->extack);
+	if (!ret)
+		ret = lfs_books_reply(info, books, n, which);
+	bitmap_free(which);
+	return lfs_status(info, ret);
+}
+
+/* Leases and fencing */
+
+static int lfs_cmd_renew(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	int action = -1, ret;
+	u32 ms;
+
+	if (lfs_attr_missing(info, LFS_A_LEASE_START, "renewal start") ||
+	    lfs_attr_missing(info, LFS_A_LEASE_MS, "lease length"))
+		return -EINVAL;
+	if (a[LFS_A_FENCE_ACTION])
+		action = nla_get_u32(a[LFS_A_FENCE_ACTION]);
+	ms = nla_get_u32(a[LFS_A_LEASE_MS]);
+	/* a renewal must not wait behind a long request: only giving up does */
+	if (!ms)
+		mutex_lock(&lfs_lock);
+	ret = lfs_lease_renew(nla_get_u64(a[LFS_A_LEASE_START]), ms, action,
+			      info->extack);
+	if (!ms)
+		mutex_unlock(&lfs_lock);
+	return lfs_status(info, ret);
+}
+
+static int lfs_cmd_lease_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	u32 ms, action, fenced;
+	s64 left;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
-		goto out;
-	hdr = genlmsg_put_reply(msg, info, &lfs_family, 0, LFS_CMD_BOOK_CHECK);
-	if (!hdr)
-		goto out_free;
-	out = nla_reserve(msg, LFS_A_BOOKS, nz * sizeof(*books));
-	if (!out)
-		goto out_free;
-	nz = 0;
-	for_each_set_bit(i, zero, n)
-		((struct lfs_book *)nla_data(out))[nz++] = books[i];
+		return lfs_status(info, -ENOMEM);
+	mutex_lock(&lfs_lock);
+	lfs_lease_get(&ms, &left, &action);
+	fenced = lfs_fenced_shelves();
+	mutex_unlock(&lfs_lock);
+	hdr = genlmsg_put_reply(msg, info, &lfs_family, 0, LFS_CMD_LEASE_GET);
+	if (!hdr || nla_put_u32(msg, LFS_A_LEASE_MS, ms) ||
+	    nla_put_s64(msg, LFS_A_LEASE_LEFT, left, LFS_A_PAD) ||
+	    nla_put_u32(msg, LFS_A_FENCE_ACTION, action) ||
+	    nla_put_u32(msg, LFS_A_NR_FENCED, fenced)) {
+		nlmsg_free(msg);
+		return lfs_status(info, -EMSGSIZE);
+	}
 	genlmsg_end(msg, hdr);
-	bitmap_free(zero);
 	return lfs_status(info, genlmsg_reply(msg, info));
-out_free:
-	nlmsg_free(msg);
-out:
-	bitmap_free(zero);
+}
+
+static int lfs_cmd_fence(struct sk_buff *skb, struct genl_info *info)
+{
+	struct lfs_shelf *shelf;
+	int ret = 0;
+
+	mutex_lock(&lfs_lock);
+	shelf = lfs_shelf_select(info);
+	if (IS_ERR(shelf))
+		ret = PTR_ERR(shelf);
+	else
+		lfs_shelf_fence(shelf, "asked to by the node agent");
+	mutex_unlock(&lfs_lock);
 	return lfs_status(info, ret);
 }
 
@@ -632,15 +735,42 @@ static const struct genl_ops lfs_ops[] = {
 	},
 	{
 		.cmd = LFS_CMD_BOOK_ZERO,
-		.doit = lfs_cmd_zero,
+		.doit = lfs_cmd_books,
 		.policy = lfs_books_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_BOOK_CHECK,
-		.doit = lfs_cmd_check_zero,
+		.doit = lfs_cmd_books,
 		.policy = lfs_books_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_LEASE_RENEW,
+		.doit = lfs_cmd_renew,
+		.policy = lfs_renew_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_LEASE_GET,
+		.doit = lfs_cmd_lease_get,
+		.policy = lfs_none_policy,
+		.maxattr = LFS_A_MAX,
+	},
+	{
+		.cmd = LFS_CMD_SHELF_FENCE,
+		.doit = lfs_cmd_fence,
+		.policy = lfs_name_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_FABRIC_LABEL,
+		.doit = lfs_cmd_label,
+		.policy = lfs_attach_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},

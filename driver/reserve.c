@@ -85,6 +85,11 @@ static int lfs_book_reserve(struct lfs_shelf *shelf, const struct lfs_book *b,
 				   b->ig, b->book, shelf->name);
 		return -EINVAL;
 	}
+	if (owner == &lfs_zeroing) {
+		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is being zeroed", b->ig,
+				   b->book);
+		return -EBUSY;
+	}
 	if (owner) {
 		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is in shelf '%s'", b->ig,
 				   b->book, owner->name);

@@ -13,6 +13,7 @@
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
 #include "lfs.h"
@@ -264,9 +265,11 @@ static int lfs_shelf_commit_create(struct lfs_shelf *shelf,
 		return ret;
 	}
 	lfs_staging_clear(shelf);
-	pr_info("%s: shelf '%s' with %u books of %llu bytes%s\n",
+	shelf->created = ktime_get_boottime_ns();
+	pr_info("%s: shelf '%s' with %u books of %llu bytes%s%s\n",
 		shelf->disk->disk_name, shelf->name, map->nr_books,
-		shelf->book_size, shelf->dax_dev ? ", dax" : "");
+		shelf->book_size, shelf->dax_dev ? ", dax" : "",
+		shelf->leased ? ", leased" : "");
 	return 0;
 }
 
@@ -342,7 +345,34 @@ static struct lfs_shelf *lfs_shelf_stage_target(u8 cmd, const char *name,
 		NL_SET_ERR_MSG_FMT(extack, "no shelf '%s'", name);
 		return ERR_PTR(-ENOENT);
 	}
+	if (lfs_shelf_fenced(shelf))
+		return ERR_PTR(lfs_shelf_fenced_error(shelf, extack));
 	return shelf;
+}
+
+/* What a fenced shelf answers to everything but its removal. */
+int lfs_shelf_fenced_error(struct lfs_shelf *shelf,
+			   struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG_FMT(extack, "shelf '%s' is fenced; it can only be removed",
+			   shelf->name);
+	return -EIO;
+}
+
+/* The first message of a create: a leased shelf needs a valid lease. */
+static int lfs_shelf_stage_first(struct lfs_shelf *shelf, unsigned int flags,
+				 struct netlink_ext_ack *extack)
+{
+	int ret;
+
+	if (flags & LFS_STAGE_LEASED) {
+		ret = lfs_lease_check(extack);
+		if (ret)
+			return ret;
+		shelf->leased = true;
+	}
+	shelf->zeroed = flags & LFS_STAGE_ZEROED;
+	return 0;
 }
 
 /*
@@ -351,9 +381,9 @@ static struct lfs_shelf *lfs_shelf_stage_target(u8 cmd, const char *name,
  * including books staged by earlier messages.
  */
 int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
-		    const struct lfs_book *books, u32 n, bool more, bool zeroed,
-		    u32 portid, struct netlink_ext_ack *extack,
-		    struct lfs_shelf **out)
+		    const struct lfs_book *books, u32 n, bool more,
+		    unsigned int flags, u32 portid,
+		    struct netlink_ext_ack *extack, struct lfs_shelf **out)
 {
 	struct lfs_shelf *shelf;
 	int ret;
@@ -361,9 +391,16 @@ int lfs_shelf_stage(u8 cmd, const char *name, const uuid_t *uuid,
 	shelf = lfs_shelf_stage_target(cmd, name, uuid, portid, extack);
 	if (IS_ERR(shelf))
 		return PTR_ERR(shelf);
-	/* a create's first message decides; any message without it clears */
-	if (cmd == LFS_CMD_SHELF_CREATE)
-		shelf->zeroed = zeroed && (!shelf->staged_cmd || shelf->zeroed);
+	if (cmd == LFS_CMD_SHELF_CREATE && !shelf->staged_cmd) {
+		ret = lfs_shelf_stage_first(shelf, flags, extack);
+		if (ret) {
+			lfs_shelf_free(shelf);
+			return ret;
+		}
+	} else if (cmd == LFS_CMD_SHELF_CREATE && !(flags & LFS_STAGE_ZEROED)) {
+		/* zeroed holds only if every message of the create says so */
+		shelf->zeroed = false;
+	}
 	lfs_staging_start(shelf, cmd, portid);
 
 	ret = lfs_staging_grow(shelf, n, extack);
@@ -418,6 +455,8 @@ int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books,
 	struct lfs_map *old = lfs_shelf_map(shelf), *map;
 	int ret;
 
+	if (lfs_shelf_fenced(shelf))
+		return lfs_shelf_fenced_error(shelf, extack);
 	if (!nr_books || nr_books >= old->nr_books) {
 		NL_SET_ERR_MSG_FMT(
 			extack,

@@ -40,6 +40,15 @@ static ssize_t dax_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(dax);
 
+static ssize_t state_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  lfs_shelf_fenced(lfs_dev_shelf(dev)) ? "fenced" :
+								 "active");
+}
+static DEVICE_ATTR_RO(state);
+
 static ssize_t zeroed_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
@@ -89,6 +98,7 @@ static struct attribute *lfs_attrs[] = {
 	&dev_attr_book_size.attr,
 	&dev_attr_dax.attr,
 	&dev_attr_zeroed.attr,
+	&dev_attr_state.attr,
 	NULL,
 };
 

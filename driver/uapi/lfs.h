@@ -56,7 +56,10 @@
  *     LFS_A_IG         u32, required: interleave group, 0 .. LFS_IG_MAX
  *     LFS_A_BOOK_SIZE  u64, required: book size in bytes
  *     LFS_A_OFFSET     u64, optional: data offset in bytes, default 0
- *   Errors: EBUSY device already attached, or in use (mounted, opened
+ *     LFS_A_FABRIC_UUID binary[16], optional: the device must carry a label
+ *                      of this fabric (see Fabric labels below)
+ *   Errors: EMEDIUMTYPE the device's label disagrees (or is missing while
+ *   LFS_A_FABRIC_UUID is given); EBUSY device already attached, or in use (mounted, opened
  *   exclusively); EEXIST IG already attached; EINVAL book size not a power of
  *   two or out of range, offset not aligned; ENOSPC device smaller than
  *   offset + one book; ENOTBLK/ENOENT bad path; ENFILE LFS_FABRICS_MAX
@@ -76,6 +79,7 @@
  *     LFS_A_IG, LFS_A_PATH (as given at attach), LFS_A_DEVT (u32, the kernel
  *     dev_t encoding (major << 20 | minor)), LFS_A_BOOK_SIZE, LFS_A_OFFSET,
  *     LFS_A_DEV_SIZE (u64 bytes), LFS_A_NR_BOOKS (u32 books on the device),
+ *     LFS_A_FABRIC_UUID (binary[16], only if the device has a label),
  *     LFS_A_BOOKS_USED (u32 books held by shelves, including shelves being
  *     created or extended), LFS_A_DAX (u8), LFS_A_NUMA_NODE (s32, -1 unknown).
  *
@@ -86,6 +90,10 @@
  *     LFS_A_BOOKS      binary, required: struct lfs_book[] in shelf order
  *     LFS_A_MORE       flag: more books follow in another CREATE message with
  *                      the same name from the same netlink socket
+ *     LFS_A_LEASED     flag, first message: the shelf is an activation the
+ *                      librarian granted, covered by the node's lease (see
+ *                      Leases below); refused with ENOLCK while no lease is
+ *                      held or after it expired
  *     LFS_A_ZEROED     flag: the caller knows that every book reads as zeroes
  *                      (the librarian had them scrubbed). It holds only if
  *                      every message of the create carries it. The shelf
@@ -130,16 +138,24 @@
  *   Each message carries:
  *     LFS_A_NAME, LFS_A_UUID, LFS_A_ID, LFS_A_DISK, LFS_A_DEVT,
  *     LFS_A_BOOK_SIZE, LFS_A_NR_BOOKS (u32 total books), LFS_A_DAX (u8),
- *     LFS_A_OPEN (u32 current openers), LFS_A_ZEROED (u8, 1 while the shelf
+ *     LFS_A_OPEN (u32 current openers), LFS_A_STATE (u32, enum
+ *     lfs_shelf_state), LFS_A_LEASED (u8), LFS_A_CREATED (u64, CLOCK_BOOTTIME
+ *     ns when the block device appeared), LFS_A_ZEROED (u8, 1 while the shelf
  *     is known to read as zeroes: created with LFS_A_ZEROED, never opened for
  *     writing nor extended since), LFS_A_BOOKS_START (u32 index of the first
  *     book in this message) and LFS_A_BOOKS (this message's part).
  *
  * LFS_CMD_BOOK_ZERO [admin]: write zeroes over books that no shelf holds
- *   (scrubbing freed books before reuse), then flush the devices.
+ *   (scrubbing freed books before reuse), flushing each book's device. One
+ *   book at a time: the module's lock is not held while a book is written
+ *   (the book is reserved meanwhile, so no shelf can take it), and a book a
+ *   shelf holds is skipped, not an error.
  *     LFS_A_BOOKS      binary, required
- *   Errors: as for CREATE (ENODEV, ERANGE, EBUSY if a shelf holds the book),
- *   EINTR if a fatal signal arrives; books before it are zeroed already.
+ *   Reply: LFS_A_BOOKS, the books of the request that were zeroed, in
+ *   request order (a book a shelf holds is left out).
+ *   Errors: ENODEV, ERANGE as for CREATE (checked for every book before any
+ *   is written); EINTR if a fatal signal arrives (books before it are
+ *   zeroed already); EIO a write failed.
  *
  * LFS_CMD_BOOK_CHECK [admin]: which books read as zeroes? Only reads, through
  *   the fabric's DAX mapping (copy_mc, so poison fails the check, not the
@@ -152,6 +168,60 @@
  *   a shelf holds it (at the start or at any point during the check).
  *   Errors: ENODEV, ERANGE as for CREATE (also if the device is detached
  *   during the check); EINTR if a fatal signal arrives.
+ *
+ * Leases and fencing (docs/FENCING.md)
+ * ------------------------------------
+ *
+ * The node's lease covers every shelf created with LFS_A_LEASED. Times are
+ * CLOCK_BOOTTIME nanoseconds (clock_gettime(CLOCK_BOOTTIME) in userspace).
+ *
+ * LFS_CMD_LEASE_RENEW [admin]: the librarian received a renewal sent at a
+ *   given time: the deadline becomes max(deadline, start + lease).
+ *     LFS_A_LEASE_START u64, required: when the renewal was sent; not in the
+ *                      future and not older than the lease
+ *     LFS_A_LEASE_MS   u32, required: the lease, LFS_LEASE_MS_MIN ..
+ *                      LFS_LEASE_MS_MAX; 0 stops enforcing the lease, which
+ *                      is refused with EBUSY while a leased shelf exists
+ *     LFS_A_FENCE_ACTION u32, optional: enum lfs_fence_action for every
+ *                      later fence (LFS_FENCE_RESET until set)
+ *   Errors: EINVAL start in the future, too old, lease out of range;
+ *   EBUSY (lease 0 while a leased shelf exists).
+ *
+ * LFS_CMD_LEASE_GET: the node's lease. Reply: LFS_A_LEASE_MS (0: not
+ *   enforced), LFS_A_LEASE_LEFT (s64 ms until the deadline, negative once it
+ *   passed), LFS_A_FENCE_ACTION, LFS_A_NR_FENCED (u32 shelves fenced now).
+ *
+ * LFS_CMD_SHELF_FENCE [admin]: fence a shelf now, as the lease's expiry does.
+ *     LFS_A_NAME       string, required
+ *   Errors: ENOENT. Fencing a fenced shelf succeeds.
+ *
+ * A fenced shelf fails every new bio with EIO, its DAX device is killed so
+ * new faults fail, and the fence waits for I/O in flight. With
+ * LFS_FENCE_RESET, a fence of a shelf that is open (mounted or opened by a
+ * process) restarts the machine at once: pages a DAX filesystem mapped
+ * before the fence cannot be revoked. A fenced shelf shows state
+ * LFS_SHELF_FENCED and refuses everything but LFS_CMD_SHELF_REMOVE (EIO).
+ *
+ * Fabric labels
+ * -------------
+ *
+ * A fabric device may carry a struct lfs_label at byte 0, inside its data
+ * offset area, saying which fabric, IG, book size and data offset it belongs
+ * to. LFS_CMD_FABRIC_LABEL writes it; every attach reads it.
+ *
+ * LFS_CMD_FABRIC_LABEL [admin]: write the label on a device not attached.
+ *     LFS_A_PATH, LFS_A_IG, LFS_A_BOOK_SIZE, LFS_A_OFFSET as for ATTACH
+ *                      (the offset must be at least LFS_OFFSET_ALIGN)
+ *     LFS_A_FABRIC_UUID binary[16], required: the fabric (the librarian's)
+ *   Errors: EEXIST the device has a label (equal or not: nothing is
+ *   written); EBUSY attached or in use; EINVAL offset 0 (no room).
+ *
+ * LFS_CMD_FABRIC_ATTACH reads the label. A device with a label is refused
+ *   with EMEDIUMTYPE, naming both values, if the label's IG, book size or
+ *   offset differ from the attach's, or if the attach carries
+ *   LFS_A_FABRIC_UUID and the label's differs. With LFS_A_FABRIC_UUID, a
+ *   device without a label is refused as well. Nothing is written.
+ *   LFS_CMD_FABRIC_GET reports LFS_A_FABRIC_UUID when the device has a label.
  *
  * Dumps and concurrent change
  * ---------------------------
@@ -178,6 +248,41 @@
 #define LFS_SHELVES_MAX 4096
 #define LFS_SHELF_BOOKS_MAX (1U << 20)
 #define LFS_UUID_LEN 16
+#define LFS_LEASE_MS_MIN 1000
+#define LFS_LEASE_MS_MAX 3600000
+
+/* The state of a shelf (LFS_A_STATE, /sys/block/lfsN/lfs/state). */
+enum lfs_shelf_state {
+	LFS_SHELF_ACTIVE,
+	LFS_SHELF_FENCED,
+};
+
+/* What a fence does to a shelf that is open (LFS_A_FENCE_ACTION). */
+enum lfs_fence_action {
+	LFS_FENCE_RESET, /* restart the machine at once */
+	LFS_FENCE_EIO, /* fail I/O and faults; mapped pages stay (logged) */
+};
+
+/*
+ * A fabric device's label, at byte 0 of the device (inside the data offset
+ * area). Little-endian; checksum is the CRC-32 of zlib's crc32() (IEEE
+ * 802.3) over the structure with checksum set to 0.
+ */
+#define LFS_LABEL_MAGIC "LFS fabric label"
+#define LFS_LABEL_VERSION 1
+
+struct lfs_label {
+	__u8 magic[16]; /* LFS_LABEL_MAGIC, without a NUL */
+	__le32 version;
+	__le32 ig;
+	__le64 book_size;
+	__le64 offset;
+	__u8 fabric_uuid[LFS_UUID_LEN];
+	__u8 device_uuid[LFS_UUID_LEN]; /* random, one per labelled device */
+	__le64 created; /* seconds since the epoch */
+	__le32 checksum;
+	__u8 reserved[4];
+};
 
 /* One book: interleave group and book number on that group's device. */
 struct lfs_book {
@@ -200,6 +305,10 @@ enum lfs_cmd {
 	LFS_CMD_SHELF_GET,
 	LFS_CMD_BOOK_ZERO,
 	LFS_CMD_BOOK_CHECK,
+	LFS_CMD_LEASE_RENEW,
+	LFS_CMD_LEASE_GET,
+	LFS_CMD_SHELF_FENCE,
+	LFS_CMD_FABRIC_LABEL,
 	__LFS_CMD_MAX
 };
 #define LFS_CMD_MAX (__LFS_CMD_MAX - 1)
@@ -226,6 +335,15 @@ enum lfs_attr {
 	LFS_A_MORE,
 	LFS_A_OPEN,
 	LFS_A_ZEROED,
+	LFS_A_LEASED,
+	LFS_A_STATE,
+	LFS_A_CREATED,
+	LFS_A_LEASE_START,
+	LFS_A_LEASE_MS,
+	LFS_A_LEASE_LEFT,
+	LFS_A_FENCE_ACTION,
+	LFS_A_NR_FENCED,
+	LFS_A_FABRIC_UUID,
 	__LFS_A_MAX
 };
 #define LFS_A_MAX (__LFS_A_MAX - 1)

@@ -13,18 +13,25 @@
  *               rest: prints "interrupted" if NLM_F_DUMP_INTR was set, else
  *               "consistent"
  *   COMMAND  attach detach fabric_get create extend shrink remove shelf_get
- *            zero, or a number
+ *            zero check lease_renew lease_get fence label, or a number
  *   ATTR     path ig book_size offset nr_books name uuid books books_start
- *            more, or a number
+ *            more zeroed leased lease_start lease_ms fence_action
+ *            fabric_uuid, or a number
  *   TYPE     u8 u16 u32 u64 (decimal), str (NUL-terminated), raw (no NUL),
- *            hex (bytes), books (IG:BOOK list), flag (VALUE empty)
+ *            hex (bytes), books (IG:BOOK list), flag (VALUE empty),
+ *            now (u64: CLOCK_BOOTTIME ns plus VALUE ms, VALUE may be < 0)
+ * nlraw -p COMMAND ...: the reply's attributes are printed before "ok", one
+ * "name=value" per line (numbers in decimal, books as an IG:BOOK list,
+ * binary as hex).
  * Exit: 0 ok, 1 error reply, 2 usage.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <netlink/genl/genl.h>
 
 #include "liblfs.h"
@@ -36,13 +43,20 @@ static const char *const cmds[] = {
 	[LFS_CMD_SHELF_EXTEND] = "extend", [LFS_CMD_SHELF_SHRINK] = "shrink",
 	[LFS_CMD_SHELF_REMOVE] = "remove", [LFS_CMD_SHELF_GET] = "shelf_get",
 	[LFS_CMD_BOOK_ZERO] = "zero", [LFS_CMD_BOOK_CHECK] = "check",
+	[LFS_CMD_LEASE_RENEW] = "lease_renew", [LFS_CMD_LEASE_GET] = "lease_get",
+	[LFS_CMD_SHELF_FENCE] = "fence", [LFS_CMD_FABRIC_LABEL] = "label",
 };
 
 static const char *const attrs[] = {
 	[LFS_A_PATH] = "path", [LFS_A_IG] = "ig", [LFS_A_BOOK_SIZE] = "book_size",
 	[LFS_A_OFFSET] = "offset", [LFS_A_NR_BOOKS] = "nr_books", [LFS_A_NAME] = "name",
 	[LFS_A_UUID] = "uuid", [LFS_A_BOOKS] = "books", [LFS_A_BOOKS_START] = "books_start",
-	[LFS_A_MORE] = "more", [LFS_A_ZEROED] = "zeroed",
+	[LFS_A_MORE] = "more", [LFS_A_ZEROED] = "zeroed", [LFS_A_LEASED] = "leased",
+	[LFS_A_STATE] = "state", [LFS_A_CREATED] = "created",
+	[LFS_A_LEASE_START] = "lease_start", [LFS_A_LEASE_MS] = "lease_ms",
+	[LFS_A_LEASE_LEFT] = "lease_left", [LFS_A_FENCE_ACTION] = "fence_action",
+	[LFS_A_NR_FENCED] = "nr_fenced", [LFS_A_FABRIC_UUID] = "fabric_uuid",
+	[LFS_A_ID] = "id", [LFS_A_DISK] = "disk", [LFS_A_DEVT] = "devt",
 };
 
 static int lookup(const char *const *names, int max, const char *s)
@@ -90,6 +104,13 @@ static int put_attr(struct nl_msg *msg, char *spec)
 		return nla_put(msg, a, strlen(val), val);
 	if (!strcmp(type, "flag"))
 		return nla_put_flag(msg, a);
+	if (!strcmp(type, "now")) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_BOOTTIME, &ts);
+		return nla_put_u64(msg, a, ts.tv_sec * 1000000000ULL + ts.tv_nsec +
+						   strtoll(val, NULL, 0) * 1000000LL);
+	}
 	if (!strcmp(type, "hex")) {
 		n = strlen(val) / 2;
 		if (n > sizeof(bytes))
@@ -109,6 +130,42 @@ static int put_attr(struct nl_msg *msg, char *spec)
 		return i;
 	}
 	return -1;
+}
+
+/* One reply attribute as name=value. */
+static void print_attr(const struct nlattr *a)
+{
+	int t = nla_type(a), len = nla_len(a), i;
+	const unsigned char *d = nla_data(a);
+	const char *name = t <= LFS_A_MAX && attrs[t] ? attrs[t] : "?";
+
+	if (t == LFS_A_BOOKS) {
+		char *s = lfs_format_books(nla_data(a), len / sizeof(struct lfs_book));
+
+		printf("%s=%s\n", name, s ? s : "");
+		free(s);
+	} else if (t == LFS_A_DISK || t == LFS_A_NAME || t == LFS_A_PATH) {
+		printf("%s=%.*s\n", name, len, (const char *)d);
+	} else if (len == 1 || len == 4 || len == 8) {
+		long long v = len == 1 ? *d : len == 4 ? (long long)nla_get_u32(a) :
+				 (long long)nla_get_u64(a);
+
+		printf("%s=%lld\n", name, t == LFS_A_LEASE_LEFT ? (long long)nla_get_s64(a) : v);
+	} else {
+		printf("%s=", name);
+		for (i = 0; i < len; i++)
+			printf("%02x", d[i]);
+		printf("\n");
+	}
+}
+
+static int print_reply(struct nlattr **tb, void *arg)
+{
+	(void)arg;
+	for (int t = 1; t <= LFS_A_MAX; t++)
+		if (tb[t])
+			print_attr(tb[t]);
+	return 0;
 }
 
 /* The driver's whole visible state, from its dumps, in one process. */
@@ -206,6 +263,7 @@ int main(int argc, char **argv)
 {
 	struct lfs_client *c;
 	struct nl_msg *msg;
+	bool print = false;
 	int cmd, i, ret;
 
 	if ((argc == 2 && !strcmp(argv[1], "state")) ||
@@ -220,6 +278,11 @@ int main(int argc, char **argv)
 		return ret;
 	}
 
+	if (argc > 1 && !strcmp(argv[1], "-p")) {
+		print = true;
+		argc--;
+		argv++;
+	}
 	if (argc < 2 || (cmd = lookup(cmds, LFS_CMD_MAX, argv[1])) < 0 || cmd > 255) {
 		fprintf(stderr, "usage: nlraw COMMAND [ATTR=TYPE:VALUE]...\n");
 		return 2;
@@ -238,7 +301,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	ret = lfs_request(c, msg, NULL, NULL);
+	ret = lfs_request(c, msg, print ? print_reply : NULL, NULL);
 	if (ret)
 		printf("error %s: %s\n", strerrorname_np(-ret), lfs_client_error(c));
 	else

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The node's lease and the fencing of shelves (docs/FENCING.md).
+ *
+ * The node agent renews the lease after the librarian received a heartbeat,
+ * giving the time the heartbeat was sent; the deadline only moves forward.
+ * Every shelf created with LFS_A_LEASED is covered. When the deadline passes
+ * an hrtimer fires: with LFS_FENCE_RESET and any covered shelf open, the
+ * machine restarts from the timer itself (a page a DAX filesystem mapped
+ * cannot be taken back, so nothing short of stopping the CPUs stops its
+ * stores); otherwise the covered shelves are fenced from a work item. The
+ * bio and DAX paths also compare the clock with the deadline, so a late
+ * timer lets nothing through.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hrtimer.h>
+#include <linux/reboot.h>
+#include <linux/srcu.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include "lfs.h"
+
+static DEFINE_SPINLOCK(lfs_lease_lock);
+static u64 lfs_lease_deadline; /* CLOCK_BOOTTIME ns; valid if lfs_lease_ms */
+static u32 lfs_lease_ms; /* 0: no lease enforced */
+static u32 lfs_lease_action = LFS_FENCE_RESET;
+static struct hrtimer lfs_lease_timer;
+static struct work_struct lfs_fence_work;
+
+/* Opens of covered shelves: what a reset must protect. */
+atomic_t lfs_leased_open = ATOMIC_INIT(0);
+
+/* Bios and DAX accesses of shelves between their fence check and their end. */
+DEFINE_STATIC_SRCU(lfs_io_srcu);
+
+int lfs_io_lock(void)
+{
+	return srcu_read_lock(&lfs_io_srcu);
+}
+
+void lfs_io_unlock(int idx)
+{
+	srcu_read_unlock(&lfs_io_srcu, idx);
+}
+
+/* Has the node's lease run out? Lockless: the bio and DAX paths ask. */
+static bool lfs_lease_expired(void)
+{
+	return READ_ONCE(lfs_lease_ms) &&
+	       ktime_get_boottime_ns() >= READ_ONCE(lfs_lease_deadline);
+}
+
+/* May nothing reach this shelf's books any more? */
+bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
+{
+	return READ_ONCE(shelf->fenced) ||
+	       (shelf->leased && lfs_lease_expired());
+}
+
+/*
+ * Fence one shelf: from now on its bios fail and its DAX device is dead, and
+ * when this returns no bio or DAX access that passed the check is still
+ * running in this driver. Called with lfs_lock held; may sleep.
+ */
+void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
+{
+	unsigned int open;
+
+	if (shelf->fenced)
+		return;
+	WRITE_ONCE(shelf->fenced, true);
+	open = lfs_shelf_openers(shelf);
+	if (open && READ_ONCE(lfs_lease_action) == LFS_FENCE_RESET) {
+		pr_emerg("%s: shelf '%s' fenced (%s) while open: restarting (fence_action reset)\n",
+			 shelf->disk->disk_name, shelf->name, why);
+		emergency_restart();
+	}
+	synchronize_srcu(&lfs_io_srcu);
+	if (shelf->dax_dev)
+		kill_dax(shelf->dax_dev);
+	lfs_generation++;
+	if (open)
+		pr_warn("%s: shelf '%s' fenced (%s) while open: I/O and new faults fail, pages mapped before stay writable (fence_action eio)\n",
+			shelf->disk->disk_name, shelf->name, why);
+	else
+		pr_notice("%s: shelf '%s' fenced (%s)\n", shelf->disk->disk_name,
+			  shelf->name, why);
+}
+
+static void lfs_fence_leased(struct work_struct *work)
+{
+	struct lfs_shelf *shelf;
+
+	mutex_lock(&lfs_lock);
+	list_for_each_entry(shelf, &lfs_shelves, node)
+		if (shelf->leased && lfs_shelf_live(shelf) &&
+		    lfs_lease_expired())
+			lfs_shelf_fence(shelf, "the node's lease expired");
+	mutex_unlock(&lfs_lock);
+}
+
+static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)
+{
+	u64 deadline = READ_ONCE(lfs_lease_deadline);
+
+	if (!READ_ONCE(lfs_lease_ms))
+		return HRTIMER_NORESTART;
+	/* renewed since the timer was set */
+	if (ktime_get_boottime_ns() < deadline) {
+		hrtimer_set_expires(timer, ns_to_ktime(deadline));
+		return HRTIMER_RESTART;
+	}
+	if (READ_ONCE(lfs_lease_action) == LFS_FENCE_RESET &&
+	    atomic_read(&lfs_leased_open)) {
+		pr_emerg("the node's lease expired with a leased shelf open: restarting (fence_action reset)\n");
+		emergency_restart();
+	}
+	queue_work(system_highpri_wq, &lfs_fence_work);
+	return HRTIMER_NORESTART;
+}
+
+/* A renewal the librarian received, sent at @start (CLOCK_BOOTTIME ns). */
+int lfs_lease_renew(u64 start, u32 ms, int action,
+		    struct netlink_ext_ack *extack)
+{
+	u64 now = ktime_get_boottime_ns(), deadline;
+
+	if (!ms) {
+		if (lfs_leased_shelves()) {
+			NL_SET_ERR_MSG(extack,
+				       "leased shelves exist: the lease cannot be given up");
+			return -EBUSY;
+		}
+		WRITE_ONCE(lfs_lease_ms, 0);
+		hrtimer_cancel(&lfs_lease_timer);
+		return 0;
+	}
+	if (ms < LFS_LEASE_MS_MIN || ms > LFS_LEASE_MS_MAX) {
+		NL_SET_ERR_MSG_FMT(extack, "lease %u ms is not %u to %u ms", ms,
+				   LFS_LEASE_MS_MIN, LFS_LEASE_MS_MAX);
+		return -EINVAL;
+	}
+	if (start > now) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "renewal start %llu is in the future (now %llu)",
+				   start, now);
+		return -EINVAL;
+	}
+	deadline = start + (u64)ms * NSEC_PER_MSEC;
+	if (deadline <= now) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "renewal sent %llu ms ago is older than the lease (%u ms)",
+				   div_u64(now - start, NSEC_PER_MSEC), ms);
+		return -EINVAL;
+	}
+	spin_lock(&lfs_lease_lock);
+	if (action >= 0)
+		WRITE_ONCE(lfs_lease_action, action);
+	if (!lfs_lease_ms || deadline > lfs_lease_deadline)
+		WRITE_ONCE(lfs_lease_deadline, deadline);
+	deadline = lfs_lease_deadline;
+	WRITE_ONCE(lfs_lease_ms, ms);
+	spin_unlock(&lfs_lease_lock);
+	hrtimer_start(&lfs_lease_timer, ns_to_ktime(deadline),
+		      HRTIMER_MODE_ABS);
+	return 0;
+}
+
+/* Leased shelves that exist (fenced or not). Called with lfs_lock held. */
+unsigned int lfs_leased_shelves(void)
+{
+	struct lfs_shelf *shelf;
+	unsigned int n = 0;
+
+	list_for_each_entry(shelf, &lfs_shelves, node)
+		n += shelf->leased;
+	return n;
+}
+
+/* Fenced shelves, for LFS_CMD_LEASE_GET. Called with lfs_lock held. */
+unsigned int lfs_fenced_shelves(void)
+{
+	struct lfs_shelf *shelf;
+	unsigned int n = 0;
+
+	list_for_each_entry(shelf, &lfs_shelves, node)
+		n += lfs_shelf_live(shelf) && lfs_shelf_fenced(shelf);
+	return n;
+}
+
+/* Can a leased shelf be created now? */
+int lfs_lease_check(struct netlink_ext_ack *extack)
+{
+	if (!READ_ONCE(lfs_lease_ms)) {
+		NL_SET_ERR_MSG(extack,
+			       "this node holds no lease: the node agent renews it (is lfs-agent running?)");
+		return -ENOLCK;
+	}
+	if (lfs_lease_expired()) {
+		NL_SET_ERR_MSG(extack,
+			       "this node's lease has expired: no leased shelf can be made until the agent renews it");
+		return -ENOLCK;
+	}
+	return 0;
+}
+
+void lfs_lease_get(u32 *ms, s64 *left_ms, u32 *action)
+{
+	*ms = READ_ONCE(lfs_lease_ms);
+	*action = READ_ONCE(lfs_lease_action);
+	*left_ms = *ms ? div_s64((s64)READ_ONCE(lfs_lease_deadline) -
+					 (s64)ktime_get_boottime_ns(),
+				 NSEC_PER_MSEC) :
+			 0;
+}
+
+void lfs_lease_init(void)
+{
+	hrtimer_init(&lfs_lease_timer, CLOCK_BOOTTIME, HRTIMER_MODE_ABS);
+	lfs_lease_timer.function = lfs_lease_fire;
+	INIT_WORK(&lfs_fence_work, lfs_fence_leased);
+}
+
+/* Module unload: no shelf is left (each holds a module reference). */
+void lfs_lease_exit(void)
+{
+	hrtimer_cancel(&lfs_lease_timer);
+	cancel_work_sync(&lfs_fence_work);
+}

@@ -1,0 +1,126 @@
+#!/bin/bash
+# Guest side of tests/driver/fence.t: the node's lease in the kernel, fencing
+# with fence_action eio (the reset action is tested with several nodes in
+# tests/fencing), fabric labels, and zeroing one book at a time.
+. "$LFS_TOP/tests/lib/tap.sh"
+. "$LFS_TOP/tests/driver/guest/lib.sh"
+
+t_run "insmod lfs.ko" insmod "${LFS_KO:-$LFS_TOP/driver/lfs.ko}"
+
+# DEVICE OFFSET COUNT: COUNT bytes at OFFSET, read past the page cache (the
+# kernel writes labels and zeroes below it).
+rawread() {
+	dd if="$1" bs=4096 skip=$(($2 / 4096)) count=1 iflag=direct 2>/dev/null |
+		dd bs=1 skip=$(($2 % 4096)) count="$3" 2>/dev/null
+}
+rawsum() { dd if="$1" bs=1M count=4 iflag=direct 2>/dev/null | sha256sum; }
+
+# --- labels ---------------------------------------------------------------
+FAB=0123456789abcdef0123456789abcdef
+OTHER=fedcba9876543210fedcba9876543210
+t_like "$(nlraw label path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:0 \
+	fabric_uuid=hex:$FAB)" "error EINVAL: a label needs a data offset" "no label without a data offset"
+sum0=$(rawsum /dev/pmem0)
+sum1=$(rawsum /dev/pmem1)
+t_is "$(nlraw label path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
+	fabric_uuid=hex:$FAB)" ok "label /dev/pmem1 as IG 1 of fabric $FAB"
+t_is "$(rawread /dev/pmem1 0 16)" "LFS fabric label" "the label is at byte 0 of the device"
+sum1=$(rawsum /dev/pmem1)
+t_like "$(nlraw label path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
+	fabric_uuid=hex:$FAB)" "error EEXIST: '/dev/pmem1' is labelled already \(IG 1 of fabric 01234567-89ab" \
+	"labelling twice is refused, naming the label"
+out=$(nlraw attach path=str:/dev/pmem1 ig=u32:0 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)))
+t_like "$out" "error EMEDIUMTYPE: '/dev/pmem1' is labelled IG 1 .* being attached as IG 0" \
+	"attaching the labelled device as another IG is refused, naming both: $out"
+out=$(nlraw attach path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
+	fabric_uuid=hex:$OTHER)
+t_like "$out" "error EMEDIUMTYPE: .*labelled for fabric 01234567-.*not this fabric fedcba98" \
+	"attaching it for another fabric is refused: $out"
+out=$(nlraw attach path=str:/dev/pmem0 ig=u32:0 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
+	fabric_uuid=hex:$FAB)
+t_like "$out" "error EMEDIUMTYPE: '/dev/pmem0' carries no label" "a label asked for and missing: refused"
+t_is "$(rawsum /dev/pmem0) $(rawsum /dev/pmem1)" "$sum0 $sum1" \
+	"the refusals wrote nothing to either device"
+t_is "$(nlraw attach path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
+	fabric_uuid=hex:$FAB)" ok "attach /dev/pmem1 as IG 1 of its fabric"
+t_like "$(nlraw -p fabric_get ig=u32:1)" "fabric_uuid=$FAB" "fabric_get reports the label's fabric"
+t_run "attach /dev/pmem0 as IG 0 (no label)" lfsctl attach /dev/pmem0 --ig 0 --book-size 32M --offset 2M
+
+# --- the lease --------------------------------------------------------------
+t_like "$(nlraw -p lease_get)" "lease_ms=0" "no lease before the first renewal"
+out=$(nlraw create name=str:a books=books:0:0-1 leased=flag:)
+t_like "$out" "error ENOLCK: this node holds no lease" "a leased shelf needs a lease: $out"
+t_like "$(nlraw lease_renew lease_start=now:1000 lease_ms=u32:5000)" "error EINVAL: renewal start .* in the future" \
+	"a renewal from the future is refused"
+t_like "$(nlraw lease_renew lease_start=now:-6000 lease_ms=u32:5000)" "error EINVAL: renewal sent 6[0-9]{3} ms ago is older" \
+	"a renewal older than the lease is refused"
+t_like "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:999)" "error EINVAL: lease 999 ms" "a lease under 1 s is refused"
+t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:15000 fence_action=u32:1)" ok \
+	"renew: 15 s, fence action eio"
+t_is "$(nlraw create name=str:a books=books:0:0-1 leased=flag:)" ok "create a leased shelf"
+t_is "$(nlraw create name=str:free books=books:0:2)" ok "create a shelf without a lease"
+dev=/dev/$(nlraw -p shelf_get name=str:a | sed -n 's/^disk=//p')
+sys=/sys/block/${dev#/dev/}/lfs
+t_is "$(cat $sys/state)" active "state: active"
+t_like "$(nlraw -p shelf_get name=str:a)" $'leased=1' "shelf_get: leased"
+t_like "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:0)" "error EBUSY: leased shelves exist" \
+	"the lease cannot be given up while a leased shelf exists"
+
+# A renewal never brings the deadline closer.
+left=$(nlraw -p lease_get | sed -n 's/^lease_left=//p')
+t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:1000)" ok "renew with a 1 s lease"
+t_ok "$(( $(nlraw -p lease_get | sed -n 's/^lease_left=//p') > 1000 ? 0 : 1 ))" \
+	"  the deadline stays where it was (${left} ms left before)"
+
+# An O_DIRECT writer until the fence, when the 15 s lease runs out.
+fencewrite direct "$dev" /tmp/a.state >/tmp/a.out 2>&1 &
+wpid=$!
+wait $wpid
+t_like "$(cat /tmp/a.out)" "^error EIO after [0-9]+$" "the writer got EIO when the lease ran out: $(cat /tmp/a.out)"
+last=$(cat /tmp/a.state)
+t_is "${last}" "$(sed -n 's/^error EIO after //p' /tmp/a.out)" "  its last good write is the state file's"
+t_is "$(cat $sys/state)" fenced "state: fenced"
+t_like "$(nlraw -p lease_get)" "lease_left=-[0-9]+" "lease_get: expired"
+t_like "$(nlraw -p lease_get)" "nr_fenced=1" "lease_get: one shelf fenced (the unleased one is not)"
+t_is "$(dd if=$dev of=/dev/null bs=4k count=1 iflag=direct 2>&1 | grep -c 'Input/output error')" 1 \
+	"a read of the fenced shelf fails with EIO"
+t_is "$(nlraw -p shelf_get name=str:free | grep -c '^state=0$')" 1 "the shelf without a lease stays active"
+t_run "the unleased shelf still takes writes" dd if=/dev/zero of=/dev/$(nlraw -p shelf_get name=str:free | \
+	sed -n 's/^disk=//p') bs=4k count=1 oflag=direct
+t_like "$(nlraw extend name=str:a books=books:0:3)" "error EIO: shelf 'a' is fenced; it can only be removed" \
+	"extend of a fenced shelf is refused"
+t_like "$(nlraw shrink name=str:a nr_books=u32:1)" "error EIO: shelf 'a' is fenced" "shrink too"
+out=$(nlraw create name=str:b books=books:0:3 leased=flag:)
+t_like "$out" "error ENOLCK: this node's lease has expired" "no leased shelf while the lease is expired: $out"
+t_is "$(nlraw remove name=str:a)" ok "a fenced shelf can be removed"
+t_is "$(rawread /dev/pmem0 $((2 << 20)) 8 | od -An -tu8 | tr -d ' ')" "$last" \
+	"the fabric holds the writer's last good counter ($last), nothing after it"
+
+# SHELF_FENCE, and a renewal after expiry.
+t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:60000)" ok "renew again after the expiry"
+t_is "$(nlraw create name=str:b books=books:0:3 leased=flag:)" ok "a leased shelf can be made again"
+t_is "$(nlraw fence name=str:b)" ok "fence shelf b on request"
+t_is "$(cat /sys/block/$(nlraw -p shelf_get name=str:b | sed -n 's/^disk=//p')/lfs/state)" fenced \
+	"shelf b is fenced, the lease still runs"
+t_like "$(nlraw -p lease_get)" "lease_left=[1-9][0-9]+" "  the node's lease is unaffected"
+t_is "$(nlraw remove name=str:b)" ok "remove b"
+
+# --- zeroing one book at a time ---------------------------------------------
+t_is "$(nlraw detach ig=u32:0)" "error EBUSY: interleave group 0 (/dev/pmem0) holds 1 books of shelves; remove or shrink them first" \
+	"IG 0 stays attached (shelf free)"
+for b in 4 5; do
+	t_is "$(nlraw create name=str:d$b books=books:0:$b)" ok "shelf d$b on book 0:$b"
+	printf 'dirty%.0s' {1..1000} | dd of=/dev/$(nlraw -p shelf_get name=str:d$b | sed -n 's/^disk=//p') \
+		oflag=direct bs=4096 count=1 iflag=fullblock 2>/dev/null
+	t_is "$(nlraw remove name=str:d$b)" ok "  written and removed"
+done
+t_is "$(rawread /dev/pmem0 $(((2 << 20) + (4 << 25))) 5)" dirty "book 0:4 holds what its shelf wrote"
+out=$(nlraw -p zero books=books:0:2,0:4-5)
+t_like "$out" $'^books=0:4-5\nok$' "zero skips book 0:2 (shelf 'free' holds it) and reports 0:4-5: $out"
+t_is "$(rawread /dev/pmem0 $(((2 << 20) + (4 << 25))) 5 | od -An -c | tr -d ' ')" \
+	'\0\0\0\0\0' "book 0:4 reads as zeroes"
+t_is "$(rawread /dev/pmem0 $(((2 << 20) + (5 << 25))) 5 | od -An -c | tr -d ' ')" \
+	'\0\0\0\0\0' "book 0:5 reads as zeroes"
+t_is "$(nlraw remove name=str:free)" ok "remove free"
+t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:0)" ok "the lease can be given up with no leased shelf"
+t_done
