@@ -53,7 +53,8 @@ static DEVICE_ATTR_RO(zeroed);
  * is produced on the fly from the book map.
  */
 static ssize_t books_read(struct file *file, struct kobject *kobj,
-			  struct bin_attribute *attr, char *buf, loff_t off,
+			  lfs_bin_attr_read_const struct bin_attribute *attr,
+			  char *buf, loff_t off,
 			  size_t count)
 {
 	struct lfs_shelf *shelf = lfs_dev_shelf(kobj_to_dev(kobj));
@@ -92,7 +93,7 @@ static struct attribute *lfs_attrs[] = {
 	NULL,
 };
 
-static struct bin_attribute *lfs_bin_attrs[] = {
+static lfs_bin_attrs_const struct bin_attribute *lfs_bin_attrs[] = {
 	&bin_attr_books,
 	NULL,
 };
