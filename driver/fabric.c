@@ -248,13 +248,18 @@ out_free:
 	return ret;
 }
 
+/*
+ * The struct itself outlives an RCU grace period: a removed shelf's book
+ * list in sysfs may still be read until the reaper deletes its disk
+ * (books_read() in sysfs.c).
+ */
 static void lfs_fabric_free(struct lfs_fabric *fabric)
 {
 	list_del(&fabric->node);
 	fs_put_dax(fabric->dax_dev, NULL);
 	lfs_bdev_close(fabric->bdev, fabric->bdev_file);
 	xa_destroy(&fabric->owners);
-	kfree(fabric);
+	kfree_rcu(fabric, rcu);
 }
 
 int lfs_fabric_detach(struct lfs_fabric *fabric, struct netlink_ext_ack *extack)

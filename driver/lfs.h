@@ -31,6 +31,7 @@ struct lfs_fabric {
 	pgoff_t dax_pgoff; /* first book, in dax_dev pages */
 	void *kaddr; /* first book, mapped; NULL: ask dax_direct_access() */
 	struct xarray owners; /* book number -> struct lfs_shelf */
+	struct rcu_head rcu;
 };
 
 /* One book of a shelf. */
