@@ -37,7 +37,7 @@ static struct dax_device *lfs_dax_pgoff(struct lfs_shelf *shelf, pgoff_t *pgoff,
 
 static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
 				  long nr_pages, enum dax_access_mode mode,
-				  void **kaddr, pfn_t *pfn)
+				  void **kaddr, lfs_dax_pfn_t *pfn)
 {
 	struct lfs_shelf *shelf = dax_get_private(dax_dev);
 	struct dax_device *lower;
@@ -98,35 +98,35 @@ static const struct dax_operations lfs_dax_ops = {
 	.recovery_write = lfs_dax_recovery_write,
 };
 
-static bool lfs_shelf_can_dax(struct lfs_shelf *shelf, bool *sync, bool *wc)
+/* Every fabric device of the shelf has DAX. */
+bool lfs_dax_capable(struct lfs_shelf *shelf)
 {
 	unsigned int i;
 
-	*sync = true;
-	*wc = false;
-	for (i = 0; i < shelf->nr_flush; i++) {
-		struct dax_device *dax = shelf->flush[i]->dax_dev;
-
-		if (!dax)
+	for (i = 0; i < shelf->nr_flush; i++)
+		if (!shelf->flush[i]->dax_dev)
 			return false;
-		*sync &= dax_synchronous(dax);
-		*wc |= dax_write_cache_enabled(dax);
-	}
 	return true;
 }
 
 /*
  * Before device_add_disk(), in pmem's order. Only if every fabric device of
- * the shelf has DAX; synchronous (MAP_SYNC allowed) only if every one is.
+ * the shelf has DAX (the queue then has the DAX flag, lfs_alloc_disk());
+ * synchronous (MAP_SYNC allowed) only if every one is.
  */
 int lfs_dax_add(struct lfs_shelf *shelf, struct gendisk *disk)
 {
 	struct dax_device *dax_dev;
-	bool sync, wc;
+	bool sync = true, wc = false;
+	unsigned int i;
 	int ret;
 
-	if (!lfs_shelf_can_dax(shelf, &sync, &wc))
+	if (!lfs_dax_capable(shelf))
 		return 0;
+	for (i = 0; i < shelf->nr_flush; i++) {
+		sync &= dax_synchronous(shelf->flush[i]->dax_dev);
+		wc |= dax_write_cache_enabled(shelf->flush[i]->dax_dev);
+	}
 	dax_dev = alloc_dax(shelf, &lfs_dax_ops);
 	if (IS_ERR(dax_dev))
 		return PTR_ERR(dax_dev);
@@ -141,7 +141,6 @@ int lfs_dax_add(struct lfs_shelf *shelf, struct gendisk *disk)
 		return ret;
 	}
 	dax_write_cache(dax_dev, wc);
-	blk_queue_flag_set(QUEUE_FLAG_DAX, disk->queue);
 	shelf->dax_dev = dax_dev;
 	return 0;
 }

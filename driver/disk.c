@@ -228,9 +228,10 @@ static void lfs_submit_bio(struct bio *bio)
 	lfs_io_unlock(idx);
 }
 
-static int lfs_open(struct block_device *bdev, fmode_t mode)
+/* block_device_operations.open, through lfs_bdops_open() (compat.h). */
+int lfs_disk_open(struct gendisk *disk, bool write)
 {
-	struct lfs_shelf *shelf = bdev->bd_disk->private_data;
+	struct lfs_shelf *shelf = disk->private_data;
 	int ret = 0;
 
 	mutex_lock(&shelf->open_lock);
@@ -243,14 +244,14 @@ static int lfs_open(struct block_device *bdev, fmode_t mode)
 		if (shelf->leased)
 			atomic_inc(&lfs_leased_open);
 		/* a writer may change the content: udev must probe again */
-		if (mode & FMODE_WRITE)
+		if (write)
 			WRITE_ONCE(shelf->zeroed, false);
 	}
 	mutex_unlock(&shelf->open_lock);
 	return ret;
 }
 
-static void lfs_release(struct gendisk *disk, fmode_t mode)
+void lfs_disk_release(struct gendisk *disk)
 {
 	struct lfs_shelf *shelf = disk->private_data;
 
@@ -264,52 +265,46 @@ static void lfs_release(struct gendisk *disk, fmode_t mode)
 static const struct block_device_operations lfs_fops = {
 	.owner = THIS_MODULE,
 	.submit_bio = lfs_submit_bio,
-	.open = lfs_open,
-	.release = lfs_release,
+	.open = lfs_bdops_open,
+	.release = lfs_bdops_release,
 };
 
 /* Block device setup and teardown, in the order of drivers/nvdimm/pmem.c. */
 
-static void lfs_disk_set_limits(struct lfs_shelf *shelf,
-				struct request_queue *q)
+/*
+ * The queue: limits stacked from every fabric device (as dm does), a book
+ * per chunk so that no bio crosses a book boundary, write cache and FUA if
+ * any fabric device has them, DAX if every one has.
+ */
+static struct gendisk *lfs_disk_alloc(struct lfs_shelf *shelf)
 {
+	struct queue_limits lim;
 	bool wc = false, fua = false;
 	unsigned int i;
 
-	blk_set_stacking_limits(&q->limits);
+	blk_set_stacking_limits(&lim);
 	for (i = 0; i < shelf->nr_flush; i++) {
 		struct block_device *bdev = shelf->flush[i]->bdev;
 
-		if (blk_stack_limits(&q->limits, &bdev_get_queue(bdev)->limits,
+		if (blk_stack_limits(&lim, &bdev_get_queue(bdev)->limits,
 				     get_start_sect(bdev) +
 					     shelf->flush[i]->start_sect) < 0)
 			pr_notice("%s: %pg is misaligned\n", shelf->name, bdev);
 		wc |= bdev_write_cache(bdev);
 		fua |= bdev_fua(bdev);
 	}
-	blk_queue_chunk_sectors(q, shelf->book_size >> SECTOR_SHIFT);
-	blk_queue_write_cache(q, wc, fua);
-	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	lim.chunk_sectors = shelf->book_size >> SECTOR_SHIFT;
+	return lfs_alloc_disk(&lim, wc, fua, lfs_dax_capable(shelf));
 }
 
 /* A fabric device new to an open shelf: its limits join the queue's. */
 void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
 {
-	struct request_queue *q = shelf->disk->queue;
-	struct queue_limits lim = q->limits;
-
-	if (blk_stack_limits(&lim, &bdev_get_queue(fabric->bdev)->limits,
-			     get_start_sect(fabric->bdev) +
-				     fabric->start_sect) < 0)
+	if (lfs_queue_stack_bdev(shelf->disk->queue, fabric->bdev,
+				 get_start_sect(fabric->bdev) +
+					 fabric->start_sect,
+				 shelf->book_size >> SECTOR_SHIFT))
 		pr_notice("%s: %pg is misaligned\n", shelf->name, fabric->bdev);
-	lim.chunk_sectors = shelf->book_size >> SECTOR_SHIFT;
-	q->limits = lim;
-	if (bdev_write_cache(fabric->bdev) &&
-	    !test_bit(QUEUE_FLAG_WC, &q->queue_flags))
-		blk_queue_write_cache(q, true,
-				      test_bit(QUEUE_FLAG_FUA,
-					       &q->queue_flags) ||
-					      bdev_fua(fabric->bdev));
 }
 
 int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
@@ -318,9 +313,9 @@ int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
 	struct gendisk *disk;
 	int ret;
 
-	disk = blk_alloc_disk(NUMA_NO_NODE);
-	if (!disk)
-		return -ENOMEM;
+	disk = lfs_disk_alloc(shelf);
+	if (IS_ERR(disk))
+		return PTR_ERR(disk);
 	disk->major = lfs_major;
 	disk->first_minor = shelf->id;
 	disk->minors = 1;
@@ -329,8 +324,6 @@ int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
 	disk->private_data = shelf;
 	snprintf(disk->disk_name, DISK_NAME_LEN, "lfs%d", shelf->id);
 	shelf->disk = disk;
-
-	lfs_disk_set_limits(shelf, disk->queue);
 	set_capacity(disk, lfs_map_sectors(shelf, nr_books));
 
 	ret = lfs_dax_add(shelf, disk);

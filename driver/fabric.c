@@ -189,6 +189,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 {
 	struct lfs_fabric *fabric;
 	struct block_device *bdev;
+	struct file *bdev_file;
 	u64 size, start_off = 0;
 	int ret;
 
@@ -200,7 +201,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	if (!fabric)
 		return -ENOMEM;
 
-	bdev = lfs_bdev_open(path, fabric);
+	bdev = lfs_bdev_open(path, fabric, &bdev_file);
 	if (IS_ERR(bdev)) {
 		ret = PTR_ERR(bdev);
 		if (ret == -EBUSY)
@@ -222,6 +223,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	fabric->ig = ig;
 	strscpy(fabric->path, path, sizeof(fabric->path));
 	fabric->bdev = bdev;
+	fabric->bdev_file = bdev_file;
 	fabric->book_size = book_size;
 	fabric->book_shift = ilog2(book_size);
 	fabric->offset = offset;
@@ -246,19 +248,24 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 out_put_dax:
 	fs_put_dax(fabric->dax_dev, NULL);
 out_close:
-	lfs_bdev_close(bdev, fabric);
+	lfs_bdev_close(bdev, bdev_file);
 out_free:
 	kfree(fabric);
 	return ret;
 }
 
+/*
+ * The struct itself outlives an RCU grace period: a removed shelf's book
+ * list in sysfs may still be read until the reaper deletes its disk
+ * (books_read() in sysfs.c).
+ */
 static void lfs_fabric_free(struct lfs_fabric *fabric)
 {
 	list_del(&fabric->node);
 	fs_put_dax(fabric->dax_dev, NULL);
-	lfs_bdev_close(fabric->bdev, fabric);
+	lfs_bdev_close(fabric->bdev, fabric->bdev_file);
 	xa_destroy(&fabric->owners);
-	kfree(fabric);
+	kfree_rcu(fabric, rcu);
 }
 
 int lfs_fabric_detach(struct lfs_fabric *fabric, struct netlink_ext_ack *extack)

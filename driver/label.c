@@ -189,6 +189,7 @@ int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
 		    const u8 *fabric_uuid, struct netlink_ext_ack *extack)
 {
 	struct block_device *bdev;
+	struct file *file;
 	int ret;
 
 	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
@@ -201,7 +202,7 @@ int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
 			offset);
 		return -EINVAL;
 	}
-	bdev = lfs_bdev_open(path, &lfs_zeroing);
+	bdev = lfs_bdev_open(path, &lfs_zeroing, &file);
 	if (IS_ERR(bdev)) {
 		NL_SET_ERR_MSG_FMT(extack,
 				   "cannot open '%s' exclusively (error %ld)",
@@ -212,6 +213,6 @@ int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
 	if (!ret)
 		ret = lfs_label_write_bdev(bdev, path, ig, book_size, offset,
 					   fabric_uuid, extack);
-	lfs_bdev_close(bdev, &lfs_zeroing);
+	lfs_bdev_close(bdev, file);
 	return ret;
 }

@@ -218,8 +218,8 @@ void lfs_lease_get(u32 *ms, s64 *left_ms, u32 *action)
 
 void lfs_lease_init(void)
 {
-	hrtimer_init(&lfs_lease_timer, CLOCK_BOOTTIME, HRTIMER_MODE_ABS);
-	lfs_lease_timer.function = lfs_lease_fire;
+	lfs_hrtimer_setup(&lfs_lease_timer, lfs_lease_fire, CLOCK_BOOTTIME,
+			  HRTIMER_MODE_ABS);
 	INIT_WORK(&lfs_fence_work, lfs_fence_leased);
 }
 

@@ -20,6 +20,7 @@ struct lfs_fabric {
 	u32 ig;
 	char path[LFS_PATH_MAX];
 	struct block_device *bdev;
+	struct file *bdev_file; /* its open file, NULL before 6.10 (compat.h) */
 	struct dax_device *dax_dev; /* NULL if the device has no DAX */
 	u64 book_size;
 	unsigned int book_shift;
@@ -32,6 +33,7 @@ struct lfs_fabric {
 	struct xarray owners; /* book number -> struct lfs_shelf */
 	bool labelled; /* carries a label (label.c), of this fabric: */
 	u8 fabric_uuid[LFS_UUID_LEN];
+	struct rcu_head rcu;
 };
 
 /* One book of a shelf. */
@@ -170,6 +172,7 @@ void lfs_flush_add(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map);
 
 /* dax.c */
+bool lfs_dax_capable(struct lfs_shelf *shelf);
 int lfs_dax_add(struct lfs_shelf *shelf, struct gendisk *disk);
 void lfs_dax_remove(struct lfs_shelf *shelf);
 

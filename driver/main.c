@@ -85,14 +85,19 @@ out_disk:
 	return ret;
 }
 
+/*
+ * Removed shelves whose disks the reaper has not deleted yet still have
+ * their sysfs attributes: the reaper is drained (lfs_shelf_exit()) before
+ * the fabric devices go.
+ */
 static void __exit lfs_exit(void)
 {
 	lfs_genl_exit();
 	netlink_unregister_notifier(&lfs_netlink_notifier);
+	lfs_shelf_exit();
 	mutex_lock(&lfs_lock);
 	lfs_fabric_detach_all();
 	mutex_unlock(&lfs_lock);
-	lfs_shelf_exit();
 	lfs_disk_exit();
 	lfs_lease_exit();
 	pr_info("unloaded\n");

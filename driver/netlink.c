@@ -121,7 +121,7 @@ static int lfs_status(struct genl_info *info, int ret)
 	return ret;
 }
 
-static int lfs_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+static int lfs_pre_doit(const struct lfs_genl_doit_ops *ops, struct sk_buff *skb,
 			struct genl_info *info)
 {
 	if ((ops->internal_flags & LFS_OP_ADMIN) &&
@@ -521,7 +521,7 @@ out_unlock:
  */
 static int lfs_dump_shelves(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct nlattr *name = genl_dumpit_info(cb)->attrs[LFS_A_NAME];
+	struct nlattr *name = lfs_dump_attrs(cb)[LFS_A_NAME];
 	struct lfs_shelf *shelf;
 	struct lfs_map *map;
 	int id = cb->args[0];

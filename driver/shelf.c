@@ -225,10 +225,14 @@ static int lfs_staging_grow(struct lfs_shelf *shelf, u32 n,
 	if (want <= shelf->staged_cap)
 		return 0;
 	want = max(want, 2 * shelf->staged_cap);
-	staged = kvrealloc(shelf->staged, shelf->staged_cap * sizeof(*staged),
-			   want * sizeof(*staged), GFP_KERNEL);
+	/* not kvrealloc(): its arguments differ between kernels */
+	staged = kvmalloc_array(want, sizeof(*staged), GFP_KERNEL);
 	if (!staged)
 		return -ENOMEM;
+	if (shelf->nr_staged)
+		memcpy(staged, shelf->staged,
+		       shelf->nr_staged * sizeof(*staged));
+	kvfree(shelf->staged);
 	shelf->staged = staged;
 	shelf->staged_cap = want;
 	return 0;

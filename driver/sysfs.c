@@ -60,9 +60,17 @@ static DEVICE_ATTR_RO(zeroed);
  * books: one "IG:BOOK" line per book in shelf order. The list can be far
  * longer than a page, so it is a binary attribute read in pieces; the text
  * is produced on the fly from the book map.
+ *
+ * A removed shelf (dying) reads empty: its books went back to their fabric
+ * devices at the remove, and a device may be detached, and its struct
+ * lfs_fabric freed, before the reaper deletes the disk and with it this
+ * attribute. The fabric is freed an RCU grace period after the detach
+ * (lfs_fabric_free()), and the remove set dying before that, so a reader
+ * either sees dying or finishes before the fabric is freed.
  */
 static ssize_t books_read(struct file *file, struct kobject *kobj,
-			  struct bin_attribute *attr, char *buf, loff_t off,
+			  lfs_bin_attr_read_const struct bin_attribute *attr,
+			  char *buf, loff_t off,
 			  size_t count)
 {
 	struct lfs_shelf *shelf = lfs_dev_shelf(kobj_to_dev(kobj));
@@ -74,6 +82,8 @@ static ssize_t books_read(struct file *file, struct kobject *kobj,
 	int len;
 
 	rcu_read_lock();
+	if (READ_ONCE(shelf->dying))
+		goto out;
 	map = rcu_dereference(shelf->map);
 	for (i = 0; i < map->nr_books && done < count; i++) {
 		len = scnprintf(line, sizeof(line), "%u:%u\n",
@@ -87,6 +97,7 @@ static ssize_t books_read(struct file *file, struct kobject *kobj,
 		}
 		pos += len;
 	}
+out:
 	rcu_read_unlock();
 	return done;
 }
@@ -102,7 +113,7 @@ static struct attribute *lfs_attrs[] = {
 	NULL,
 };
 
-static struct bin_attribute *lfs_bin_attrs[] = {
+static lfs_bin_attrs_const struct bin_attribute *lfs_bin_attrs[] = {
 	&bin_attr_books,
 	NULL,
 };
