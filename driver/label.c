@@ -67,7 +67,7 @@ static int lfs_label_read(struct block_device *bdev, struct lfs_label *out,
 	if (le32_to_cpu(out->version) != LFS_LABEL_VERSION ||
 	    le32_to_cpu(out->checksum) != lfs_label_sum(out)) {
 		NL_SET_ERR_MSG_FMT(extack,
-				   "the label of '%s' is damaged (version %u, bad checksum or unknown version); nothing was written",
+				   "the label of '%s' is damaged (bad checksum or version %u)",
 				   path, le32_to_cpu(out->version));
 		ret = -EMEDIUMTYPE;
 	}
@@ -76,28 +76,36 @@ out:
 	return ret;
 }
 
+/*
+ * Extack messages are cut at 80 characters on recent kernels: one
+ * difference per message, UUIDs by their first 8 hex digits.
+ */
 static int lfs_label_compare(struct lfs_fabric *f, const struct lfs_label *l,
 			     const u8 *fabric_uuid,
 			     struct netlink_ext_ack *extack)
 {
-	if (le32_to_cpu(l->ig) != f->ig ||
-	    le64_to_cpu(l->book_size) != f->book_size ||
-	    le64_to_cpu(l->offset) != f->offset) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"'%s' is labelled IG %u (book size %llu, offset %llu) but is being attached as IG %u (book size %llu, offset %llu); nothing was written",
-			f->path, le32_to_cpu(l->ig), le64_to_cpu(l->book_size),
-			le64_to_cpu(l->offset), f->ig, f->book_size, f->offset);
-		return -EMEDIUMTYPE;
-	}
-	if (fabric_uuid && memcmp(l->fabric_uuid, fabric_uuid, LFS_UUID_LEN)) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"'%s' is labelled for fabric %pUb, not this fabric %pUb; nothing was written",
-			f->path, l->fabric_uuid, fabric_uuid);
-		return -EMEDIUMTYPE;
-	}
-	return 0;
+	if (le32_to_cpu(l->ig) != f->ig)
+		NL_SET_ERR_MSG_FMT(extack, "'%s' is labelled IG %u, not IG %u",
+				   f->path, le32_to_cpu(l->ig), f->ig);
+	else if (le64_to_cpu(l->book_size) != f->book_size)
+		NL_SET_ERR_MSG_FMT(extack,
+				   "'%s' is labelled with book size %llu, not %llu",
+				   f->path, le64_to_cpu(l->book_size),
+				   f->book_size);
+	else if (le64_to_cpu(l->offset) != f->offset)
+		NL_SET_ERR_MSG_FMT(extack,
+				   "'%s' is labelled with offset %llu, not %llu",
+				   f->path, le64_to_cpu(l->offset), f->offset);
+	else if (fabric_uuid &&
+		 memcmp(l->fabric_uuid, fabric_uuid, LFS_UUID_LEN))
+		NL_SET_ERR_MSG_FMT(extack,
+				   "'%s' is labelled for fabric %4phN, not %4phN",
+				   f->path, l->fabric_uuid, fabric_uuid);
+	else
+		return 0;
+	pr_notice("not attaching %s: its label disagrees; nothing was written\n",
+		  f->path);
+	return -EMEDIUMTYPE;
 }
 
 /* At attach: a label must agree with the attach; required if asked for. */
@@ -114,10 +122,9 @@ int lfs_label_check(struct lfs_fabric *fabric, const u8 *fabric_uuid,
 	if (ret < 0)
 		return ret;
 	if (!ret && fabric_uuid) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"'%s' carries no label, and this attach asks for one of fabric %pUb (write it with lfsvol attach --init); nothing was written",
-			fabric->path, fabric_uuid);
+		NL_SET_ERR_MSG_FMT(extack,
+				   "'%s' carries no label (lfsvol attach --init writes it)",
+				   fabric->path);
 		return -EMEDIUMTYPE;
 	}
 	if (!ret)
@@ -160,10 +167,9 @@ static int lfs_label_write_bdev(struct block_device *bdev, const char *path,
 
 	ret = lfs_label_read(bdev, &old, path, extack);
 	if (ret > 0) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"'%s' is labelled already (IG %u of fabric %pUb); nothing was written",
-			path, le32_to_cpu(old.ig), old.fabric_uuid);
+		NL_SET_ERR_MSG_FMT(extack,
+				   "'%s' is labelled already (IG %u of fabric %4phN)",
+				   path, le32_to_cpu(old.ig), old.fabric_uuid);
 		return -EEXIST;
 	}
 	if (ret < 0)
@@ -196,10 +202,9 @@ int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
 	if (ret)
 		return ret;
 	if (offset < LFS_OFFSET_ALIGN) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"a label needs a data offset of at least 2 MiB before the first book (offset %llu)",
-			offset);
+		NL_SET_ERR_MSG_FMT(extack,
+				   "a label needs a data offset of 2 MiB or more, not %llu",
+				   offset);
 		return -EINVAL;
 	}
 	bdev = lfs_bdev_open(path, &lfs_zeroing, &file);

@@ -195,12 +195,12 @@ int lfs_lease_check(struct netlink_ext_ack *extack)
 {
 	if (!READ_ONCE(lfs_lease_ms)) {
 		NL_SET_ERR_MSG(extack,
-			       "this node holds no lease: the node agent renews it (is lfs-agent running?)");
+			       "this node holds no lease: is the node agent (lfs-agent) running?");
 		return -ENOLCK;
 	}
 	if (lfs_lease_expired()) {
 		NL_SET_ERR_MSG(extack,
-			       "this node's lease has expired: no leased shelf can be made until the agent renews it");
+			       "this node's lease expired: no leased shelf until the agent renews it");
 		return -ENOLCK;
 	}
 	return 0;

@@ -19,7 +19,7 @@ rawsum() { dd if="$1" bs=1M count=4 iflag=direct 2>/dev/null | sha256sum; }
 FAB=0123456789abcdef0123456789abcdef
 OTHER=fedcba9876543210fedcba9876543210
 t_like "$(nlraw label path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:0 \
-	fabric_uuid=hex:$FAB)" "error EINVAL: a label needs a data offset" "no label without a data offset"
+	fabric_uuid=hex:$FAB)" "error EINVAL: a label needs a data offset of 2 MiB or more, not 0" "no label without a data offset"
 sum0=$(rawsum /dev/pmem0)
 sum1=$(rawsum /dev/pmem1)
 t_is "$(nlraw label path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
@@ -27,14 +27,14 @@ t_is "$(nlraw label path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) off
 t_is "$(rawread /dev/pmem1 0 16)" "LFS fabric label" "the label is at byte 0 of the device"
 sum1=$(rawsum /dev/pmem1)
 t_like "$(nlraw label path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
-	fabric_uuid=hex:$FAB)" "error EEXIST: '/dev/pmem1' is labelled already \(IG 1 of fabric 01234567-89ab" \
+	fabric_uuid=hex:$FAB)" "error EEXIST: '/dev/pmem1' is labelled already \\(IG 1 of fabric 01234567\\)" \
 	"labelling twice is refused, naming the label"
 out=$(nlraw attach path=str:/dev/pmem1 ig=u32:0 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)))
-t_like "$out" "error EMEDIUMTYPE: '/dev/pmem1' is labelled IG 1 .* being attached as IG 0" \
+t_like "$out" "error EMEDIUMTYPE: '/dev/pmem1' is labelled IG 1, not IG 0" \
 	"attaching the labelled device as another IG is refused, naming both: $out"
 out=$(nlraw attach path=str:/dev/pmem1 ig=u32:1 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
 	fabric_uuid=hex:$OTHER)
-t_like "$out" "error EMEDIUMTYPE: .*labelled for fabric 01234567-.*not this fabric fedcba98" \
+t_like "$out" "error EMEDIUMTYPE: '/dev/pmem1' is labelled for fabric 01234567, not fedcba98" \
 	"attaching it for another fabric is refused: $out"
 out=$(nlraw attach path=str:/dev/pmem0 ig=u32:0 book_size=u64:$((32 << 20)) offset=u64:$((2 << 20)) \
 	fabric_uuid=hex:$FAB)
@@ -91,7 +91,7 @@ t_like "$(nlraw extend name=str:a books=books:0:3)" "error EIO: shelf 'a' is fen
 	"extend of a fenced shelf is refused"
 t_like "$(nlraw shrink name=str:a nr_books=u32:1)" "error EIO: shelf 'a' is fenced" "shrink too"
 out=$(nlraw create name=str:b books=books:0:3 leased=flag:)
-t_like "$out" "error ENOLCK: this node's lease has expired" "no leased shelf while the lease is expired: $out"
+t_like "$out" "error ENOLCK: this node's lease expired" "no leased shelf while the lease is expired: $out"
 t_is "$(nlraw remove name=str:a)" ok "a fenced shelf can be removed"
 t_is "$(rawread /dev/pmem0 $((2 << 20)) 8 | od -An -tu8 | tr -d ' ')" "$last" \
 	"the fabric holds the writer's last good counter ($last), nothing after it"
@@ -106,7 +106,7 @@ t_like "$(nlraw -p lease_get)" "lease_left=[1-9][0-9]+" "  the node's lease is u
 t_is "$(nlraw remove name=str:b)" ok "remove b"
 
 # --- zeroing one book at a time ---------------------------------------------
-t_is "$(nlraw detach ig=u32:0)" "error EBUSY: interleave group 0 (/dev/pmem0) holds 1 books of shelves; remove or shrink them first" \
+t_like "$(nlraw detach ig=u32:0)" "error EBUSY: interleave group 0 \\(/dev/pmem0\\) holds 1 books" \
 	"IG 0 stays attached (shelf free)"
 for b in 4 5; do
 	t_is "$(nlraw create name=str:d$b books=books:0:$b)" ok "shelf d$b on book 0:$b"
