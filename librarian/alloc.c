@@ -38,15 +38,15 @@ static int tier_of(const struct lib_config *c, int node, int gi)
 }
 
 /* Tiers a node-relative policy may use, in order of preference. */
-static int policy_tiers(enum lib_policy p, int tiers[4])
+static int policy_tiers(enum lfs_policy p, int tiers[4])
 {
 	static const int t[][5] = {
-		[POL_LOCAL_NODE] = { 1, 0 },
-		[POL_NEAREST] = { 4, 0, 1, 2, 3 },
-		[POL_NEAREST_REMOTE] = { 3, 1, 2, 3 },
-		[POL_NEAREST_ENC] = { 2, 0, 1 },
-		[POL_NEAREST_RACK] = { 3, 0, 1, 2 },
-		[POL_NONLOCAL_ENC] = { 2, 2, 3 },
+		[LFS_POL_LOCAL_NODE] = { 1, 0 },
+		[LFS_POL_NEAREST] = { 4, 0, 1, 2, 3 },
+		[LFS_POL_NEAREST_REMOTE] = { 3, 1, 2, 3 },
+		[LFS_POL_NEAREST_ENC] = { 2, 0, 1 },
+		[LFS_POL_NEAREST_RACK] = { 3, 0, 1, 2 },
+		[LFS_POL_NONLOCAL_ENC] = { 2, 2, 3 },
 	};
 
 	if ((size_t)p >= sizeof(t) / sizeof(t[0]) || !t[p][0])
@@ -105,7 +105,7 @@ static int load_candidates(struct lib_store *s, struct lib_shelf_ctx *sh, struct
 				cd[i].excluded = true;
 		free(pd);
 	}
-	if (sh->policy == POL_SPREAD && sh->nbooks) {
+	if (sh->policy == LFS_POL_SPREAD && sh->nbooks) {
 		st = lib_stmt(s, "SELECT id >> 32, count(*) FROM books WHERE shelf = ?1 GROUP BY 1");
 		if (!st)
 			return lib_sql_fail(s, e);
@@ -214,11 +214,11 @@ static int64_t plan_request_ig(struct lib_shelf_ctx *sh, struct cand *cd, const 
  * picks in one request continue from the last one, so a request touches few
  * index pages.
  */
-static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, int64_t *cursor,
+static int pick_book(struct lib_store *s, enum lfs_policy pol, uint32_t ig, int64_t *cursor,
 		     int64_t *id, bool *zeroed)
 {
 	int64_t lo = lib_book_id(ig, 0), hi = lib_book_id(ig, 0xffffffffU);
-	bool desc = pol == POL_LZA_DESCENDING;
+	bool desc = pol == LFS_POL_LZA_DESCENDING;
 	sqlite3_stmt *st;
 	int rc, pass;
 
@@ -267,8 +267,8 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 	if (ntiers && sh->node < 0)
 		return lib_fail(e, EINVAL,
 				"policy %s places books relative to the requesting node; an admin request must name one with \"node\"",
-				lib_policy_name(sh->policy));
-	if (sh->policy == POL_REQUEST_IG && !sh->nreq_igs)
+				lfs_policy_name(sh->policy));
+	if (sh->policy == LFS_POL_REQUEST_IG && !sh->nreq_igs)
 		return lib_fail(e, EINVAL,
 				"policy RequestIG needs the attribute lfs.igs (a list of IG numbers)");
 	cd = calloc(c->nigs, sizeof(*cd));
@@ -306,19 +306,19 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		for (int i = 0; i < ncd; i++)
 			cd[i].tier = 0;
 		qsort(cd, ncd, sizeof(*cd),
-		      sh->policy == POL_LZA_DESCENDING ? cmp_ig_desc : cmp_ig_asc);
+		      sh->policy == LFS_POL_LZA_DESCENDING ? cmp_ig_desc : cmp_ig_asc);
 	}
 	for (int i = 0; i < ncd; i++)
 		avail += cd[i].free;
 
 	switch (sh->policy) {
-	case POL_RANDOM_BOOKS:
+	case LFS_POL_RANDOM_BOOKS:
 		got = plan_random(s, cd, ncd, n, plan);
 		break;
-	case POL_SPREAD:
+	case LFS_POL_SPREAD:
 		got = plan_spread(cd, ncd, n, plan);
 		break;
-	case POL_REQUEST_IG:
+	case LFS_POL_REQUEST_IG:
 		map = malloc(sh->nreq_igs * sizeof(*map));
 		if (!map) {
 			r = lib_fail(e, ENOMEM, "out of memory");
@@ -349,7 +349,7 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 	if (got < n) {
 		r = lib_fail(e, ENOSPC,
 			     "cannot allocate %lld books with policy %s%s%s%s: only %lld free books are available to it",
-			     (long long)n, lib_policy_name(sh->policy),
+			     (long long)n, lfs_policy_name(sh->policy),
 			     sh->node >= 0 ? " for node " : "",
 			     sh->node >= 0 ? c->nodes[sh->node].name : "",
 			     sh->navoid ? " (with power-domain anti-affinity)" : "",
@@ -366,9 +366,9 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		const struct lib_ig *g = &c->igs[i];
 
 		/* where each IG's picks start: a random book for RandomBooks */
-		if (sh->policy == POL_RANDOM_BOOKS)
+		if (sh->policy == LFS_POL_RANDOM_BOOKS)
 			cursor[i] = lib_book_id(g->ig, lib_random(s) % g->books);
-		else if (sh->policy == POL_LZA_DESCENDING)
+		else if (sh->policy == LFS_POL_LZA_DESCENDING)
 			cursor[i] = lib_book_id(g->ig, g->books - 1);
 		else
 			cursor[i] = lib_book_id(g->ig, 0);

@@ -15,36 +15,6 @@
 
 #include "librarian.h"
 
-static const char *const policy_names[POL_COUNT] = {
-	[POL_RANDOM_BOOKS] = "RandomBooks",
-	[POL_LOCAL_NODE] = "LocalNode",
-	[POL_NEAREST] = "Nearest",
-	[POL_NEAREST_REMOTE] = "NearestRemote",
-	[POL_NEAREST_ENC] = "NearestEnc",
-	[POL_NEAREST_RACK] = "NearestRack",
-	[POL_NONLOCAL_ENC] = "NonLocal_Enc",
-	[POL_LZA_ASCENDING] = "LZAascending",
-	[POL_LZA_DESCENDING] = "LZAdescending",
-	[POL_REQUEST_IG] = "RequestIG",
-	[POL_SPREAD] = "Spread",
-};
-
-const char *lib_policy_name(enum lib_policy p)
-{
-	return p < POL_COUNT ? policy_names[p] : "?";
-}
-
-int lib_policy_parse(const char *s, enum lib_policy *p)
-{
-	for (int i = 0; i < POL_COUNT; i++) {
-		if (!strcmp(s, policy_names[i])) {
-			*p = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 int lib_fail(struct lib_err *e, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -56,54 +26,6 @@ int lib_fail(struct lib_err *e, int err, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -err;
-}
-
-int lib_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	if (!s || !*s || *s == '-' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'K':
-	case 'k':
-		shift = 10;
-		break;
-	case 'M':
-	case 'm':
-		shift = 20;
-		break;
-	case 'G':
-	case 'g':
-		shift = 30;
-		break;
-	case 'T':
-	case 't':
-		shift = 40;
-		break;
-	case 'P':
-	case 'p':
-		shift = 50;
-		break;
-	}
-	if (shift)
-		end++;
-	if (shift && !strcasecmp(end, "iB"))
-		end += 2;
-	else if (!strcasecmp(end, "B"))
-		end++;
-	if (*end)
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = (uint64_t)v << shift;
-	return 0;
 }
 
 struct cfg_parse {
@@ -225,30 +147,33 @@ static int get_size(struct cfg_parse *p, const config_setting_t *s, const char *
 	}
 	if (t == CONFIG_TYPE_STRING) {
 		const char *v = config_setting_get_string(s);
+		struct lfs_size sz;
+		char msg[300];
 
-		if (lib_parse_size(v, out) < 0 || !*out)
-			return cfail(p, s, "%s '%s' is not a size (e.g. 8G, 2M, 1T)", what, v);
+		if (lfs_size_parse(v, LFS_SIZE_BARE, &sz, msg, sizeof(msg)) < 0)
+			return cfail(p, s, "%s '%s' is not a size: %s", what, v, msg);
+		*out = sz.value;
 		return 0;
 	}
 	return cfail(p, s, "%s must be a size such as \"8G\"", what);
 }
 
+/*
+ * Node names follow the shared rule (they are PSK identities and appear in
+ * every component); the admin's name, racks and enclosures follow it too.
+ */
 static int check_name(struct cfg_parse *p, const config_setting_t *s, const char *what,
 		      const char *v)
 {
-	size_t n = strlen(v);
+	char msg[300];
+	const char *rest = msg;
 
-	if (n == 0 || n > LIB_NODE_NAME_MAX)
-		return cfail(p, s, "%s '%s' must be 1-%d characters", what, v, LIB_NODE_NAME_MAX);
-	for (size_t i = 0; i < n; i++) {
-		char c = v[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
-			return cfail(p, s, "%s '%s' may contain only letters, digits, '-', '_' and '.'",
-				     what, v);
-	}
-	return 0;
+	if (!lfs_rule_node_name(v, msg, sizeof(msg)))
+		return 0;
+	/* the rule's message starts "node name": say which name it is */
+	if (!strncmp(msg, "node name", 9))
+		rest = msg + 9;
+	return cfail(p, s, "%s%s", what, rest);
 }
 
 static int add_str(char ***arr, int *n, const char *v)
@@ -380,10 +305,11 @@ static int add_ig(struct cfg_parse *p, const config_setting_t *s, int node, long
 	struct lib_config *c = p->cfg;
 	struct lib_node *n = &c->nodes[node];
 	struct lib_ig *ni;
+	char msg[200];
 	int *nl;
 
-	if (ig < 0 || ig >= LIB_MAX_IGS)
-		return cfail(p, s, "IG number %lld is out of range [0, %d]", ig, LIB_MAX_IGS - 1);
+	if (lfs_rule_ig(ig, "IG", msg, sizeof(msg)) < 0)
+		return cfail(p, s, "%s", msg);
 	if (lib_config_find_ig(c, ig) >= 0)
 		return cfail(p, s, "IG %lld is defined twice (second time on node '%s')", ig,
 			     n->name);
@@ -473,7 +399,7 @@ static int parse_node(struct cfg_parse *p, const config_setting_t *s, int rack, 
 		if (config_setting_type(m) != CONFIG_TYPE_GROUP)
 			return cfail(p, m, "a memory module must be a group { ig = N; books = N; }");
 		if ((r = check_known(p, m, kig)) < 0 ||
-		    (r = get_int(p, m, "ig", 0, LIB_MAX_IGS - 1, &ig, false)) < 0 ||
+		    (r = get_int(p, m, "ig", LLONG_MIN, LLONG_MAX, &ig, false)) < 0 ||
 		    (r = ig_books(p, m, &books)) < 0 ||
 		    (r = add_ig(p, m, node, ig, books)) < 0)
 			return r;
@@ -651,12 +577,13 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 	}
 	s = config_setting_get_member(g, "book_size");
 	if (s) {
+		char msg[200];
+
 		r = get_size(p, s, "book_size", &c->book_size);
 		if (r < 0)
 			return r;
-		if (c->book_size < (2ULL << 20) || (c->book_size & (c->book_size - 1)))
-			return cfail(p, s, "book_size %llu must be a power of two of at least 2M",
-				     (unsigned long long)c->book_size);
+		if (lfs_rule_book_size(c->book_size, msg, sizeof(msg)) < 0)
+			return cfail(p, s, "%s", msg);
 	}
 	n = c->heartbeat_interval;
 	if ((r = get_int(p, g, "heartbeat_interval", 1, 3600, &n, false)) < 0)
@@ -696,8 +623,8 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 	v = NULL;
 	if ((r = get_string(p, g, "default_policy", &v, false)) < 0)
 		return r;
-	if (v && (lib_policy_parse(v, &c->default_policy) < 0 ||
-		  c->default_policy == POL_REQUEST_IG))
+	if (v && (lfs_policy_parse(v, &c->default_policy) < 0 ||
+		  c->default_policy == LFS_POL_REQUEST_IG))
 		return cfail(p, config_setting_get_member(g, "default_policy"),
 			     "default_policy '%s' is not a policy usable as default (see librarian.conf(5))",
 			     v);
@@ -769,7 +696,7 @@ int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e
 	c->book_size = 8ULL << 30;
 	c->heartbeat_interval = 5;
 	c->lease_time = 30;
-	c->default_policy = POL_RANDOM_BOOKS;
+	c->default_policy = LFS_POL_RANDOM_BOOKS;
 	c->max_connections = 1024;
 	c->max_message = LFS_MAX_MESSAGE_DEFAULT;
 	c->idle_timeout = 900;
@@ -874,9 +801,9 @@ int lib_config_find_node(const struct lib_config *c, const char *name)
 	return -1;
 }
 
-int lib_config_find_ig(const struct lib_config *c, uint32_t ig)
+int lib_config_find_ig(const struct lib_config *c, int64_t ig)
 {
-	if (ig >= LIB_MAX_IGS)
+	if (ig < 0 || ig >= LIB_MAX_IGS)
 		return -1;
 	return c->ig_index[ig] - 1;
 }

@@ -15,12 +15,17 @@
 #include <sqlite3.h>
 
 #include "lfs_librarian.h"
+#include "lfs_rules.h"
 
-#define LIB_NAME_MAX 128	/* shelf names, attribute keys */
-#define LIB_NODE_NAME_MAX 64
+/*
+ * Shelf names and the other rules shared with the kernel are lfs_rules.h's.
+ * Librarians before those rules took shelf names of up to 128 characters:
+ * a catalogue may still hold such shelves, so lookups accept that length.
+ */
+#define LIB_OLD_NAME_MAX 128
 #define LIB_ATTR_VALUE_MAX 4096
 #define LIB_ATTRS_PER_SHELF 64
-#define LIB_MAX_IGS 65536
+#define LIB_MAX_IGS (LFS_IG_MAX + 1)
 #define LIB_MAX_NODES 16384
 #define LIB_MAX_IG_BOOKS (1ULL << 32)
 #define LIB_MAX_LISTEN 16
@@ -34,21 +39,6 @@ enum lib_book_state {
 	BOOK_INUSE = 1,
 	BOOK_ZOMBIE = 2,
 	BOOK_OFFLINE = 3,
-};
-
-enum lib_policy {
-	POL_RANDOM_BOOKS,
-	POL_LOCAL_NODE,
-	POL_NEAREST,
-	POL_NEAREST_REMOTE,
-	POL_NEAREST_ENC,
-	POL_NEAREST_RACK,
-	POL_NONLOCAL_ENC,
-	POL_LZA_ASCENDING,
-	POL_LZA_DESCENDING,
-	POL_REQUEST_IG,
-	POL_SPREAD,
-	POL_COUNT,
 };
 
 struct lib_err {
@@ -89,7 +79,7 @@ struct lib_config {
 	uint64_t book_size;
 	int heartbeat_interval;	/* seconds, advised to nodes */
 	int lease_time;		/* seconds without heartbeat before takeover */
-	enum lib_policy default_policy;
+	enum lfs_policy default_policy;
 	int max_connections;
 	size_t max_message;
 	int idle_timeout;
@@ -118,12 +108,9 @@ struct lib_config {
 int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e);
 void lib_config_free(struct lib_config *cfg);
 int lib_config_find_node(const struct lib_config *cfg, const char *name);
-int lib_config_find_ig(const struct lib_config *cfg, uint32_t ig);
-int lib_parse_size(const char *s, uint64_t *out);
+int lib_config_find_ig(const struct lib_config *cfg, int64_t ig);
 int lib_read_key(const char *path, uint8_t *key, size_t *len, char *msg, size_t msglen);
 
-const char *lib_policy_name(enum lib_policy p);
-int lib_policy_parse(const char *s, enum lib_policy *p);
 
 /* Store. */
 #define LIB_STMT_CACHE 96
@@ -181,7 +168,7 @@ static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)
 struct lib_shelf_ctx {
 	int64_t shelf_id;
 	int64_t nbooks;		/* current size */
-	enum lib_policy policy;
+	enum lfs_policy policy;
 	uint32_t *req_igs;	/* RequestIG list */
 	int nreq_igs;
 	int64_t *avoid;		/* shelf ids for power-domain anti-affinity */
@@ -195,7 +182,7 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n,
 
 /* Requests. */
 struct lib_identity {
-	char name[LIB_NODE_NAME_MAX + 1];
+	char name[LFS_NODE_NAME_MAX + 1];
 	int node;		/* index into cfg->nodes, -1 for admin */
 	bool admin;
 	bool tls;		/* identity fixed by the TLS handshake */

@@ -32,7 +32,7 @@ struct req {
 
 struct shelf {
 	int64_t id;
-	char name[LIB_NAME_MAX + 1];
+	char name[LIB_OLD_NAME_MAX + 1];
 	int64_t books;
 	int64_t gen;
 };
@@ -144,45 +144,47 @@ static int arg_bool(struct req *rq, const char *key, bool *out)
 	return 0;
 }
 
-static int check_shelf_name(struct req *rq, const char *what, const char *v)
+/* A new shelf's name (create, rename): the rule the kernel applies (lfs_rules.h). */
+static int check_new_name(struct req *rq, const char *prefix, const char *v)
+{
+	char msg[300];
+	int r = lfs_rule_shelf_name(v, msg, sizeof(msg));
+
+	return r < 0 ? FAIL(rq, -r, "%s%s", prefix, msg) : 0;
+}
+
+/*
+ * The name of an existing shelf (get, destroy, rename's old name, activate,
+ * attributes ...). A catalogue may hold shelves named under the librarian's
+ * old rule (up to 128 characters, '+'): they must still be found, shown,
+ * renamed to a valid name and destroyed. So a lookup refuses only what no
+ * shelf can be named: empty, longer than that, or not printable.
+ */
+static int check_lookup_name(struct req *rq, const char *v)
 {
 	size_t n = strlen(v);
 	char b[200];
 
-	if (n == 0 || n > LIB_NAME_MAX)
-		return FAIL(rq, n ? ENAMETOOLONG : EINVAL, "%s '%s' must be 1-%d characters",
-			    what, shown(v, b, sizeof(b)), LIB_NAME_MAX);
-	if (v[0] == '.' || v[0] == '-')
-		return FAIL(rq, EINVAL, "%s '%s' must not start with '.' or '-'", what,
-			    shown(v, b, sizeof(b)));
-	for (size_t i = 0; i < n; i++) {
-		char ch = v[i];
-
-		if (!(isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.' || ch == '+'))
+	if (!n)
+		return FAIL(rq, EINVAL, "shelf name '' is empty");
+	if (n > LIB_OLD_NAME_MAX)
+		return FAIL(rq, ENAMETOOLONG,
+			    "shelf name '%s' is %zu characters long: no shelf has a name longer than %d",
+			    shown(v, b, sizeof(b)), n, LIB_OLD_NAME_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!isprint((unsigned char)v[i]))
 			return FAIL(rq, EINVAL,
-				    "%s '%s' may contain only letters, digits, '.', '_', '+' and '-'",
-				    what, shown(v, b, sizeof(b)));
-	}
+				    "shelf name '%s' has a character that is not printable: no shelf has one",
+				    shown(v, b, sizeof(b)));
 	return 0;
 }
 
 static int check_attr_key(struct req *rq, const char *k)
 {
-	size_t n = strlen(k);
-	char b[200];
+	char msg[300];
+	int r = lfs_rule_attr_key(k, msg, sizeof(msg));
 
-	if (n == 0 || n > LIB_NAME_MAX)
-		return FAIL(rq, EINVAL, "attribute key '%s' must be 1-%d characters",
-			    shown(k, b, sizeof(b)), LIB_NAME_MAX);
-	for (size_t i = 0; i < n; i++) {
-		char ch = k[i];
-
-		if (!(isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.'))
-			return FAIL(rq, EINVAL,
-				    "attribute key '%s' may contain only letters, digits, '.', '_' and '-'",
-				    shown(k, b, sizeof(b)));
-	}
-	return 0;
+	return r < 0 ? FAIL(rq, -r, "%s", msg) : 0;
 }
 
 /* The node an operation acts for: the caller, or for the admin "node": NAME. */
@@ -242,7 +244,7 @@ static int shelf_arg(struct req *rq, struct shelf *sh)
 	const char *name;
 	int r = arg_str(rq, "name", true, &name);
 
-	if (r < 0)
+	if (r < 0 || (r = check_lookup_name(rq, name)) < 0)
 		return r;
 	return shelf_find(rq, name, sh);
 }
@@ -358,7 +360,7 @@ static json_t *shelf_summary(struct req *rq, int64_t id)
 			"books", (json_int_t)sqlite3_column_int64(st, 5),
 			"size", (json_int_t)(sqlite3_column_int64(st, 5) * (int64_t)rq->c->book_size),
 			"gen", (json_int_t)sqlite3_column_int64(st, 6),
-			"policy", pol ? pol : lib_policy_name(rq->c->default_policy));
+			"policy", pol ? pol : lfs_policy_name(rq->c->default_policy));
 	}
 	sqlite3_reset(st);
 	if (o)
@@ -407,7 +409,7 @@ static int other_activations(struct req *rq, int64_t shelf, const char *node, bo
 /* Shelf changes (resize, rename, destroy) need no activation by another node. */
 static int require_unshared(struct req *rq, struct shelf *sh, const char *what)
 {
-	char holder[LIB_NODE_NAME_MAX + 1], mode[8];
+	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
 	const char *me = rq->who->node >= 0 ? rq->who->name : NULL;
 	int n = other_activations(rq, sh->id, me, false, holder, sizeof(holder), mode, sizeof(mode));
 
@@ -464,11 +466,15 @@ static int parse_ig_list(struct req *rq, json_t *v, uint32_t **out, int *n)
 	if (!*out)
 		return FAIL(rq, ENOMEM, "out of memory");
 	json_array_foreach(v, i, el) {
-		if (!json_is_integer(el) || json_integer_value(el) < 0 ||
+		char msg[200] = "";
+
+		/* checked as a whole number: 2^32 must not wrap to IG 0 */
+		if (!json_is_integer(el) ||
+		    lfs_rule_ig(json_integer_value(el), "IG", msg, sizeof(msg)) < 0 ||
 		    lib_config_find_ig(rq->c, json_integer_value(el)) < 0) {
 			char *t = json_dumps(el, JSON_ENCODE_ANY);
-			int r = FAIL(rq, EINVAL, "lfs.igs: %s is not an IG of the fabric",
-				     t ? shown(t, b, sizeof(b)) : "?");
+			int r = FAIL(rq, EINVAL, "lfs.igs: %s is not an IG of the fabric%s%s",
+				     t ? shown(t, b, sizeof(b)) : "?", msg[0] ? ": " : "", msg);
 
 			free(t);
 			free(*out);
@@ -492,6 +498,26 @@ static char *ig_list_text(const uint32_t *igs, int n)
 	for (int i = 0; i < n; i++)
 		off += snprintf(t + off, len - off, "%s%u", i ? "," : "", igs[i]);
 	return t;
+}
+
+/*
+ * An anti-affinity partner: a name a new shelf may have, or the name of an
+ * existing shelf (which may be named under the old rule, see
+ * check_lookup_name). A partner that does not exist yet constrains nothing.
+ */
+static int check_partner_name(struct req *rq, const char *v)
+{
+	struct shelf o;
+	char msg[300];
+	int r = lfs_rule_shelf_name(v, msg, sizeof(msg));
+
+	if (r == 0)
+		return 0;
+	if (!strchr(v, ',') && strlen(v) <= LIB_OLD_NAME_MAX && shelf_find(rq, v, &o) == 0)
+		return 0;
+	if (rq->err.err && rq->err.err != ENOENT)
+		return -rq->err.err;
+	return FAIL(rq, -r, "lfs.anti_affinity: %s", msg);
 }
 
 /* lfs.anti_affinity: shelf names, as a JSON array or "a,b". Stored as "a,b". */
@@ -522,7 +548,7 @@ static int parse_avoid(struct req *rq, json_t *v, char **text)
 			r = FAIL(rq, EINVAL, "lfs.anti_affinity must be a list of shelf names");
 			goto out;
 		}
-		r = check_shelf_name(rq, "lfs.anti_affinity shelf name", json_string_value(el));
+		r = check_partner_name(rq, json_string_value(el));
 		if (r < 0)
 			goto out;
 		len += strlen(json_string_value(el)) + 1;
@@ -558,10 +584,21 @@ static int attr_write(struct req *rq, int64_t shelf, const char *key, const char
 	return 0;
 }
 
+/* "RandomBooks, LocalNode, ...": the names of lfs_rules.h, for messages. */
+static const char *policy_list(char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < LFS_POL_COUNT && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%s", i ? ", " : "", lfs_policy_name(i));
+	return buf;
+}
+
 /* Validate and store one attribute; lfs.* keys are the system's. */
 static int attr_set_checked(struct req *rq, int64_t shelf, const char *key, json_t *v)
 {
-	char b[200];
+	char b[200], list[300];
 	char *txt = NULL;
 	int r;
 
@@ -571,12 +608,12 @@ static int attr_set_checked(struct req *rq, int64_t shelf, const char *key, json
 	if (!strcmp(key, "lfs.allocation"))
 		return FAIL(rq, EPERM, "attribute 'lfs.allocation' is read-only");
 	if (!strcmp(key, "lfs.policy")) {
-		enum lib_policy p;
+		enum lfs_policy p;
 
-		if (!json_is_string(v) || lib_policy_parse(json_string_value(v), &p) < 0)
-			return FAIL(rq, EINVAL,
-				    "unknown policy '%s' (RandomBooks, LocalNode, Nearest, NearestRemote, NearestEnc, NearestRack, NonLocal_Enc, LZAascending, LZAdescending, RequestIG, Spread)",
-				    json_is_string(v) ? shown(json_string_value(v), b, sizeof(b)) : "?");
+		if (!json_is_string(v) || lfs_policy_parse(json_string_value(v), &p) < 0)
+			return FAIL(rq, EINVAL, "unknown policy '%s' (%s)",
+				    json_is_string(v) ? shown(json_string_value(v), b, sizeof(b)) : "?",
+				    policy_list(list, sizeof(list)));
 		return attr_write(rq, shelf, key, json_string_value(v));
 	}
 	if (!strcmp(key, "lfs.igs")) {
@@ -642,7 +679,7 @@ static int shelf_ctx(struct req *rq, struct shelf *sh, int node, struct lib_shel
 	x->node = node;
 	x->policy = rq->c->default_policy;
 	v = attr_get(rq, sh->id, "lfs.policy", buf, sizeof(buf));
-	if (v && lib_policy_parse(v, &x->policy) < 0)
+	if (v && lfs_policy_parse(v, &x->policy) < 0)
 		return FAIL(rq, EINVAL, "shelf '%s' has an unknown policy '%s'", sh->name, v);
 	v = attr_get(rq, sh->id, "lfs.igs", buf, sizeof(buf));
 	if (v) {
@@ -921,7 +958,7 @@ static int op_shelf_create(struct req *rq)
 	int node, r;
 
 	if ((r = check_args(rq, a)) < 0 || (r = arg_str(rq, "name", true, &name)) < 0 ||
-	    (r = check_shelf_name(rq, "shelf name", name)) < 0 ||
+	    (r = check_new_name(rq, "", name)) < 0 ||
 	    (r = arg_int(rq, "books", 0, max_books(rq->c), false, &books)) < 0 ||
 	    (r = arg_str(rq, "activate", false, &act)) < 0)
 		return r;
@@ -967,7 +1004,7 @@ static int op_shelf_create(struct req *rq)
 	if (v)
 		r = attr_set_checked(rq, sh.id, "lfs.policy", v);
 	else
-		r = attr_write(rq, sh.id, "lfs.policy", lib_policy_name(rq->c->default_policy));
+		r = attr_write(rq, sh.id, "lfs.policy", lfs_policy_name(rq->c->default_policy));
 	if (r < 0)
 		return r;
 	if ((v = json_object_get(rq->args, "igs")) &&
@@ -1024,7 +1061,7 @@ static int op_shelf_destroy(struct req *rq)
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "\"force\" needs the admin identity");
 	if (!force) {
-		char holder[LIB_NODE_NAME_MAX + 1], mode[8];
+		char holder[LFS_NODE_NAME_MAX + 1], mode[8];
 		int n = other_activations(rq, sh.id, NULL, false, holder, sizeof(holder), mode,
 					  sizeof(mode));
 
@@ -1103,7 +1140,7 @@ static int op_shelf_rename(struct req *rq)
 
 	if ((r = check_args(rq, a)) < 0 || (r = shelf_arg(rq, &sh)) < 0 ||
 	    (r = arg_str(rq, "new_name", true, &nn)) < 0 ||
-	    (r = check_shelf_name(rq, "new shelf name", nn)) < 0 ||
+	    (r = check_new_name(rq, "new_name: ", nn)) < 0 ||
 	    (r = require_unshared(rq, &sh, "rename")) < 0)
 		return r;
 	if (shelf_find(rq, nn, &o) == 0)
@@ -1178,7 +1215,7 @@ static int op_shelf_list(struct req *rq)
 			"books", (json_int_t)sqlite3_column_int64(st, 5),
 			"size", (json_int_t)(sqlite3_column_int64(st, 5) * (int64_t)rq->c->book_size),
 			"gen", (json_int_t)sqlite3_column_int64(st, 6),
-			"policy", pol ? pol : lib_policy_name(rq->c->default_policy),
+			"policy", pol ? pol : lfs_policy_name(rq->c->default_policy),
 			"activations", aa));
 	}
 	sqlite3_reset(st);
@@ -1243,6 +1280,8 @@ static int op_shelf_get(struct req *rq)
 		snprintf(sh.name, sizeof(sh.name), "%s", (const char *)sqlite3_column_text(st, 0));
 		sqlite3_reset(st);
 		name = sh.name;
+	} else if ((r = check_lookup_name(rq, name)) < 0) {
+		return r;
 	}
 	r = shelf_find(rq, name, &sh);
 	if (r < 0)
@@ -1272,7 +1311,7 @@ static int op_attr_get(struct req *rq)
 	}
 	v = attr_get(rq, sh.id, key, buf, sizeof(buf));
 	if (!v && !strcmp(key, "lfs.policy"))
-		v = lib_policy_name(rq->c->default_policy);
+		v = lfs_policy_name(rq->c->default_policy);
 	if (!v)
 		return FAIL(rq, ENODATA, "shelf '%s' has no attribute '%s'", sh.name,
 			    shown(key, b, sizeof(b)));
@@ -1375,7 +1414,7 @@ static int op_activate(struct req *rq)
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "forced takeover needs the admin identity");
 	for (;;) {
-		char holder[LIB_NODE_NAME_MAX + 1], hmode[8];
+		char holder[LFS_NODE_NAME_MAX + 1], hmode[8];
 		int64_t ago;
 		int n = other_activations(rq, sh.id, rq->c->nodes[node].name, !strcmp(mode, "ro"),
 					  holder, sizeof(holder), hmode, sizeof(hmode));
@@ -1431,7 +1470,7 @@ static int op_deactivate(struct req *rq)
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return lib_sql_fail(rq->s, &rq->err);
 	if (!sqlite3_changes(rq->s->db)) {
-		char holder[LIB_NODE_NAME_MAX + 1] = "", hmode[8];
+		char holder[LFS_NODE_NAME_MAX + 1] = "", hmode[8];
 		int n = other_activations(rq, sh.id, rq->c->nodes[node].name, false, holder,
 					  sizeof(holder), hmode, sizeof(hmode));
 
@@ -1536,6 +1575,36 @@ static int op_zombie_list(struct req *rq)
 	return 0;
 }
 
+/*
+ * books[i] of a request: an [ig, book] pair of the fabric (the IG checked as
+ * a whole number: 2^32 is not IG 0), in one of the caller's IGs unless the
+ * caller is the admin. *k is the IG's index in the configuration.
+ */
+static int book_ref(struct req *rq, size_t i, json_t *el, int64_t *id, int *k)
+{
+	const struct lib_config *c = rq->c;
+	json_int_t ig, idx;
+	char msg[200] = "";
+
+	if (json_unpack(el, "[II!]", &ig, &idx) || lfs_rule_ig(ig, "IG", msg, sizeof(msg)) < 0 ||
+	    idx < 0 || idx > 0xffffffffLL || (*k = lib_config_find_ig(c, ig)) < 0 ||
+	    (uint64_t)idx >= c->igs[*k].books) {
+		char *t = json_dumps(el, JSON_ENCODE_ANY | JSON_COMPACT);
+		char b[100];
+		int r = FAIL(rq, EINVAL, "books[%zu] = %s is not a book of the fabric ([ig, book])%s%s",
+			     i, t ? shown(t, b, sizeof(b)) : "?", msg[0] ? ": " : "", msg);
+
+		free(t);
+		return r;
+	}
+	if (!rq->who->admin && c->igs[*k].node != rq->who->node)
+		return FAIL(rq, EPERM, "book [%lld, %lld] is in IG %lld of node '%s', not of node '%s'",
+			    (long long)ig, (long long)idx, (long long)ig,
+			    c->nodes[c->igs[*k].node].name, rq->who->name);
+	*id = lib_book_id(ig, idx);
+	return 0;
+}
+
 static int op_zombie_zeroed(struct req *rq)
 {
 	static const char *const a[] = { "books", NULL };
@@ -1554,26 +1623,13 @@ static int op_zombie_zeroed(struct req *rq)
 	if (!add)
 		return FAIL(rq, ENOMEM, "out of memory");
 	json_array_foreach(books, i, el) {
-		json_int_t ig, idx;
 		sqlite3_stmt *st;
+		int64_t id;
 		int k, rc;
 
-		if (json_unpack(el, "[II!]", &ig, &idx) || ig < 0 || idx < 0 || idx > 0xffffffffLL ||
-		    (k = lib_config_find_ig(c, ig)) < 0 || (uint64_t)idx >= c->igs[k].books) {
-			char *t = json_dumps(el, JSON_ENCODE_ANY | JSON_COMPACT);
-			char b[100];
-
-			r = FAIL(rq, EINVAL, "books[%zu] = %s is not a book of the fabric ([ig, book])", i,
-				 t ? shown(t, b, sizeof(b)) : "?");
-			free(t);
+		r = book_ref(rq, i, el, &id, &k);
+		if (r < 0)
 			goto out;
-		}
-		if (!rq->who->admin && c->igs[k].node != rq->who->node) {
-			r = FAIL(rq, EPERM, "book [%lld, %lld] is in IG %lld of node '%s', not of node '%s'",
-				 (long long)ig, (long long)idx, (long long)ig,
-				 c->nodes[c->igs[k].node].name, rq->who->name);
-			goto out;
-		}
 		/*
 		 * Known zero from now on, while it stays FREE or is allocated.
 		 * A book that goes OFFLINE does not keep the flag: going back
@@ -1583,14 +1639,14 @@ static int op_zombie_zeroed(struct req *rq)
 			      " WHERE id = ?1 AND state = 2");
 		if (!st)
 			goto sqlfail;
-		sqlite3_bind_int64(st, 1, lib_book_id(ig, idx));
+		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, rq->s->node_offline[c->igs[k].node] ? BOOK_OFFLINE : BOOK_FREE);
 		rc = sqlite3_step(st);
 		if (rc != SQLITE_DONE)
 			goto sqlfail;
 		if (!sqlite3_changes(rq->s->db)) {
 			r = FAIL(rq, EINVAL, "book [%lld, %lld] is not waiting to be zeroed (not ZOMBIE)",
-				 (long long)ig, (long long)idx);
+				 (long long)(id >> 32), (long long)(id & 0xffffffff));
 			goto out;
 		}
 		if (!rq->s->node_offline[c->igs[k].node])
@@ -1728,13 +1784,15 @@ static int op_free_unknown(struct req *rq)
 	    (r = acting_node(rq, true, &node)) < 0)
 		return r;
 	if (after) {
-		if (json_unpack(after, "[II!]", &aig, &abook) || aig < 0 || aig >= LIB_MAX_IGS ||
-		    abook < 0 || abook > 0xffffffffLL) {
+		char msg[200] = "";
+
+		if (json_unpack(after, "[II!]", &aig, &abook) ||
+		    lfs_rule_ig(aig, "IG", msg, sizeof(msg)) < 0 || abook < 0 || abook > 0xffffffffLL) {
 			char *t = json_dumps(after, JSON_ENCODE_ANY | JSON_COMPACT);
 			char b[100];
 
-			r = FAIL(rq, EINVAL, "argument 'after' = %s must be an [ig, book] pair",
-				 t ? shown(t, b, sizeof(b)) : "?");
+			r = FAIL(rq, EINVAL, "argument 'after' = %s must be an [ig, book] pair%s%s",
+				 t ? shown(t, b, sizeof(b)) : "?", msg[0] ? ": " : "", msg);
 			free(t);
 			return r;
 		}
@@ -1787,7 +1845,6 @@ static int op_free_unknown(struct req *rq)
 static int op_free_checked(struct req *rq)
 {
 	static const char *const a[] = { "books", "token", NULL };
-	const struct lib_config *c = rq->c;
 	json_t *books = json_object_get(rq->args, "books"), *el;
 	unsigned long long inst, seen;
 	int64_t marked = 0, skipped = 0;
@@ -1808,30 +1865,18 @@ static int op_free_checked(struct req *rq)
 		return FAIL(rq, EINVAL, "argument 'books' must be a list of at most %d [ig, book] pairs",
 			    LIB_BOOKS_LIMIT);
 	json_array_foreach(books, i, el) {
-		json_int_t ig, idx;
+		int64_t id;
 		int k;
 
-		if (json_unpack(el, "[II!]", &ig, &idx) || ig < 0 || idx < 0 || idx > 0xffffffffLL ||
-		    (k = lib_config_find_ig(c, ig)) < 0 || (uint64_t)idx >= c->igs[k].books) {
-			char *t = json_dumps(el, JSON_ENCODE_ANY | JSON_COMPACT);
-
-			r = FAIL(rq, EINVAL, "books[%zu] = %s is not a book of the fabric ([ig, book])", i,
-				 t ? shown(t, b, sizeof(b)) : "?");
-			free(t);
+		if ((r = book_ref(rq, i, el, &id, &k)) < 0)
 			return r;
-		}
-		if (!rq->who->admin && c->igs[k].node != rq->who->node)
-			return FAIL(rq, EPERM, "book [%lld, %lld] is in IG %lld of node '%s', not of node '%s'",
-				    (long long)ig, (long long)idx, (long long)ig,
-				    c->nodes[c->igs[k].node].name, rq->who->name);
 	}
 	json_array_foreach(books, i, el) {
-		json_int_t ig, idx;
 		sqlite3_stmt *st;
+		int64_t id;
 		int k;
 
-		json_unpack(el, "[II!]", &ig, &idx);
-		k = lib_config_find_ig(c, ig);
+		book_ref(rq, i, el, &id, &k);
 		if (inst != rq->s->instance || rq->s->ig_changed[k] > seen) {
 			skipped++;
 			continue;
@@ -1839,7 +1884,7 @@ static int op_free_checked(struct req *rq)
 		st = lib_stmt(rq->s, "UPDATE books SET zeroed = 1 WHERE id = ?1 AND state = 0 AND zeroed = 0");
 		if (!st)
 			return lib_sql_fail(rq->s, &rq->err);
-		sqlite3_bind_int64(st, 1, lib_book_id(ig, idx));
+		sqlite3_bind_int64(st, 1, id);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			return lib_sql_fail(rq->s, &rq->err);
 		if (sqlite3_changes(rq->s->db))
