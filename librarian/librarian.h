@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Internal interfaces of the librarian daemon: configuration/geometry,
- * the SQLite store, allocation policies and the request dispatcher.
+ * Internal interfaces of the librarian daemon: configuration and geometry,
+ * allocation policies and the request dispatcher. The catalogue's interface
+ * is store.h, the operations' ops.h.
  * Library-style code returns negative errno and fills a struct lib_err with
  * a message naming the offending value; only the top level logs.
  */
@@ -12,7 +13,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
@@ -33,7 +33,7 @@
 #define LIB_LIST_LIMIT 10000
 #define LIB_BOOKS_LIMIT 65536
 
-/* Book states as stored in the database. */
+/* Book states as stored in the database; statements name them (store.h). */
 enum lib_book_state {
 	BOOK_FREE = 0,
 	BOOK_INUSE = 1,
@@ -109,62 +109,15 @@ int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e
 void lib_config_free(struct lib_config *cfg);
 int lib_config_find_node(const struct lib_config *cfg, const char *name);
 int lib_config_find_ig(const struct lib_config *cfg, int64_t ig);
-int lib_read_key(const char *path, uint8_t *key, size_t *len, char *msg, size_t msglen);
-
-
-/* Store. */
-#define LIB_STMT_CACHE 96
-#define LIB_SCHEMA_VERSION 2	/* PRAGMA user_version of the catalogue */
-
-struct lib_store {
-	sqlite3 *db;
-	const struct lib_config *cfg;
-	const char *sql[LIB_STMT_CACHE];
-	sqlite3_stmt *st[LIB_STMT_CACHE];
-	int nst;
-	uint64_t rand_state;
-	char *node_offline;	/* per config node: 1 if offline */
-	int upgraded_from;	/* schema version migrated from at open, 0 if none */
-	struct lib_ckpt *ckpt;	/* background checkpoints, daemon only */
-	/*
-	 * Tokens of free.unknown / free.checked (ops.c): every event that can
-	 * change what a FREE book holds (a book of its IG allocated, its node
-	 * going offline or online) stamps the IG with ++changes. A token is
-	 * "instance-changes" at listing time; a report with it marks a book
-	 * only if its IG has no later stamp. instance is random per process,
-	 * so tokens do not survive a restart.
-	 */
-	uint64_t instance;
-	uint64_t changes;
-	uint64_t *ig_changed;	/* per config IG */
-};
-
-int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
-		   struct lib_store **out, struct lib_err *e);
-void lib_store_close(struct lib_store *s);
-int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e);
-int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
-int lib_store_check(sqlite3 *db, FILE *report);
-int lib_store_forget_zeroed(sqlite3 *db);
-int lib_store_begin(struct lib_store *s);
-int lib_store_commit(struct lib_store *s);
-void lib_store_rollback(struct lib_store *s);
-int lib_sql_fail(struct lib_store *s, struct lib_err *e);
-sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql);
-uint64_t lib_random(struct lib_store *s);
-void lib_store_ig_changed(struct lib_store *s, int k);
 
 /* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
 #define LIB_WAL_VFS "lfs-wal"
 const char *lib_wal_vfs(void);
 void lib_wal_vfs_stats(unsigned long long *writes, unsigned long long *calls);
 
-static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)
-{
-	return ((int64_t)ig << 32) | idx;
-}
+/* alloc.c: allocation policies. */
+struct lib_store;
 
-/* Allocation. */
 struct lib_shelf_ctx {
 	int64_t shelf_id;
 	int64_t nbooks;		/* current size */
@@ -195,7 +148,6 @@ struct lib_server {
 	int64_t started;	/* monotonic seconds */
 	uint64_t requests;
 	int nconns;
-	int log_requests;
 	bool batch_open;	/* a group-commit transaction is open */
 	bool batch_failed;	/* it was lost: its replies must not be sent */
 };

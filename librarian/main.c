@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <openssl/rand.h>
 
-#include "librarian.h"
+#include "store.h"
 #include "server.h"
 
 static void usage(FILE *f)
