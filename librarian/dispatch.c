@@ -81,7 +81,7 @@ int lib_batch_commit(struct lib_server *srv)
 
 	if (srv->batch_open) {
 		srv->batch_open = false;
-		if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		if (lib_store_commit(s) < 0) {
 			lib_store_rollback(s);
 			srv->batch_failed = true;
 		}
@@ -145,31 +145,30 @@ static int authorise(struct req *rq, const struct lib_op *op)
 static int run_in_savepoint(struct req *rq, const struct lib_op *op)
 {
 	struct lib_server *srv = rq->srv;
-	sqlite3 *db = rq->s->db;
 	int r;
 
 	if (!srv->batch_open) {
-		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		if (lib_store_begin(rq->s) < 0)
 			return lib_sql_fail(rq->s, &rq->err);
 		srv->batch_open = true;
 	}
-	if (sqlite3_exec(db, "SAVEPOINT req", NULL, NULL, NULL) != SQLITE_OK)
-		return lib_sql_fail(rq->s, &rq->err);
+	if ((r = lib_store_savepoint(rq->s, &rq->err)) < 0)
+		return r;
 	r = op->fn(rq);
 	if (r == 0 && !rq->result)
 		r = FAIL(rq, ENOMEM, "out of memory building the reply");
-	if (sqlite3_get_autocommit(db)) {
+	if (!lib_store_in_transaction(rq->s)) {
 		/* SQLite abandoned the whole transaction (I/O error, disk full) */
 		srv->batch_open = false;
 		srv->batch_failed = true;
 		return r < 0 ? r : FAIL(rq, EIO, "the database transaction was lost");
 	}
 	if (r < 0) {
-		sqlite3_exec(db, "ROLLBACK TO req; RELEASE req", NULL, NULL, NULL);
+		lib_store_release(rq->s, true, &rq->err);
 		return r;
 	}
-	if (sqlite3_exec(db, "RELEASE req", NULL, NULL, NULL) != SQLITE_OK)
-		return lib_sql_fail(rq->s, &rq->err);
+	if ((r = lib_store_release(rq->s, false, &rq->err)) < 0)
+		return r;
 	if (rq->pending_node >= 0)
 		rq->s->node_offline[rq->pending_node] = rq->pending_offline;
 	return 0;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 
 #include "lfs_librarian.h"
@@ -159,5 +160,9 @@ int64_t lib_now_mono(void);
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who,
 			   bool *authed, const char *buf, size_t len);
 void lib_node_seen(struct lib_server *srv, int node);
+
+/* main.c, cli.c: the command line. */
+void lib_usage(FILE *f);
+int lib_cmd_client(int argc, char **argv);
 
 #endif

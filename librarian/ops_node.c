@@ -118,18 +118,14 @@ int lib_op_geometry(struct req *rq)
 /* The database's own work counters: load-independent cost measures. */
 static json_t *db_counters(struct lib_store *s)
 {
-	int hit = 0, miss = 0, wr = 0, hi;
-	json_int_t steps = 0;
+	struct lib_db_stats d;
 	unsigned long long wal_writes, wal_calls;
 
-	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_HIT, &hit, &hi, 0);
-	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_MISS, &miss, &hi, 0);
-	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &wr, &hi, 0);
-	for (int i = 0; i < s->nst; i++)
-		steps += sqlite3_stmt_status(s->st[i], SQLITE_STMTSTATUS_VM_STEP, 0);
+	lib_store_db_stats(s, &d);
 	lib_wal_vfs_stats(&wal_writes, &wal_calls);
-	return json_pack("{s:i,s:i,s:i,s:I,s:I,s:I}", "cache_hit", hit, "cache_miss", miss,
-			 "cache_write", wr, "vm_steps", steps, "wal_writes", (json_int_t)wal_writes,
+	return json_pack("{s:i,s:i,s:i,s:I,s:I,s:I}", "cache_hit", d.cache_hit, "cache_miss",
+			 d.cache_miss, "cache_write", d.cache_write, "vm_steps",
+			 (json_int_t)d.vm_steps, "wal_writes", (json_int_t)wal_writes,
 			 "wal_write_calls", (json_int_t)wal_calls);
 }
 

@@ -696,160 +696,207 @@ static void sweep_timeouts(struct srv *s)
 	}
 }
 
-int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
+/* A file descriptor limit that fits max_connections, and the tables sized by it. */
+static int serve_alloc(struct srv *s)
 {
-	struct srv s = { 0 };
-	struct lib_err e = { 0 };
-	struct epoll_event ev;
+	const struct lib_config *cfg = s->core.cfg;
 	struct rlimit rl;
-	sigset_t mask;
-	int64_t last_sweep = 0;
-	int r = 1, ntls = 0;
 
-	the_srv = &s;
-	s.core.cfg = cfg;
-	s.core.store = store;
-	s.core.started = lib_now_mono();
-	s.verbose = verbose;
-	s.core.last_seen = calloc(cfg->nnodes + 1, sizeof(int64_t));
-	if (!s.core.last_seen)
-		return 1;
+	s->core.last_seen = calloc(cfg->nnodes + 1, sizeof(int64_t));
+	if (!s->core.last_seen)
+		return -ENOMEM;
 	/* a restarted librarian gives every node a full lease to come back */
 	for (int i = 0; i < cfg->nnodes; i++)
-		s.core.last_seen[i] = s.core.started;
+		s->core.last_seen[i] = s->core.started;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)cfg->max_connections + 64) {
 		rl.rlim_cur = rl.rlim_max < (rlim_t)cfg->max_connections + 64 ?
-			      rl.rlim_max : (rlim_t)cfg->max_connections + 64;
+				      rl.rlim_max :
+				      (rlim_t)cfg->max_connections + 64;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	s.maxfd = cfg->max_connections + 64;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)s.maxfd > rl.rlim_cur)
-		s.maxfd = rl.rlim_cur;
-	s.conns = calloc(s.maxfd + 1, sizeof(*s.conns));
-	s.dirty = calloc(s.maxfd + 1, sizeof(*s.dirty));
-	s.ep = epoll_create1(EPOLL_CLOEXEC);
+	s->maxfd = cfg->max_connections + 64;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)s->maxfd > rl.rlim_cur)
+		s->maxfd = rl.rlim_cur;
+	s->conns = calloc(s->maxfd + 1, sizeof(*s->conns));
+	s->dirty = calloc(s->maxfd + 1, sizeof(*s->dirty));
+	return s->conns && s->dirty ? 0 : -ENOMEM;
+}
+
+/* epoll and a signalfd for SIGTERM and SIGINT (blocked before any thread starts). */
+static int serve_events(struct srv *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = -1 };
+	sigset_t mask;
+
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (!s.conns || !s.dirty || s.ep < 0 || s.sigfd < 0) {
-		lib_log("cannot set up the event loop: %s", strerror(errno));
-		goto out;
-	}
-	s.tls = lfs_tls_ctx(1);
-	if (!s.tls) {
-		lib_log("cannot set up TLS 1.3");
-		goto out;
-	}
-	SSL_CTX_set_psk_find_session_callback(s.tls, psk_find_session);
-	for (int i = 0; i < cfg->nlisten; i++) {
-		struct listener *l = &s.ls[s.nls];
-		int rr = !strncmp(cfg->listen[i], "unix:", 5) ?
-			 listen_unix(&s, l, cfg->listen[i] + 5, &e) :
-			 listen_tcp(l, cfg->listen[i], &e);
+	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->ep < 0 || s->sigfd < 0)
+		return -errno;
+	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->sigfd, &ev);
+	return 0;
+}
 
-		if (rr < 0) {
+/* TLS and the listening sockets; returns how many listen for TLS, or -1. */
+static int serve_listen(struct srv *s)
+{
+	const struct lib_config *cfg = s->core.cfg;
+	struct lib_err e = { 0 };
+	int ntls = 0;
+
+	s->tls = lfs_tls_ctx(1);
+	if (!s->tls) {
+		lib_log("cannot set up TLS 1.3");
+		return -1;
+	}
+	SSL_CTX_set_psk_find_session_callback(s->tls, psk_find_session);
+	for (int i = 0; i < cfg->nlisten; i++) {
+		struct listener *l = &s->ls[s->nls];
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = -2 - s->nls };
+		int r = !strncmp(cfg->listen[i], "unix:", 5) ?
+				listen_unix(s, l, cfg->listen[i] + 5, &e) :
+				listen_tcp(l, cfg->listen[i], &e);
+
+		if (r < 0) {
 			lib_log("%s", e.msg);
-			goto out;
+			return -1;
 		}
 		if (!l->is_unix)
 			ntls++;
-		ev.events = EPOLLIN;
-		ev.data.fd = -2 - s.nls;
-		epoll_ctl(s.ep, EPOLL_CTL_ADD, l->fd, &ev);
-		s.nls++;
+		epoll_ctl(s->ep, EPOLL_CTL_ADD, l->fd, &ev);
+		s->nls++;
 	}
-	ev.events = EPOLLIN;
-	ev.data.fd = -1;
-	epoll_ctl(s.ep, EPOLL_CTL_ADD, s.sigfd, &ev);
-	{
-		int keyed = 0;
+	return ntls;
+}
 
-		for (int i = 0; i < cfg->nnodes; i++)
-			keyed += cfg->nodes[i].keylen > 0;
-		lib_log("serving %llu books in %d IGs of %d nodes (%d with keys%s) on %d address%s, book size %llu",
-			(unsigned long long)cfg->total_books, cfg->nigs, cfg->nnodes, keyed,
-			cfg->admin_keylen ? ", admin key" : "", s.nls, s.nls == 1 ? "" : "es",
-			(unsigned long long)cfg->book_size);
-		if (ntls && !keyed && !cfg->admin_keylen)
-			lib_log("warning: no node has a key: TLS clients cannot connect (keys_dir, key_file)");
+static void serve_announce(struct srv *s, int ntls)
+{
+	const struct lib_config *cfg = s->core.cfg;
+	int keyed = 0;
+
+	for (int i = 0; i < cfg->nnodes; i++)
+		keyed += cfg->nodes[i].keylen > 0;
+	lib_log("serving %llu books in %d IGs of %d nodes (%d with keys%s) on %d address%s, book size %llu",
+		(unsigned long long)cfg->total_books, cfg->nigs, cfg->nnodes, keyed,
+		cfg->admin_keylen ? ", admin key" : "", s->nls, s->nls == 1 ? "" : "es",
+		(unsigned long long)cfg->book_size);
+	if (ntls && !keyed && !cfg->admin_keylen)
+		lib_log("warning: no node has a key: TLS clients cannot connect (keys_dir, key_file)");
+}
+
+/* One event of epoll_wait(); returns true for a shutdown signal. */
+static bool serve_event(struct srv *s, const struct epoll_event *ev)
+{
+	int fd = ev->data.fd;
+
+	if (fd == -1) {
+		struct signalfd_siginfo si;
+
+		if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			lib_log("signal %d: shutting down", si.ssi_signo);
+			return true;
+		}
+		return false;
 	}
+	if (fd <= -2) {
+		do_accept(s, &s->ls[-2 - fd]);
+		return false;
+	}
+	if (!s->conns[fd])
+		return false;
+	if (ev->events & (EPOLLERR | EPOLLHUP) && !(ev->events & EPOLLIN)) {
+		conn_close(s, s->conns[fd], "hangup");
+		return false;
+	}
+	if (ev->events & EPOLLOUT)
+		mark_dirty(s, s->conns[fd]);
+	if ((ev->events & EPOLLIN) || s->conns[fd]->state == C_HANDSHAKE)
+		conn_input(s, s->conns[fd]);
+	return false;
+}
 
-	for (;;) {
-		struct epoll_event evs[64];
-		bool any_ready = false, stop = false;
-		int n, timeout;
+/*
+ * One round: wait for events (not at all if a connection has buffered work),
+ * take the requests they bring, then commit and send the replies. Returns 1
+ * to stop, -1 on an epoll failure, 0 to go on.
+ */
+static int serve_round(struct srv *s)
+{
+	struct epoll_event evs[64];
+	bool any_ready = false, stop = false;
+	int n;
 
-		for (int fd = 0; fd <= s.maxfd && !any_ready; fd++)
-			any_ready = s.conns[fd] && s.conns[fd]->ready;
-		timeout = any_ready ? 0 : 1000;
-		n = epoll_wait(s.ep, evs, 64, timeout);
-		if (n < 0 && errno != EINTR) {
-			lib_log("epoll_wait: %s", strerror(errno));
-			goto out;
-		}
-		for (int i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
+	for (int fd = 0; fd <= s->maxfd && !any_ready; fd++)
+		any_ready = s->conns[fd] && s->conns[fd]->ready;
+	n = epoll_wait(s->ep, evs, 64, any_ready ? 0 : 1000);
+	if (n < 0 && errno != EINTR) {
+		lib_log("epoll_wait: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		stop = serve_event(s, &evs[i]) || stop;
+	if (any_ready)
+		for (int fd = 0; fd <= s->maxfd; fd++)
+			if (s->conns[fd] && s->conns[fd]->ready && !s->conns[fd]->dirty)
+				conn_input(s, s->conns[fd]);
+	round_end(s);
+	return stop;
+}
 
-			if (fd == -1) {
-				struct signalfd_siginfo si;
+static void serve_cleanup(struct srv *s)
+{
+	for (int fd = 0; s->conns && fd <= s->maxfd; fd++)
+		if (s->conns[fd])
+			conn_close(s, s->conns[fd], NULL);
+	for (int i = 0; i < s->nls; i++) {
+		close(s->ls[i].fd);
+		if (s->ls[i].path)
+			unlink(s->ls[i].path);
+		free(s->ls[i].path);
+		free(s->ls[i].addr);
+	}
+	SSL_CTX_free(s->tls);
+	if (s->ep >= 0)
+		close(s->ep);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	free(s->conns);
+	free(s->dirty);
+	free(s->core.last_seen);
+}
 
-				if (read(s.sigfd, &si, sizeof(si)) == sizeof(si)) {
-					lib_log("signal %d: shutting down", si.ssi_signo);
-					stop = true;
-				}
-				continue;
-			}
-			if (fd <= -2) {
-				do_accept(&s, &s.ls[-2 - fd]);
-				continue;
-			}
-			if (!s.conns[fd])
-				continue;
-			if (evs[i].events & (EPOLLERR | EPOLLHUP) && !(evs[i].events & EPOLLIN)) {
-				conn_close(&s, s.conns[fd], "hangup");
-				continue;
-			}
-			if (evs[i].events & EPOLLOUT)
-				mark_dirty(&s, s.conns[fd]);
-			if ((evs[i].events & EPOLLIN) || s.conns[fd]->state == C_HANDSHAKE)
-				conn_input(&s, s.conns[fd]);
-		}
-		if (any_ready)
-			for (int fd = 0; fd <= s.maxfd; fd++)
-				if (s.conns[fd] && s.conns[fd]->ready && !s.conns[fd]->dirty)
-					conn_input(&s, s.conns[fd]);
-		round_end(&s);
-		if (stop) {
-			r = 0;
-			goto out;
-		}
+int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
+{
+	struct srv s = { .core = { .cfg = cfg, .store = store }, .ep = -1, .sigfd = -1 };
+	int64_t last_sweep = 0;
+	int ntls, r;
+
+	the_srv = &s;
+	s.core.started = lib_now_mono();
+	s.verbose = verbose;
+	if (serve_alloc(&s) < 0 || serve_events(&s) < 0) {
+		lib_log("cannot set up the event loop: %s", strerror(errno));
+		r = 1;
+		goto out;
+	}
+	ntls = serve_listen(&s);
+	r = ntls < 0;
+	if (r)
+		goto out;
+	serve_announce(&s, ntls);
+	while ((r = serve_round(&s)) == 0) {
 		if (lib_now_mono() != last_sweep) {
 			last_sweep = lib_now_mono();
 			sweep_timeouts(&s);
 		}
 	}
+	r = r < 0; /* 1: epoll failed, 0: stopped by a signal */
 out:
-	for (int fd = 0; s.conns && fd <= s.maxfd; fd++)
-		if (s.conns[fd])
-			conn_close(&s, s.conns[fd], NULL);
-	for (int i = 0; i < s.nls; i++) {
-		close(s.ls[i].fd);
-		if (s.ls[i].path)
-			unlink(s.ls[i].path);
-		free(s.ls[i].path);
-		free(s.ls[i].addr);
-	}
-	SSL_CTX_free(s.tls);
-	if (s.ep >= 0)
-		close(s.ep);
-	if (s.sigfd >= 0)
-		close(s.sigfd);
-	free(s.conns);
-	free(s.dirty);
-	free(s.core.last_seen);
+	serve_cleanup(&s);
 	the_srv = NULL;
 	return r;
 }

@@ -233,6 +233,28 @@ void lib_store_rollback(struct lib_store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+bool lib_store_in_transaction(struct lib_store *s)
+{
+	return !sqlite3_get_autocommit(s->db);
+}
+
+int lib_store_savepoint(struct lib_store *s, struct lib_err *e)
+{
+	if (sqlite3_exec(s->db, "SAVEPOINT req", NULL, NULL, NULL) != SQLITE_OK)
+		return lib_sql_fail(s, e);
+	return 0;
+}
+
+int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e)
+{
+	if (undo)
+		return sqlite3_exec(s->db, "ROLLBACK TO req; RELEASE req", NULL, NULL, NULL) ==
+			       SQLITE_OK ? 0 : -EIO;
+	if (sqlite3_exec(s->db, "RELEASE req", NULL, NULL, NULL) != SQLITE_OK)
+		return lib_sql_fail(s, e);
+	return 0;
+}
+
 static int64_t user_version(struct lib_store *s)
 {
 	sqlite3_stmt *st = lib_stmt(s, "PRAGMA user_version");
@@ -362,6 +384,18 @@ void lib_store_close(struct lib_store *s)
 	free(s->node_offline);
 	free(s->ig_changed);
 	free(s);
+}
+
+void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out)
+{
+	int hi;
+
+	memset(out, 0, sizeof(*out));
+	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_HIT, &out->cache_hit, &hi, 0);
+	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_MISS, &out->cache_miss, &hi, 0);
+	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &out->cache_write, &hi, 0);
+	for (int i = 0; i < s->nst; i++)
+		out->vm_steps += sqlite3_stmt_status(s->st[i], SQLITE_STMTSTATUS_VM_STEP, 0);
 }
 
 /* What a FREE book of config IG k holds may have changed (see lib_store). */

@@ -73,6 +73,10 @@ void lib_store_close(struct lib_store *s);
 int lib_store_begin(struct lib_store *s);
 int lib_store_commit(struct lib_store *s);
 void lib_store_rollback(struct lib_store *s);
+bool lib_store_in_transaction(struct lib_store *s);
+/* One request inside the round's transaction: a savepoint, released or undone. */
+int lib_store_savepoint(struct lib_store *s, struct lib_err *e);
+int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e);
 int lib_sql_fail(struct lib_store *s, struct lib_err *e);
 /* A cached statement for sql (compared by address); book state names expanded. */
 sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql);
@@ -88,15 +92,27 @@ int lib_stmt_counts(struct lib_store *s, sqlite3_stmt *st, lib_count_fn *fn, voi
 uint64_t lib_random(struct lib_store *s);
 void lib_store_ig_changed(struct lib_store *s, int k);
 
+/* The serving connection's work since start: load-independent cost measures. */
+struct lib_db_stats {
+	int cache_hit, cache_miss, cache_write; /* page reads from cache, missed; pages written */
+	int64_t vm_steps; /* virtual-machine steps of the cached statements */
+};
+void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out);
+
 /* store_ckpt.c: background checkpoints (daemon only). */
 int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e);
+void lib_store_checkpoint_final(struct lib_store *s);
 
 /* store_geometry.c: make the catalogue match the configured fabric. */
 int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
 
-/* store_check.c: the offline tools (check, backup). */
+/* store_tools.c: the offline tools (check, backup). */
 int lib_store_check(sqlite3 *db, FILE *report);
 int lib_store_forget_zeroed(sqlite3 *db);
+/* The violations found (listed in report), or -errno with msg. */
+int lib_store_check_file(const char *path, FILE *report, char *msg, size_t len);
+/* A checked copy of src in dest (via a temporary file), or -errno with msg. */
+int lib_store_backup(const char *src, const char *dest, FILE *report, char *msg, size_t len);
 
 /* store_shelf.c: the shelves table. */
 struct lib_shelf {

@@ -127,3 +127,10 @@ int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e)
 	sqlite3_wal_hook(s->db, ckpt_wal_hook, c);
 	return 0;
 }
+
+/* At shutdown: stop the thread and leave an empty WAL behind a last checkpoint. */
+void lib_store_checkpoint_final(struct lib_store *s)
+{
+	lib_store_checkpointer(s, false, NULL);
+	sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+}

@@ -2,12 +2,14 @@
 /*
  * The offline tools' work on a catalogue (librarian check, librarian backup):
  * they open the database file themselves, read-only or as a copy, without a
- * struct lib_store.
+ * struct lib_store, and may run while a librarian serves it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store.h"
 
@@ -173,4 +175,107 @@ int lib_store_check(sqlite3 *db, FILE *rep)
 		if (checks[i].version <= ver)
 			bad += check_one(db, rep, checks[i].what, checks[i].sql);
 	return bad;
+}
+
+int lib_store_check_file(const char *path, FILE *rep, char *msg, size_t len)
+{
+	sqlite3 *h = NULL;
+	int bad;
+
+	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(msg, len, "%s: %s", path, h ? sqlite3_errmsg(h) : "cannot open");
+		sqlite3_close(h);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(h, 5000);
+	sqlite3_exec(h, "BEGIN", NULL, NULL, NULL); /* one consistent snapshot */
+	bad = lib_store_check(h, rep);
+	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(h);
+	return bad;
+}
+
+/*
+ * All pages in one step: one read transaction, so one consistent snapshot
+ * while the librarian keeps writing (WAL readers do not block it).
+ */
+static int copy_db(sqlite3 *from, sqlite3 *to, const char *src, char *msg, size_t len)
+{
+	sqlite3_backup *b = sqlite3_backup_init(to, "main", from, "main");
+	int rc;
+
+	if (!b) {
+		snprintf(msg, len, "%s", sqlite3_errmsg(to));
+		return -EIO;
+	}
+	rc = sqlite3_backup_step(b, -1);
+	sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE) {
+		snprintf(msg, len, "copying %s: %s", src, sqlite3_errmsg(to));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The copy in tmp: forget known-zero FREE books, check it, close it. */
+static int make_copy(const char *src, const char *tmp, FILE *rep, char *msg, size_t len)
+{
+	sqlite3 *from = NULL, *to = NULL;
+	int r = -EIO, bad;
+
+	if (sqlite3_open_v2(src, &from, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(msg, len, "%s: %s", src, from ? sqlite3_errmsg(from) : "cannot open");
+		goto out;
+	}
+	sqlite3_busy_timeout(from, 5000);
+	unlink(tmp);
+	if (sqlite3_open_v2(tmp, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		snprintf(msg, len, "%s: %s", tmp, to ? sqlite3_errmsg(to) : "cannot create");
+		goto out;
+	}
+	if (copy_db(from, to, src, msg, len) < 0)
+		goto out;
+	if (lib_store_forget_zeroed(to) < 0) {
+		snprintf(msg, len, "%s: %s", tmp, sqlite3_errmsg(to));
+		goto out;
+	}
+	bad = lib_store_check(to, rep);
+	if (bad) {
+		snprintf(msg, len, "the copy has %d consistency violations; not kept", bad);
+		goto out;
+	}
+	r = 0;
+out:
+	sqlite3_close(to);
+	sqlite3_close(from);
+	return r;
+}
+
+int lib_store_backup(const char *src, const char *dest, FILE *rep, char *msg, size_t len)
+{
+	char tmp[4096];
+	int fd, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dest, (int)getpid()) >= (int)sizeof(tmp)) {
+		snprintf(msg, len, "destination path too long");
+		return -ENAMETOOLONG;
+	}
+	r = make_copy(src, tmp, rep, msg, len);
+	if (r == 0) {
+		fd = open(tmp, O_RDONLY);
+		if (fd < 0 || fsync(fd) < 0) {
+			r = -errno;
+			snprintf(msg, len, "%s: %s", tmp, strerror(errno));
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r == 0 && rename(tmp, dest) < 0) {
+		r = -errno;
+		snprintf(msg, len, "rename to %s: %s", dest, strerror(errno));
+	}
+	if (r < 0)
+		unlink(tmp);
+	return r;
 }
