@@ -111,11 +111,6 @@ void lib_config_free(struct lib_config *cfg);
 int lib_config_find_node(const struct lib_config *cfg, const char *name);
 int lib_config_find_ig(const struct lib_config *cfg, int64_t ig);
 
-/* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
-#define LIB_WAL_VFS "lfs-wal"
-const char *lib_wal_vfs(void);
-void lib_wal_vfs_stats(unsigned long long *writes, unsigned long long *calls);
-
 /* alloc.c: allocation policies. */
 struct lib_store;
 

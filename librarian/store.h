@@ -99,6 +99,11 @@ struct lib_db_stats {
 };
 void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out);
 
+/* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
+#define LIB_WAL_VFS "lfs-wal"
+const char *lib_wal_vfs(void);
+void lib_wal_vfs_stats(unsigned long long *writes, unsigned long long *calls);
+
 /* store_ckpt.c: background checkpoints (daemon only). */
 int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e);
 void lib_store_checkpoint_final(struct lib_store *s);

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "librarian.h"
+#include "store.h"
 
 #define WAL_HDR 32		/* WAL file header */
 #define FRAME_HDR 24		/* frame header; bytes 4-7: database size after a commit, else 0 */
