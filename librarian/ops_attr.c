@@ -20,15 +20,12 @@ static int check_key(struct req *rq, const char *key)
 	return r < 0 ? FAIL(rq, -r, "%s", msg) : 0;
 }
 
-static int ig_list_parse(struct req *rq, json_t *v, uint32_t **out, int *n);
-
-/* lfs.igs in its stored form, "0,3,7". */
-static int ig_text_parse(struct req *rq, const char *text, uint32_t **out, int *n)
+/* lfs.igs in its stored form, "0,3,7", as a JSON array (NULL: not that form). */
+static json_t *ig_text_array(struct req *rq, const char *text)
 {
 	json_t *arr = json_array();
 	const char *p = text;
 	char b[120];
-	int r;
 
 	while (*p) {
 		char *end;
@@ -36,16 +33,14 @@ static int ig_text_parse(struct req *rq, const char *text, uint32_t **out, int *
 
 		if (end == p || (*end && *end != ',')) {
 			json_decref(arr);
-			return FAIL(rq, EINVAL,
-				    "lfs.igs '%s' must be a list of IG numbers such as \"0,3,7\"",
-				    lib_shown(text, b, sizeof(b)));
+			FAIL(rq, EINVAL, "lfs.igs '%s' must be a list of IG numbers such as \"0,3,7\"",
+			     lib_shown(text, b, sizeof(b)));
+			return NULL;
 		}
 		json_array_append_new(arr, json_integer(x));
 		p = *end ? end + 1 : end;
 	}
-	r = ig_list_parse(rq, arr, out, n);
-	json_decref(arr);
-	return r;
+	return arr;
 }
 
 /* One entry of lfs.igs: a whole number (2^32 must not wrap to IG 0) of an IG of the fabric. */
@@ -65,31 +60,42 @@ static int ig_entry(struct req *rq, json_t *el)
 	return r;
 }
 
-/* lfs.igs: a JSON array of IG numbers, or the stored text. */
-static int ig_list_parse(struct req *rq, json_t *v, uint32_t **out, int *n)
+static int ig_array_parse(struct req *rq, json_t *arr, uint32_t **out, int *n)
 {
 	json_t *el;
 	size_t i;
 
-	*out = NULL;
-	*n = 0;
-	if (json_is_string(v))
-		return ig_text_parse(rq, json_string_value(v), out, n);
-	if (!json_is_array(v) || !json_array_size(v) || json_array_size(v) > LIB_MAX_IGS)
+	if (!json_is_array(arr) || !json_array_size(arr) || json_array_size(arr) > LIB_MAX_IGS)
 		return FAIL(rq, EINVAL, "lfs.igs must be a non-empty list of IG numbers");
-	json_array_foreach(v, i, el) {
+	json_array_foreach(arr, i, el) {
 		int r = ig_entry(rq, el);
 
 		if (r < 0)
 			return r;
 	}
-	*out = calloc(json_array_size(v), sizeof(**out));
+	*out = calloc(json_array_size(arr), sizeof(**out));
 	if (!*out)
 		return FAIL(rq, ENOMEM, "out of memory");
-	json_array_foreach(v, i, el)
+	json_array_foreach(arr, i, el)
 		(*out)[i] = json_integer_value(el);
-	*n = json_array_size(v);
+	*n = json_array_size(arr);
 	return 0;
+}
+
+/* lfs.igs: a JSON array of IG numbers, or the stored text. */
+static int ig_list_parse(struct req *rq, json_t *v, uint32_t **out, int *n)
+{
+	json_t *arr = json_is_string(v) ? ig_text_array(rq, json_string_value(v)) : json_incref(v);
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (!arr)
+		return json_is_string(v) ? -rq->err.err :
+					   FAIL(rq, EINVAL, "lfs.igs must be a non-empty list of IG numbers");
+	r = ig_array_parse(rq, arr, out, n);
+	json_decref(arr);
+	return r;
 }
 
 static int set_igs(struct req *rq, int64_t shelf, json_t *v)
@@ -298,8 +304,12 @@ int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct li
 	if (r < 0 && r != -ENODATA)
 		return r;
 	r = lib_store_attr_get(rq->s, sh->id, "lfs.igs", buf, sizeof(buf), &rq->err);
-	if (r == 0)
-		r = ig_text_parse(rq, buf, &x->req_igs, &x->nreq_igs);
+	if (r == 0) {
+		json_t *text = json_string(buf);
+
+		r = ig_list_parse(rq, text, &x->req_igs, &x->nreq_igs);
+		json_decref(text);
+	}
 	if (r < 0 && r != -ENODATA)
 		return r;
 	r = lib_store_attr_get(rq->s, sh->id, "lfs.anti_affinity", buf, sizeof(buf), &rq->err);

@@ -60,6 +60,7 @@ t_is "$(lc attr.list '{"name":"db"}' | jq -r '.attrs | keys | join(",")')" "lfs.
 t_is "$(lc attr.remove '{"name":"db","key":"user.owner"}' | jq -r .key)" "user.owner" "attr remove"
 t_is "$(lerr lc attr.get '{"name":"db","key":"user.owner"}')" "ENODATA" "a removed attribute is gone (ENODATA)"
 t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.allocation","value":"x"}')" "EPERM" "lfs.allocation is read-only"
+t_is "$(lerr lc attr.set "{\"name\":\"db\",\"key\":\"$(printf 'k%.0s' $(seq 129))\",\"value\":\"x\"}")" "ENAMETOOLONG" "an attribute key of 129 characters is refused (ENAMETOOLONG, as documented)"
 t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.policy","value":"Sideways"}')" "EINVAL" "an unknown policy is refused"
 t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.igs","value":[0,99]}')" "EINVAL" "lfs.igs naming an unknown IG is refused"
 t_is "$(lc attr.set '{"name":"db","key":"lfs.igs","value":[5,2]}' >/dev/null; lc attr.get '{"name":"db","key":"lfs.igs"}' | jq -r .value)" "5,2" "lfs.igs is stored as a list"
