@@ -50,12 +50,9 @@ static int tier_of(const struct lib_config *c, int node, int gi)
 static int policy_tiers(enum lfs_policy p, int tiers[4])
 {
 	static const int t[][5] = {
-		[LFS_POL_LOCAL_NODE] = { 1, 0 },
-		[LFS_POL_NEAREST] = { 4, 0, 1, 2, 3 },
-		[LFS_POL_NEAREST_REMOTE] = { 3, 1, 2, 3 },
-		[LFS_POL_NEAREST_ENC] = { 2, 0, 1 },
-		[LFS_POL_NEAREST_RACK] = { 3, 0, 1, 2 },
-		[LFS_POL_NONLOCAL_ENC] = { 2, 2, 3 },
+		[LFS_POL_LOCAL_NODE] = { 1, 0 },	   [LFS_POL_NEAREST] = { 4, 0, 1, 2, 3 },
+		[LFS_POL_NEAREST_REMOTE] = { 3, 1, 2, 3 }, [LFS_POL_NEAREST_ENC] = { 2, 0, 1 },
+		[LFS_POL_NEAREST_RACK] = { 3, 0, 1, 2 },   [LFS_POL_NONLOCAL_ENC] = { 2, 2, 3 },
 	};
 
 	if ((size_t)p >= sizeof(t) / sizeof(t[0]) || !t[p][0])
@@ -365,9 +362,10 @@ static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan
 		bool zeroed;
 
 		if (pick_book(s, sh->policy, c->igs[gi].ig, &cursor[gi], &id, &zeroed) < 0) {
-			r = lib_fail(e, EIO,
-				     "catalogue inconsistent: IG %u has no free book though its count says so",
-				     c->igs[gi].ig);
+			r = lib_fail(
+				e, EIO,
+				"catalogue inconsistent: IG %u has no free book though its count says so",
+				c->igs[gi].ig);
 			break;
 		}
 		r = lib_store_book_take(s, id, sh->shelf_id, sh->nbooks + k, e);
@@ -386,12 +384,14 @@ static int check_policy(const struct lib_config *c, struct lib_shelf_ctx *sh, st
 	int tiers[4];
 
 	if (policy_tiers(sh->policy, tiers) && sh->node < 0)
-		return lib_fail(e, EINVAL,
-				"policy %s places books relative to the requesting node; an admin request must name one with \"node\"",
-				lfs_policy_name(sh->policy));
+		return lib_fail(
+			e, EINVAL,
+			"policy %s places books relative to the requesting node; an admin request must name one with \"node\"",
+			lfs_policy_name(sh->policy));
 	if (sh->policy == LFS_POL_REQUEST_IG && !sh->nreq_igs)
-		return lib_fail(e, EINVAL,
-				"policy RequestIG needs the attribute lfs.igs (a list of IG numbers)");
+		return lib_fail(
+			e, EINVAL,
+			"policy RequestIG needs the attribute lfs.igs (a list of IG numbers)");
 	return 0;
 }
 
@@ -422,13 +422,13 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		goto out;
 	}
 	if (p.got < n) {
-		r = lib_fail(e, ENOSPC,
-			     "cannot allocate %lld books with policy %s%s%s%s: only %lld free books are available to it",
-			     (long long)n, lfs_policy_name(sh->policy),
-			     sh->node >= 0 ? " for node " : "",
-			     sh->node >= 0 ? c->nodes[sh->node].name : "",
-			     sh->navoid ? " (with power-domain anti-affinity)" : "",
-			     (long long)p.avail);
+		r = lib_fail(
+			e, ENOSPC,
+			"cannot allocate %lld books with policy %s%s%s%s: only %lld free books are available to it",
+			(long long)n, lfs_policy_name(sh->policy),
+			sh->node >= 0 ? " for node " : "",
+			sh->node >= 0 ? c->nodes[sh->node].name : "",
+			sh->navoid ? " (with power-domain anti-affinity)" : "", (long long)p.avail);
 		goto out;
 	}
 	r = take_books(s, sh, &p, e);

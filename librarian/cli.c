@@ -16,7 +16,6 @@
 
 #include "librarian.h"
 
-
 /* Print a failed call: on stderr, and as a compact JSON line if compact. */
 static int print_error(struct lfs_lib *l, const char *op, int r, bool compact)
 {
@@ -135,15 +134,13 @@ static json_t *command_line_request(int argc, char **argv)
 /* Options into o; returns optind, or -1 (usage error) or 0 (--help, done). */
 static int client_options(int argc, char **argv, struct lfs_lib_opts *o, bool *from_stdin)
 {
-	static const struct option lo[] = {
-		{ "connect", required_argument, NULL, 'C' },
-		{ "node", required_argument, NULL, 'n' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "stdin", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "connect", required_argument, NULL, 'C' },
+					    { "node", required_argument, NULL, 'n' },
+					    { "key", required_argument, NULL, 'k' },
+					    { "timeout", required_argument, NULL, 't' },
+					    { "stdin", no_argument, NULL, 's' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int ch;
 
 	optind = 1;

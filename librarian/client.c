@@ -42,14 +42,31 @@ static const struct {
 	int err;
 	const char *name;
 } errnames[] = {
-	{ EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { EIO, "EIO" }, { E2BIG, "E2BIG" },
-	{ ENOMEM, "ENOMEM" }, { EACCES, "EACCES" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" },
-	{ EINVAL, "EINVAL" }, { ENOSPC, "ENOSPC" }, { ERANGE, "ERANGE" },
-	{ ENAMETOOLONG, "ENAMETOOLONG" }, { ENODATA, "ENODATA" }, { EPROTO, "EPROTO" },
-	{ EBADMSG, "EBADMSG" }, { EMSGSIZE, "EMSGSIZE" }, { EPROTONOSUPPORT, "EPROTONOSUPPORT" },
-	{ EOPNOTSUPP, "EOPNOTSUPP" }, { ECONNREFUSED, "ECONNREFUSED" },
-	{ ECONNRESET, "ECONNRESET" }, { ETIMEDOUT, "ETIMEDOUT" }, { EAGAIN, "EAGAIN" },
-	{ ENOTCONN, "ENOTCONN" }, { EPIPE, "EPIPE" }, { ESHUTDOWN, "ESHUTDOWN" },
+	{ EPERM, "EPERM" },
+	{ ENOENT, "ENOENT" },
+	{ EIO, "EIO" },
+	{ E2BIG, "E2BIG" },
+	{ ENOMEM, "ENOMEM" },
+	{ EACCES, "EACCES" },
+	{ EBUSY, "EBUSY" },
+	{ EEXIST, "EEXIST" },
+	{ EINVAL, "EINVAL" },
+	{ ENOSPC, "ENOSPC" },
+	{ ERANGE, "ERANGE" },
+	{ ENAMETOOLONG, "ENAMETOOLONG" },
+	{ ENODATA, "ENODATA" },
+	{ EPROTO, "EPROTO" },
+	{ EBADMSG, "EBADMSG" },
+	{ EMSGSIZE, "EMSGSIZE" },
+	{ EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+	{ EOPNOTSUPP, "EOPNOTSUPP" },
+	{ ECONNREFUSED, "ECONNREFUSED" },
+	{ ECONNRESET, "ECONNRESET" },
+	{ ETIMEDOUT, "ETIMEDOUT" },
+	{ EAGAIN, "EAGAIN" },
+	{ ENOTCONN, "ENOTCONN" },
+	{ EPIPE, "EPIPE" },
+	{ ESHUTDOWN, "ESHUTDOWN" },
 };
 
 const char *lfs_errno_name(int err)
@@ -115,8 +132,10 @@ int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size
 	}
 	if (sb.st_mode & 0077) {
 		close(fd);
-		snprintf(msg, msglen, "key file '%s' is accessible by group or others (mode %04o); run chmod 600 on it",
-			 path, (unsigned int)(sb.st_mode & 07777));
+		snprintf(
+			msg, msglen,
+			"key file '%s' is accessible by group or others (mode %04o); run chmod 600 on it",
+			path, (unsigned int)(sb.st_mode & 07777));
 		return -EPERM;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -134,8 +153,10 @@ int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size
 	}
 	buf[len] = 0;
 	if (len < 64 || len > 2 * max || len > 128 || len % 2) {
-		snprintf(msg, msglen, "key file '%s' holds %zu hex digits; a key is 64 to 128 (32-64 bytes, e.g. `librarian genkey`)",
-			 path, len);
+		snprintf(
+			msg, msglen,
+			"key file '%s' holds %zu hex digits; a key is 64 to 128 (32-64 bytes, e.g. `librarian genkey`)",
+			path, len);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < len; i += 2) {
@@ -143,8 +164,8 @@ int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size
 		char pair[3] = { buf[i], buf[i + 1], 0 };
 
 		if (!isxdigit_c(pair[0]) || !isxdigit_c(pair[1]) || sscanf(pair, "%2x", &b) != 1) {
-			snprintf(msg, msglen, "key file '%s': '%s' at position %zu is not hex", path,
-				 pair, i + 1);
+			snprintf(msg, msglen, "key file '%s': '%s' at position %zu is not hex",
+				 path, pair, i + 1);
 			return -EINVAL;
 		}
 		key[hex++] = b;
@@ -296,7 +317,8 @@ static int io_read(struct lfs_lib *l, void *buf, size_t len, int64_t deadline)
 			else if (r == SSL_ERROR_WANT_WRITE)
 				r = wait_fd(l->fd, POLLOUT, deadline);
 			else if (r == SSL_ERROR_ZERO_RETURN)
-				return lib_err(l, ECONNRESET, "the librarian closed the connection");
+				return lib_err(l, ECONNRESET,
+					       "the librarian closed the connection");
 			else
 				return tls_errmsg(l, ECONNRESET, "receive");
 		} else {
@@ -307,7 +329,8 @@ static int io_read(struct lfs_lib *l, void *buf, size_t len, int64_t deadline)
 				continue;
 			}
 			if (n == 0)
-				return lib_err(l, ECONNRESET, "the librarian closed the connection");
+				return lib_err(l, ECONNRESET,
+					       "the librarian closed the connection");
 			if (errno != EAGAIN && errno != EINTR)
 				return lib_err(l, errno, "receive: %s", strerror(errno));
 			r = wait_fd(l->fd, POLLIN, deadline);
@@ -414,7 +437,8 @@ int lfs_lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **e
 		char msg[300];
 
 		if (!o->node || !o->key_file) {
-			r = lib_err(l, EINVAL, "a TLS connection to %s needs a node name and a key file",
+			r = lib_err(l, EINVAL,
+				    "a TLS connection to %s needs a node name and a key file",
 				    o->addr);
 			goto fail;
 		}
@@ -470,8 +494,8 @@ fail:
  * Header and body go out in one write: one TLS record, one TCP segment, no
  * second small segment for Nagle to hold back on any hop between.
  */
-static int make_frame(struct lfs_lib *l, const char *op, json_t *args, int64_t id,
-		      uint8_t **frame, size_t *flen)
+static int make_frame(struct lfs_lib *l, const char *op, json_t *args, int64_t id, uint8_t **frame,
+		      size_t *flen)
 {
 	json_t *req = json_pack("{s:i,s:I,s:s}", "v", LFS_PROTOCOL_VERSION, "id", (json_int_t)id,
 				"op", op);
@@ -519,7 +543,8 @@ static int read_reply(struct lfs_lib *l, int64_t deadline, json_t **rep)
 		return r;
 	len = (uint32_t)hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3];
 	if (len > LFS_MAX_REPLY)
-		return lib_err(l, EMSGSIZE, "reply of %u bytes is larger than %u", len, LFS_MAX_REPLY);
+		return lib_err(l, EMSGSIZE, "reply of %u bytes is larger than %u", len,
+			       LFS_MAX_REPLY);
 	buf = malloc(len + 1);
 	if (!buf)
 		return lib_err(l, ENOMEM, "out of memory");

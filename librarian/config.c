@@ -61,8 +61,7 @@ char *lib_cfg_path(struct cfg_parse *p, const char *v)
 }
 
 /* Refuse settings we do not know: a typo must not be silently ignored. */
-int lib_cfg_known(struct cfg_parse *p, const config_setting_t *grp,
-		       const char *const *known)
+int lib_cfg_known(struct cfg_parse *p, const config_setting_t *grp, const char *const *known)
 {
 	int n = config_setting_length(grp);
 
@@ -78,13 +77,14 @@ int lib_cfg_known(struct cfg_parse *p, const config_setting_t *grp,
 				break;
 		if (!known[k])
 			return lib_cfg_fail(p, c, "unknown setting '%s' in '%s'", name,
-				     config_setting_name(grp) ? config_setting_name(grp) : "(top)");
+					    config_setting_name(grp) ? config_setting_name(grp) :
+								       "(top)");
 	}
 	return 0;
 }
 
 int lib_cfg_string(struct cfg_parse *p, const config_setting_t *grp, const char *name,
-		      const char **out, bool required)
+		   const char **out, bool required)
 {
 	const config_setting_t *s = config_setting_get_member(grp, name);
 
@@ -101,8 +101,8 @@ int lib_cfg_string(struct cfg_parse *p, const config_setting_t *grp, const char 
 	return 0;
 }
 
-int lib_cfg_int(struct cfg_parse *p, const config_setting_t *grp, const char *name,
-		   long long lo, long long hi, long long *out, bool required)
+int lib_cfg_int(struct cfg_parse *p, const config_setting_t *grp, const char *name, long long lo,
+		long long hi, long long *out, bool required)
 {
 	const config_setting_t *s = config_setting_get_member(grp, name);
 	long long v;
@@ -117,14 +117,14 @@ int lib_cfg_int(struct cfg_parse *p, const config_setting_t *grp, const char *na
 		return lib_cfg_fail(p, s, "'%s' must be an integer", name);
 	v = config_setting_get_int64(s);
 	if (v < lo || v > hi)
-		return lib_cfg_fail(p, s, "'%s' = %lld is out of range [%lld, %lld]", name, v, lo, hi);
+		return lib_cfg_fail(p, s, "'%s' = %lld is out of range [%lld, %lld]", name, v, lo,
+				    hi);
 	*out = v;
 	return 0;
 }
 
 /* A size: integer bytes or a string such as "8G". */
-int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *what,
-		    uint64_t *out)
+int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *what, uint64_t *out)
 {
 	int t = config_setting_type(s);
 
@@ -153,8 +153,7 @@ int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *wha
  * Node names follow the shared rule (they are PSK identities and appear in
  * every component); the admin's name, racks and enclosures follow it too.
  */
-int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *what,
-		      const char *v)
+int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *what, const char *v)
 {
 	char msg[300];
 	const char *rest = msg;
@@ -175,7 +174,8 @@ static int parse_listen(struct cfg_parse *p, const config_setting_t *s)
 		c->listen[c->nlisten++] = strdup(config_setting_get_string(s));
 		return 0;
 	}
-	if (config_setting_type(s) != CONFIG_TYPE_ARRAY && config_setting_type(s) != CONFIG_TYPE_LIST)
+	if (config_setting_type(s) != CONFIG_TYPE_ARRAY &&
+	    config_setting_type(s) != CONFIG_TYPE_LIST)
 		return lib_cfg_fail(p, s, "'listen' must be a string or an array of strings");
 	if (config_setting_length(s) > LIB_MAX_LISTEN)
 		return lib_cfg_fail(p, s, "at most %d listen addresses", LIB_MAX_LISTEN);
@@ -225,7 +225,7 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 		return r;
 	if (c->lease_time <= c->heartbeat_interval)
 		return lib_cfg_fail(p, g, "lease_time %d must be longer than heartbeat_interval %d",
-			     c->lease_time, c->heartbeat_interval);
+				    c->lease_time, c->heartbeat_interval);
 	if ((r = get_int_field(p, g, "max_connections", 1, 65536, &c->max_connections)) < 0 ||
 	    (r = lib_cfg_int(p, g, "max_message", 4096, 64 << 20, &msg, false)) < 0 ||
 	    (r = get_int_field(p, g, "idle_timeout", 1, 86400 * 7, &c->idle_timeout)) < 0 ||
@@ -248,15 +248,16 @@ static int parse_policy_and_sync(struct cfg_parse *p, const config_setting_t *g)
 		return r;
 	if (v && (lfs_policy_parse(v, &c->default_policy) < 0 ||
 		  c->default_policy == LFS_POL_REQUEST_IG))
-		return lib_cfg_fail(p, config_setting_get_member(g, "default_policy"),
-			     "default_policy '%s' is not a policy usable as default (see librarian.conf(5))",
-			     v);
+		return lib_cfg_fail(
+			p, config_setting_get_member(g, "default_policy"),
+			"default_policy '%s' is not a policy usable as default (see librarian.conf(5))",
+			v);
 	v = NULL;
 	if ((r = lib_cfg_string(p, g, "synchronous", &v, false)) < 0 || !v)
 		return r;
 	if (strcmp(v, "full") && strcmp(v, "normal"))
 		return lib_cfg_fail(p, config_setting_get_member(g, "synchronous"),
-			     "synchronous '%s' must be \"full\" or \"normal\"", v);
+				    "synchronous '%s' must be \"full\" or \"normal\"", v);
 	c->sync_full = !strcmp(v, "full");
 	return 0;
 }
@@ -272,8 +273,10 @@ static int parse_admin(struct cfg_parse *p, const config_setting_t *s)
 	int r;
 
 	if (config_setting_type(s) != CONFIG_TYPE_GROUP)
-		return lib_cfg_fail(p, s, "'admin' must be a group { name = \"admin\"; key_file = ...; }");
-	if ((r = lib_cfg_known(p, s, ka)) < 0 || (r = lib_cfg_string(p, s, "name", &name, false)) < 0 ||
+		return lib_cfg_fail(
+			p, s, "'admin' must be a group { name = \"admin\"; key_file = ...; }");
+	if ((r = lib_cfg_known(p, s, ka)) < 0 ||
+	    (r = lib_cfg_string(p, s, "name", &name, false)) < 0 ||
 	    (r = lib_cfg_name(p, s, "admin name", name)) < 0 ||
 	    (r = lib_cfg_string(p, s, "key_file", &key, true)) < 0)
 		return r;
@@ -305,12 +308,14 @@ static int get_path(struct cfg_parse *p, const config_setting_t *g, const char *
 
 static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 {
-	static const char *const known[] = {
-		"database", "listen", "book_size", "heartbeat_interval", "lease_time",
-		"default_policy", "max_connections", "max_message", "idle_timeout",
-		"handshake_timeout", "max_shelves", "synchronous", "unix_mode", "keys_dir",
-		"admin", NULL
-	};
+	static const char *const known[] = { "database",	"listen",
+					     "book_size",	"heartbeat_interval",
+					     "lease_time",	"default_policy",
+					     "max_connections", "max_message",
+					     "idle_timeout",	"handshake_timeout",
+					     "max_shelves",	"synchronous",
+					     "unix_mode",	"keys_dir",
+					     "admin",		NULL };
 	const config_setting_t *s;
 	int r;
 
@@ -391,7 +396,8 @@ static int parse_groups(struct cfg_parse *p)
 	racks = config_setting_get_member(g, "racks");
 	compact = config_setting_get_member(g, "compact");
 	if (!!racks == !!compact)
-		return lib_cfg_fail(p, g, "'fabric' needs exactly one of 'racks' (explicit) or 'compact'");
+		return lib_cfg_fail(
+			p, g, "'fabric' needs exactly one of 'racks' (explicit) or 'compact'");
 	return racks ? lib_config_parse_racks(p, racks) : lib_config_parse_compact(p, compact);
 }
 

@@ -24,14 +24,12 @@ char *lib_cfg_path(struct cfg_parse *p, const char *v);
 int lib_cfg_known(struct cfg_parse *p, const config_setting_t *grp, const char *const *known);
 int lib_cfg_string(struct cfg_parse *p, const config_setting_t *grp, const char *name,
 		   const char **out, bool required);
-int lib_cfg_int(struct cfg_parse *p, const config_setting_t *grp, const char *name,
-		long long lo, long long hi, long long *out, bool required);
+int lib_cfg_int(struct cfg_parse *p, const config_setting_t *grp, const char *name, long long lo,
+		long long hi, long long *out, bool required);
 /* A size: integer bytes or a SIZE string such as "8G" (lfs_size_parse). */
-int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *what,
-		 uint64_t *out);
+int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *what, uint64_t *out);
 /* A name in the fabric (node, rack, enclosure, admin): the node name rule. */
-int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *what,
-		 const char *v);
+int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *what, const char *v);
 
 /* config_fabric.c */
 int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks);

@@ -57,8 +57,8 @@ static int add_enc(struct cfg_parse *p, const config_setting_t *s, const char *n
 
 	for (int i = 0; i < c->nencs; i++)
 		if (c->encs[i].rack == rack && !strcmp(c->encs[i].name, name))
-			return lib_cfg_fail(p, s, "duplicate enclosure name '%s' in rack '%s'", name,
-				     c->racks[rack]);
+			return lib_cfg_fail(p, s, "duplicate enclosure name '%s' in rack '%s'",
+					    name, c->racks[rack]);
 	ne = realloc(c->encs, (c->nencs + 1) * sizeof(*ne));
 	if (!ne)
 		return lib_fail(p->e, ENOMEM, "out of memory");
@@ -93,15 +93,15 @@ static int load_node_key(struct cfg_parse *p, const config_setting_t *s, struct 
 	snprintf(path, sizeof(path), "%s/%s.key", p->keys_dir, n->name);
 	r = lfs_lib_read_key(path, n->key, sizeof(n->key), msg, sizeof(msg));
 	if (r == -ENOENT)
-		return 0;	/* this node cannot use TLS until it has a key */
+		return 0; /* this node cannot use TLS until it has a key */
 	if (r < 0)
 		return lib_cfg_fail(p, s, "node '%s': %s", n->name, msg);
 	n->keylen = r;
 	return 0;
 }
 
-static int add_node(struct cfg_parse *p, const config_setting_t *s, const char *name,
-		    int rack, int enc, const char *power, const char *key_file)
+static int add_node(struct cfg_parse *p, const config_setting_t *s, const char *name, int rack,
+		    int enc, const char *power, const char *key_file)
 {
 	struct lib_config *c = p->cfg;
 	struct lib_node *nn;
@@ -148,10 +148,11 @@ static int add_ig(struct cfg_parse *p, const config_setting_t *s, int node, long
 		return lib_cfg_fail(p, s, "%s", msg);
 	if (lib_config_find_ig(c, ig) >= 0)
 		return lib_cfg_fail(p, s, "IG %lld is defined twice (second time on node '%s')", ig,
-			     n->name);
+				    n->name);
 	if (books == 0 || books > LIB_MAX_IG_BOOKS)
 		return lib_cfg_fail(p, s, "IG %lld: %llu books is out of range [1, %llu]", ig,
-			     (unsigned long long)books, (unsigned long long)LIB_MAX_IG_BOOKS);
+				    (unsigned long long)books,
+				    (unsigned long long)LIB_MAX_IG_BOOKS);
 	ni = realloc(c->igs, (c->nigs + 1) * sizeof(*ni));
 	if (!ni)
 		return lib_fail(p->e, ENOMEM, "out of memory");
@@ -178,14 +179,15 @@ static int ig_books(struct cfg_parse *p, const config_setting_t *s, uint64_t *bo
 	int r;
 
 	if (!!b == !!sz)
-		return lib_cfg_fail(p, s, "give exactly one of 'books' or 'size' for a memory module");
+		return lib_cfg_fail(p, s,
+				    "give exactly one of 'books' or 'size' for a memory module");
 	if (b) {
 		if (config_setting_type(b) != CONFIG_TYPE_INT &&
 		    config_setting_type(b) != CONFIG_TYPE_INT64)
 			return lib_cfg_fail(p, b, "'books' must be an integer");
 		if (config_setting_get_int64(b) <= 0)
 			return lib_cfg_fail(p, b, "'books' = %lld must be positive",
-				     (long long)config_setting_get_int64(b));
+					    (long long)config_setting_get_int64(b));
 		*books = config_setting_get_int64(b);
 		return 0;
 	}
@@ -193,8 +195,9 @@ static int ig_books(struct cfg_parse *p, const config_setting_t *s, uint64_t *bo
 	if (r < 0)
 		return r;
 	if (bytes % p->cfg->book_size)
-		return lib_cfg_fail(p, sz, "memory module size %llu is not a multiple of the book size %llu",
-			     (unsigned long long)bytes, (unsigned long long)p->cfg->book_size);
+		return lib_cfg_fail(
+			p, sz, "memory module size %llu is not a multiple of the book size %llu",
+			(unsigned long long)bytes, (unsigned long long)p->cfg->book_size);
 	*books = bytes / p->cfg->book_size;
 	return 0;
 }
@@ -222,9 +225,10 @@ static int parse_node(struct cfg_parse *p, const config_setting_t *s, int rack, 
 		return node;
 	igs = config_setting_get_member(s, "igs");
 	if (!igs || config_setting_type(igs) != CONFIG_TYPE_LIST || !config_setting_length(igs))
-		return lib_cfg_fail(p, igs ? igs : s,
-			     "node '%s' needs 'igs', a list of memory modules ( { ig = N; books = N; } )",
-			     name);
+		return lib_cfg_fail(
+			p, igs ? igs : s,
+			"node '%s' needs 'igs', a list of memory modules ( { ig = N; books = N; } )",
+			name);
 	n = config_setting_length(igs);
 	for (int i = 0; i < n; i++) {
 		static const char *const kig[] = { "ig", "books", "size", NULL };
@@ -233,11 +237,11 @@ static int parse_node(struct cfg_parse *p, const config_setting_t *s, int rack, 
 		uint64_t books;
 
 		if (config_setting_type(m) != CONFIG_TYPE_GROUP)
-			return lib_cfg_fail(p, m, "a memory module must be a group { ig = N; books = N; }");
+			return lib_cfg_fail(
+				p, m, "a memory module must be a group { ig = N; books = N; }");
 		if ((r = lib_cfg_known(p, m, kig)) < 0 ||
 		    (r = lib_cfg_int(p, m, "ig", LLONG_MIN, LLONG_MAX, &ig, false)) < 0 ||
-		    (r = ig_books(p, m, &books)) < 0 ||
-		    (r = add_ig(p, m, node, ig, books)) < 0)
+		    (r = ig_books(p, m, &books)) < 0 || (r = add_ig(p, m, node, ig, books)) < 0)
 			return r;
 		*next_ig = ig + 1;
 	}
@@ -250,7 +254,9 @@ int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks)
 	int r;
 
 	if (config_setting_type(racks) != CONFIG_TYPE_LIST || !config_setting_length(racks))
-		return lib_cfg_fail(p, racks, "'racks' must be a non-empty list ( { name = ...; enclosures = (...); } )");
+		return lib_cfg_fail(
+			p, racks,
+			"'racks' must be a non-empty list ( { name = ...; enclosures = (...); } )");
 	for (int i = 0; i < config_setting_length(racks); i++) {
 		static const char *const kr[] = { "name", "enclosures", NULL };
 		const config_setting_t *rs = config_setting_get_elem(racks, i);
@@ -259,7 +265,9 @@ int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks)
 		int rack;
 
 		if (config_setting_type(rs) != CONFIG_TYPE_GROUP)
-			return lib_cfg_fail(p, rs, "a rack must be a group { name = ...; enclosures = (...); }");
+			return lib_cfg_fail(
+				p, rs,
+				"a rack must be a group { name = ...; enclosures = (...); }");
 		if ((r = lib_cfg_known(p, rs, kr)) < 0 ||
 		    (r = lib_cfg_string(p, rs, "name", &name, true)) < 0 ||
 		    (r = lib_cfg_name(p, rs, "rack name", name)) < 0)
@@ -270,8 +278,8 @@ int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks)
 		encs = config_setting_get_member(rs, "enclosures");
 		if (!encs || config_setting_type(encs) != CONFIG_TYPE_LIST ||
 		    !config_setting_length(encs))
-			return lib_cfg_fail(p, encs ? encs : rs, "rack '%s' needs 'enclosures', a non-empty list",
-				     name);
+			return lib_cfg_fail(p, encs ? encs : rs,
+					    "rack '%s' needs 'enclosures', a non-empty list", name);
 		for (int j = 0; j < config_setting_length(encs); j++) {
 			static const char *const ke[] = { "name", "nodes", NULL };
 			const config_setting_t *es = config_setting_get_elem(encs, j);
@@ -280,7 +288,9 @@ int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks)
 			int enc;
 
 			if (config_setting_type(es) != CONFIG_TYPE_GROUP)
-				return lib_cfg_fail(p, es, "an enclosure must be a group { name = ...; nodes = (...); }");
+				return lib_cfg_fail(
+					p, es,
+					"an enclosure must be a group { name = ...; nodes = (...); }");
 			if ((r = lib_cfg_known(p, es, ke)) < 0 ||
 			    (r = lib_cfg_string(p, es, "name", &ename, true)) < 0 ||
 			    (r = lib_cfg_name(p, es, "enclosure name", ename)) < 0)
@@ -291,8 +301,9 @@ int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks)
 			nodes = config_setting_get_member(es, "nodes");
 			if (!nodes || config_setting_type(nodes) != CONFIG_TYPE_LIST ||
 			    !config_setting_length(nodes))
-				return lib_cfg_fail(p, nodes ? nodes : es,
-					     "enclosure '%s' needs 'nodes', a non-empty list", ename);
+				return lib_cfg_fail(
+					p, nodes ? nodes : es,
+					"enclosure '%s' needs 'nodes', a non-empty list", ename);
 			for (int k = 0; k < config_setting_length(nodes); k++) {
 				r = parse_node(p, config_setting_get_elem(nodes, k), rack, enc,
 					       &next_ig);
@@ -307,8 +318,8 @@ int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks)
 /* A whole fabric in one line: counts per parent, generated names. */
 int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s)
 {
-	static const char *const known[] = { "racks", "enclosures", "nodes", "igs", "books",
-					     "size", "power_domain", NULL };
+	static const char *const known[] = { "racks", "enclosures", "nodes",	    "igs",
+					     "books", "size",	    "power_domain", NULL };
 	long long racks = 1, encs = 1, nodes = 0, igs = 1;
 	const char *pd = "node";
 	const config_setting_t *b = config_setting_get_member(s, "books");
@@ -318,7 +329,8 @@ int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s)
 	char name[64], pname[64];
 
 	if (config_setting_type(s) != CONFIG_TYPE_GROUP)
-		return lib_cfg_fail(p, s, "'compact' must be a group { nodes = 40; books = 1000; }");
+		return lib_cfg_fail(p, s,
+				    "'compact' must be a group { nodes = 40; books = 1000; }");
 	if ((r = lib_cfg_known(p, s, known)) < 0 ||
 	    (r = lib_cfg_int(p, s, "racks", 1, 1024, &racks, false)) < 0 ||
 	    (r = lib_cfg_int(p, s, "enclosures", 1, 1024, &encs, false)) < 0 ||
@@ -330,10 +342,11 @@ int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s)
 	(void)b;
 	if (strcmp(pd, "node") && strcmp(pd, "enclosure") && strcmp(pd, "rack"))
 		return lib_cfg_fail(p, config_setting_get_member(s, "power_domain"),
-			     "power_domain '%s' must be \"node\", \"enclosure\" or \"rack\"", pd);
+				    "power_domain '%s' must be \"node\", \"enclosure\" or \"rack\"",
+				    pd);
 	if (racks * encs * nodes > LIB_MAX_NODES || racks * encs * nodes * igs > LIB_MAX_IGS)
 		return lib_cfg_fail(p, s, "compact fabric of %lld nodes x %lld IGs is too large",
-			     racks * encs * nodes, igs);
+				    racks * encs * nodes, igs);
 	for (int i = 0; i < racks; i++) {
 		snprintf(name, sizeof(name), "rack%d", i + 1);
 		int rack = add_rack(p, s, name);
@@ -354,7 +367,8 @@ int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s)
 				if (!strcmp(pd, "node"))
 					snprintf(pname, sizeof(pname), "%s", name);
 				else if (!strcmp(pd, "enclosure"))
-					snprintf(pname, sizeof(pname), "rack%d-enc%d", i + 1, j + 1);
+					snprintf(pname, sizeof(pname), "rack%d-enc%d", i + 1,
+						 j + 1);
 				else
 					snprintf(pname, sizeof(pname), "rack%d", i + 1);
 				node = add_node(p, s, name, rack, enc, pname, NULL);
@@ -370,4 +384,3 @@ int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s)
 	}
 	return 0;
 }
-

@@ -101,10 +101,10 @@ static int envelope(struct req *rq, json_t *req, const struct lib_op **op)
 
 	if (!json_is_integer(v) || json_integer_value(v) != LFS_PROTOCOL_VERSION) {
 		char *t = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
-		int r = FAIL(rq, EPROTONOSUPPORT,
-			     "protocol version %s is not supported (this librarian speaks version %d)",
-			     t ? lib_shown(t, b, sizeof(b)) : "(missing \"v\")",
-			     LFS_PROTOCOL_VERSION);
+		int r = FAIL(
+			rq, EPROTONOSUPPORT,
+			"protocol version %s is not supported (this librarian speaks version %d)",
+			t ? lib_shown(t, b, sizeof(b)) : "(missing \"v\")", LFS_PROTOCOL_VERSION);
 
 		free(t);
 		return r;
@@ -127,8 +127,9 @@ static int authorise(struct req *rq, const struct lib_op *op)
 	struct lib_identity *who = rq->who;
 
 	if (!*rq->authed && !(op->flags & OP_FIRST))
-		return FAIL(rq, EACCES,
-			    "not authenticated: the first request on a connection must be \"auth\"");
+		return FAIL(
+			rq, EACCES,
+			"not authenticated: the first request on a connection must be \"auth\"");
 	if ((op->flags & OP_ADMIN) && !who->admin)
 		return FAIL(rq, EPERM, "operation '%s' needs the admin identity (caller is '%s')",
 			    rq->op, who->name);
@@ -216,8 +217,12 @@ static json_t *parse_request(const char *buf, size_t len, json_t **reply)
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
 			   const char *buf, size_t len)
 {
-	struct req rq = { .srv = srv, .s = srv->store, .c = srv->cfg, .who = who,
-			  .authed = authed, .pending_node = -1 };
+	struct req rq = { .srv = srv,
+			  .s = srv->store,
+			  .c = srv->cfg,
+			  .who = who,
+			  .authed = authed,
+			  .pending_node = -1 };
 	json_t *req, *id, *reply = NULL;
 	int r;
 

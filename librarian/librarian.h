@@ -43,7 +43,7 @@ enum lib_book_state {
 };
 
 struct lib_err {
-	int err;		/* positive errno */
+	int err; /* positive errno */
 	char msg[512];
 };
 
@@ -52,16 +52,16 @@ int lib_fail(struct lib_err *e, int err, const char *fmt, ...)
 
 struct lib_ig {
 	uint32_t ig;
-	int node;		/* index into cfg->nodes */
+	int node; /* index into cfg->nodes */
 	uint64_t books;
 };
 
 struct lib_node {
 	char *name;
-	int rack;		/* index into cfg->racks */
-	int enc;		/* index into cfg->encs */
-	int power;		/* index into cfg->powers */
-	int *igs;		/* indexes into cfg->igs */
+	int rack; /* index into cfg->racks */
+	int enc; /* index into cfg->encs */
+	int power; /* index into cfg->powers */
+	int *igs; /* indexes into cfg->igs */
 	int nigs;
 	uint8_t key[LIB_PSK_MAX];
 	size_t keylen;
@@ -78,8 +78,8 @@ struct lib_config {
 	char *listen[LIB_MAX_LISTEN];
 	int nlisten;
 	uint64_t book_size;
-	int heartbeat_interval;	/* seconds, advised to nodes */
-	int lease_time;		/* seconds without heartbeat before takeover */
+	int heartbeat_interval; /* seconds, advised to nodes */
+	int lease_time; /* seconds without heartbeat before takeover */
 	enum lfs_policy default_policy;
 	int max_connections;
 	size_t max_message;
@@ -102,7 +102,7 @@ struct lib_config {
 	int nnodes;
 	struct lib_ig *igs;
 	int nigs;
-	int *ig_index;		/* IG number -> index + 1 into igs, 0 = none */
+	int *ig_index; /* IG number -> index + 1 into igs, 0 = none */
 	uint64_t total_books;
 };
 
@@ -116,44 +116,43 @@ struct lib_store;
 
 struct lib_shelf_ctx {
 	int64_t shelf_id;
-	int64_t nbooks;		/* current size */
+	int64_t nbooks; /* current size */
 	enum lfs_policy policy;
-	uint32_t *req_igs;	/* RequestIG list */
+	uint32_t *req_igs; /* RequestIG list */
 	int nreq_igs;
-	int64_t *avoid;		/* shelf ids for power-domain anti-affinity */
+	int64_t *avoid; /* shelf ids for power-domain anti-affinity */
 	int navoid;
-	int node;		/* requesting node index, -1 for none */
-	bool zeroed;		/* out: every book the grow took had books.zeroed = 1 */
+	int node; /* requesting node index, -1 for none */
+	bool zeroed; /* out: every book the grow took had books.zeroed = 1 */
 };
 
-int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n,
-		    struct lib_err *e);
+int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e);
 
 /* Requests. */
 struct lib_identity {
 	char name[LFS_NODE_NAME_MAX + 1];
-	int node;		/* index into cfg->nodes, -1 for admin */
+	int node; /* index into cfg->nodes, -1 for admin */
 	bool admin;
-	bool tls;		/* identity fixed by the TLS handshake */
+	bool tls; /* identity fixed by the TLS handshake */
 };
 
 struct lib_server {
 	struct lib_config *cfg;
 	struct lib_store *store;
-	int64_t *last_seen;	/* per node: monotonic seconds of its last request */
-	int64_t started;	/* monotonic seconds */
+	int64_t *last_seen; /* per node: monotonic seconds of its last request */
+	int64_t started; /* monotonic seconds */
 	uint64_t requests;
 	int nconns;
-	bool batch_open;	/* a group-commit transaction is open */
-	bool batch_failed;	/* it was lost: its replies must not be sent */
+	bool batch_open; /* a group-commit transaction is open */
+	bool batch_failed; /* it was lost: its replies must not be sent */
 };
 
 int lib_batch_commit(struct lib_server *srv);
 
 int64_t lib_now_mono(void);
 
-json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who,
-			   bool *authed, const char *buf, size_t len);
+json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
+			   const char *buf, size_t len);
 void lib_node_seen(struct lib_server *srv, int node);
 
 /* main.c, cli.c: the command line. */

@@ -54,12 +54,10 @@ static const char *db_from_args(const char *cfgfile, const char *db, struct lib_
 
 static int parse_db_opts(int argc, char **argv, const char **cfgfile, const char **db)
 {
-	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "config", required_argument, NULL, 'c' },
+					    { "db", required_argument, NULL, 'd' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int ch;
 
 	optind = 1;
@@ -194,12 +192,13 @@ struct serve_opts {
 /* Returns -1 to go on serving, else the exit status (usage error, --help). */
 static int serve_options(int argc, char **argv, struct serve_opts *o)
 {
-	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' }, { "listen", required_argument, NULL, 'l' },
-		{ "db", required_argument, NULL, 'd' },	    { "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },	    { "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "config", required_argument, NULL, 'c' },
+					    { "listen", required_argument, NULL, 'l' },
+					    { "db", required_argument, NULL, 'd' },
+					    { "verbose", no_argument, NULL, 'v' },
+					    { "version", no_argument, NULL, 'V' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "c:l:d:vVh", lo, NULL)) != -1) {

@@ -58,8 +58,8 @@ static int take_over(struct req *rq, struct lib_shelf *sh, const char *node, con
 		char holder[LFS_NODE_NAME_MAX + 1], hmode[8];
 		int64_t ago;
 		int r, n = lib_store_activation_others(rq->s, sh->id, node, !strcmp(mode, "ro"),
-						       holder, sizeof(holder), hmode,
-						       sizeof(hmode), &rq->err);
+						       holder, sizeof(holder), hmode, sizeof(hmode),
+						       &rq->err);
 
 		if (n <= 0)
 			return n;
@@ -67,9 +67,10 @@ static int take_over(struct req *rq, struct lib_shelf *sh, const char *node, con
 			return FAIL(rq, EBUSY, "shelf '%s' is active on node '%s' (%s)", sh->name,
 				    holder, hmode);
 		if (node_alive(rq, holder, &ago) && !force)
-			return FAIL(rq, EBUSY,
-				    "shelf '%s' is active on node '%s' (%s), which is alive (last request %lld s ago, lease %d s); a takeover of a live node needs the admin identity and \"force\"",
-				    sh->name, holder, hmode, (long long)ago, rq->c->lease_time);
+			return FAIL(
+				rq, EBUSY,
+				"shelf '%s' is active on node '%s' (%s), which is alive (last request %lld s ago, lease %d s); a takeover of a live node needs the admin identity and \"force\"",
+				sh->name, holder, hmode, (long long)ago, rq->c->lease_time);
 		r = lib_store_activation_delete(rq->s, sh->id, holder, &rq->err);
 		if (r < 0)
 			return r;
@@ -120,9 +121,10 @@ int lib_op_deactivate(struct req *rq)
 		n = lib_store_activation_others(rq->s, sh.id, node, false, holder, sizeof(holder),
 						hmode, sizeof(hmode), &rq->err);
 		if (n > 0)
-			return FAIL(rq, EPERM,
-				    "shelf '%s' is not active on node '%s' (it is active on '%s'); only the holder deactivates",
-				    sh.name, node, holder);
+			return FAIL(
+				rq, EPERM,
+				"shelf '%s' is not active on node '%s' (it is active on '%s'); only the holder deactivates",
+				sh.name, node, holder);
 		return FAIL(rq, ENOENT, "shelf '%s' is not active on node '%s'", sh.name, node);
 	}
 	rq->result = json_pack("{s:s,s:s}", "name", sh.name, "node", node);

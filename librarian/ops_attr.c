@@ -33,7 +33,8 @@ static json_t *ig_text_array(struct req *rq, const char *text)
 
 		if (end == p || (*end && *end != ',')) {
 			json_decref(arr);
-			FAIL(rq, EINVAL, "lfs.igs '%s' must be a list of IG numbers such as \"0,3,7\"",
+			FAIL(rq, EINVAL,
+			     "lfs.igs '%s' must be a list of IG numbers such as \"0,3,7\"",
 			     lib_shown(text, b, sizeof(b)));
 			return NULL;
 		}
@@ -50,7 +51,8 @@ static int ig_entry(struct req *rq, json_t *el)
 	char *t;
 	int r;
 
-	if (json_is_integer(el) && lfs_rule_ig(json_integer_value(el), "IG", msg, sizeof(msg)) == 0 &&
+	if (json_is_integer(el) &&
+	    lfs_rule_ig(json_integer_value(el), "IG", msg, sizeof(msg)) == 0 &&
 	    lib_config_find_ig(rq->c, json_integer_value(el)) >= 0)
 		return 0;
 	t = json_dumps(el, JSON_ENCODE_ANY);
@@ -91,8 +93,9 @@ static int ig_list_parse(struct req *rq, json_t *v, uint32_t **out, int *n)
 	*out = NULL;
 	*n = 0;
 	if (!arr)
-		return json_is_string(v) ? -rq->err.err :
-					   FAIL(rq, EINVAL, "lfs.igs must be a non-empty list of IG numbers");
+		return json_is_string(v) ?
+			       -rq->err.err :
+			       FAIL(rq, EINVAL, "lfs.igs must be a non-empty list of IG numbers");
 	r = ig_array_parse(rq, arr, out, n);
 	json_decref(arr);
 	return r;
@@ -256,9 +259,10 @@ int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v)
 	if (!strcmp(key, "lfs.anti_affinity"))
 		return set_partners(rq, shelf, v);
 	if (!strncmp(key, "lfs.", 4))
-		return FAIL(rq, EINVAL,
-			    "unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.allocation)",
-			    key);
+		return FAIL(
+			rq, EINVAL,
+			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.allocation)",
+			key);
 	return set_user(rq, shelf, key, v);
 }
 

@@ -29,14 +29,16 @@ static int book_ref(struct req *rq, size_t i, json_t *el, int64_t *id, int *k)
 	    (uint64_t)idx >= c->igs[*k].books) {
 		char *t = json_dumps(el, JSON_ENCODE_ANY | JSON_COMPACT);
 		char b[100];
-		int r = FAIL(rq, EINVAL, "books[%zu] = %s is not a book of the fabric ([ig, book])%s%s",
-			     i, t ? lib_shown(t, b, sizeof(b)) : "?", msg[0] ? ": " : "", msg);
+		int r = FAIL(rq, EINVAL,
+			     "books[%zu] = %s is not a book of the fabric ([ig, book])%s%s", i,
+			     t ? lib_shown(t, b, sizeof(b)) : "?", msg[0] ? ": " : "", msg);
 
 		free(t);
 		return r;
 	}
 	if (!rq->who->admin && c->igs[*k].node != rq->who->node)
-		return FAIL(rq, EPERM, "book [%lld, %lld] is in IG %lld of node '%s', not of node '%s'",
+		return FAIL(rq, EPERM,
+			    "book [%lld, %lld] is in IG %lld of node '%s', not of node '%s'",
 			    (long long)ig, (long long)idx, (long long)ig,
 			    c->nodes[c->igs[*k].node].name, rq->who->name);
 	*id = lib_book_id(ig, idx);
@@ -215,8 +217,8 @@ static int after_arg(struct req *rq, int64_t *from)
 	*from = 0;
 	if (!after)
 		return 0;
-	if (json_unpack(after, "[II!]", &ig, &book) || lfs_rule_ig(ig, "IG", msg, sizeof(msg)) < 0 ||
-	    book < 0 || book > 0xffffffffLL) {
+	if (json_unpack(after, "[II!]", &ig, &book) ||
+	    lfs_rule_ig(ig, "IG", msg, sizeof(msg)) < 0 || book < 0 || book > 0xffffffffLL) {
 		char *t = json_dumps(after, JSON_ENCODE_ANY | JSON_COMPACT);
 		char b[100];
 		int r = FAIL(rq, EINVAL, "argument 'after' = %s must be an [ig, book] pair%s%s",

@@ -66,13 +66,15 @@ static json_t *geometry_node(struct req *rq, int ni, json_t *free_by_ig, int64_t
 		char k[24];
 
 		snprintf(k, sizeof(k), "%u", ig->ig);
-		json_array_append_new(igs, json_pack("{s:I,s:I,s:I}", "ig", (json_int_t)ig->ig,
-						     "books", (json_int_t)ig->books, "free",
-						     json_integer_value(json_object_get(free_by_ig, k))));
+		json_array_append_new(
+			igs, json_pack("{s:I,s:I,s:I}", "ig", (json_int_t)ig->ig, "books",
+				       (json_int_t)ig->books, "free",
+				       json_integer_value(json_object_get(free_by_ig, k))));
 	}
 	return json_pack("{s:s,s:s,s:s,s:b,s:I,s:o}", "name", n->name, "power_domain",
-			 c->powers[n->power], "state", rq->s->node_offline[ni] ? "offline" : "online",
-			 "alive", now - rq->srv->last_seen[ni] <= c->lease_time, "last_seen_ago",
+			 c->powers[n->power], "state",
+			 rq->s->node_offline[ni] ? "offline" : "online", "alive",
+			 now - rq->srv->last_seen[ni] <= c->lease_time, "last_seen_ago",
 			 (json_int_t)(now - rq->srv->last_seen[ni]), "igs", igs);
 }
 
@@ -162,7 +164,8 @@ static int64_t zombie_count(struct req *rq, int node)
 	int64_t total = 0;
 
 	for (int g = 0; g < n->nigs; g++) {
-		int64_t z = lib_store_ig_count(rq->s, rq->c->igs[n->igs[g]].ig, BOOK_ZOMBIE, &rq->err);
+		int64_t z =
+			lib_store_ig_count(rq->s, rq->c->igs[n->igs[g]].ig, BOOK_ZOMBIE, &rq->err);
 
 		if (z < 0)
 			return z;

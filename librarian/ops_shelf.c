@@ -68,9 +68,10 @@ static int create_args(struct req *rq, struct create *cr)
 	    (r = lib_arg_str(rq, "activate", false, &cr->activate)) < 0)
 		return r;
 	if (cr->activate && strcmp(cr->activate, "rw") && strcmp(cr->activate, "ro"))
-		return FAIL(rq, EINVAL,
-			    "activate '%.20s' must be \"rw\" (exclusive) or \"ro\" (shared read-only)",
-			    cr->activate);
+		return FAIL(
+			rq, EINVAL,
+			"activate '%.20s' must be \"rw\" (exclusive) or \"ro\" (shared read-only)",
+			cr->activate);
 	if ((r = lib_arg_node(rq, cr->activate != NULL, &cr->node)) < 0)
 		return r;
 	cr->attrs = json_object_get(rq->args, "attrs");
@@ -122,9 +123,10 @@ static int create_attrs(struct req *rq, int64_t shelf, json_t *attrs)
 		return r;
 	json_object_foreach(attrs, key, v) {
 		if (!strncmp(key, "lfs.", 4))
-			return FAIL(rq, EINVAL,
-				    "set system attribute '%s' with its own argument (policy, igs, anti_affinity)",
-				    key);
+			return FAIL(
+				rq, EINVAL,
+				"set system attribute '%s' with its own argument (policy, igs, anti_affinity)",
+				key);
 		r = lib_attr_set(rq, shelf, key, v);
 		if (r < 0)
 			return r;
@@ -155,7 +157,7 @@ int lib_op_shelf_create(struct req *rq)
 		return r;
 	/* create and activate in one request: a new shelf has no other holder */
 	if (cr.activate && (r = lib_store_activation_put(rq->s, sh.id, rq->c->nodes[cr.node].name,
-							  cr.activate, now, &rq->err)) < 0)
+							 cr.activate, now, &rq->err)) < 0)
 		return r;
 	rq->result = lib_reply_shelf_map(rq, sh.id, 0, LIB_BOOKS_LIMIT);
 	/* every book was zeroed by its node since it was last freed: skip probing it */
@@ -181,9 +183,10 @@ int lib_op_shelf_destroy(struct req *rq)
 	if (n < 0)
 		return n;
 	if (n > 0)
-		return FAIL(rq, EBUSY,
-			    "cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
-			    sh.name, holder, mode, n > 1 ? " and others" : "");
+		return FAIL(
+			rq, EBUSY,
+			"cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
+			sh.name, holder, mode, n > 1 ? " and others" : "");
 	z = lib_store_shelf_release(rq->s, sh.id, 0, &rq->err);
 	if (z < 0)
 		return z;

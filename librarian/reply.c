@@ -24,8 +24,8 @@ json_t *lib_reply_map(struct req *rq, int64_t shelf, int64_t offset, int64_t lim
 {
 	json_t *a = json_array();
 
-	if (a && lib_store_shelf_books(rq->s, shelf, offset, limit, lib_append_book, a,
-				       &rq->err) < 0) {
+	if (a &&
+	    lib_store_shelf_books(rq->s, shelf, offset, limit, lib_append_book, a, &rq->err) < 0) {
 		json_decref(a);
 		return NULL;
 	}
@@ -69,7 +69,8 @@ static int append_activation(void *arg, const struct lib_activation *a)
 {
 	return json_array_append_new(arg, json_pack("{s:s,s:s,s:I}", "node", a->node, "mode",
 						    a->mode, "since", (json_int_t)a->since)) ?
-		       -1 : 0;
+		       -1 :
+		       0;
 }
 
 struct shelf_walk {
@@ -94,8 +95,8 @@ json_t *lib_reply_shelf(struct req *rq, int64_t shelf)
 	if (lib_store_shelf_show(rq->s, shelf, shelf_object, &w, &rq->err) < 0 || !w.o)
 		return NULL;
 	acts = json_array();
-	if (acts && lib_store_activations_of_shelf(rq->s, shelf, append_activation, acts,
-						   &rq->err) < 0)
+	if (acts &&
+	    lib_store_activations_of_shelf(rq->s, shelf, append_activation, acts, &rq->err) < 0)
 		json_array_clear(acts);
 	json_object_set_new(w.o, "activations", acts);
 	return w.o;

@@ -81,7 +81,8 @@ int lib_arg_int(struct req *rq, const char *key, int64_t lo, int64_t hi, bool re
 		return FAIL(rq, EINVAL, "argument '%s' must be an integer", key);
 	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
 		return FAIL(rq, json_integer_value(v) > hi ? ERANGE : EINVAL,
-			    "argument '%s' = %" JSON_INTEGER_FORMAT " is out of range [%" PRId64 ", %" PRId64 "]",
+			    "argument '%s' = %" JSON_INTEGER_FORMAT " is out of range [%" PRId64
+			    ", %" PRId64 "]",
 			    key, json_integer_value(v), lo, hi);
 	*out = json_integer_value(v);
 	return 0;
@@ -148,14 +149,16 @@ int lib_check_lookup_name(struct req *rq, const char *name)
 	if (!n)
 		return FAIL(rq, EINVAL, "shelf name '' is empty");
 	if (n > LIB_OLD_NAME_MAX)
-		return FAIL(rq, ENAMETOOLONG,
-			    "shelf name '%s' is %zu characters long: no shelf has a name longer than %d",
-			    lib_shown(name, b, sizeof(b)), n, LIB_OLD_NAME_MAX);
+		return FAIL(
+			rq, ENAMETOOLONG,
+			"shelf name '%s' is %zu characters long: no shelf has a name longer than %d",
+			lib_shown(name, b, sizeof(b)), n, LIB_OLD_NAME_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (!isprint((unsigned char)name[i]))
-			return FAIL(rq, EINVAL,
-				    "shelf name '%s' has a character that is not printable: no shelf has one",
-				    lib_shown(name, b, sizeof(b)));
+			return FAIL(
+				rq, EINVAL,
+				"shelf name '%s' has a character that is not printable: no shelf has one",
+				lib_shown(name, b, sizeof(b)));
 	return 0;
 }
 

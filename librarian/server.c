@@ -30,7 +30,7 @@
 #include "server.h"
 #include "tlspsk.h"
 
-#define OUT_HIGH (4U << 20)	/* stop reading requests while this much is unsent */
+#define OUT_HIGH (4U << 20) /* stop reading requests while this much is unsent */
 #define PUMP_ROUNDS 64
 
 enum conn_state { C_HANDSHAKE, C_OPEN, C_CLOSING };
@@ -49,9 +49,9 @@ struct conn {
 	size_t outlen, outoff, outcap;
 	int64_t last_active;
 	uint32_t events;
-	bool ready;		/* has buffered work that epoll will not report */
-	bool dirty;		/* on the list of connections to flush this round */
-	int batch_replies;	/* replies queued in the open group-commit round */
+	bool ready; /* has buffered work that epoll will not report */
+	bool dirty; /* on the list of connections to flush this round */
+	int batch_replies; /* replies queued in the open group-commit round */
 };
 
 struct listener {
@@ -67,15 +67,15 @@ struct srv {
 	SSL_CTX *tls;
 	struct listener ls[LIB_MAX_LISTEN];
 	int nls;
-	struct conn **conns;	/* by fd */
+	struct conn **conns; /* by fd */
 	int maxfd;
 	int verbose;
 	int64_t last_reject_log;
-	int *dirty;		/* fds to flush after this round's commit */
+	int *dirty; /* fds to flush after this round's commit */
 	int ndirty;
 };
 
-static struct srv *the_srv;	/* for the PSK callback */
+static struct srv *the_srv; /* for the PSK callback */
 
 void lib_log(const char *fmt, ...)
 {
@@ -124,9 +124,10 @@ static int queue_reply(struct srv *s, struct conn *c, json_t *reply)
 	len = strlen(txt);
 	if (len > LFS_MAX_REPLY) {
 		free(txt);
-		reply = json_pack("{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0, "error",
-				  "errno", EMSGSIZE, "code", "EMSGSIZE", "message",
-				  "the reply is larger than the protocol allows; ask for less (offset/limit)");
+		reply = json_pack(
+			"{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0, "error", "errno",
+			EMSGSIZE, "code", "EMSGSIZE", "message",
+			"the reply is larger than the protocol allows; ask for less (offset/limit)");
 		txt = json_dumps(reply, JSON_COMPACT);
 		json_decref(reply);
 		if (!txt)
@@ -176,9 +177,9 @@ static void queue_error(struct srv *s, struct conn *c, int err, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	queue_reply(s, c, json_pack("{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0,
-				    "error", "errno", err, "code", lfs_errno_name(err),
-				    "message", msg));
+	queue_reply(s, c,
+		    json_pack("{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0, "error",
+			      "errno", err, "code", lfs_errno_name(err), "message", msg));
 }
 
 /* 1 = progress, 0 = would block, -1 = connection is dead */
@@ -225,7 +226,7 @@ static void conn_process(struct srv *s, struct conn *c)
 
 	while (c->state == C_OPEN && c->inlen - off >= 4 && c->outlen - c->outoff < OUT_HIGH) {
 		if (n++ == 64) {
-			c->ready = true;	/* the rest waits for the next round */
+			c->ready = true; /* the rest waits for the next round */
 			break;
 		}
 		uint8_t *p = c->in + off;
@@ -233,9 +234,10 @@ static void conn_process(struct srv *s, struct conn *c)
 		json_t *reply;
 
 		if (len > max) {
-			queue_error(s, c, EMSGSIZE,
-				    "message of %u bytes is larger than max_message (%zu); closing the connection",
-				    len, max);
+			queue_error(
+				s, c, EMSGSIZE,
+				"message of %u bytes is larger than max_message (%zu); closing the connection",
+				len, max);
 			c->state = C_CLOSING;
 			break;
 		}
@@ -248,9 +250,12 @@ static void conn_process(struct srv *s, struct conn *c)
 			break;
 		reply = lib_handle_request(&s->core, &c->who, &c->authed, (const char *)p + 4, len);
 		if (s->verbose)
-			lib_log("%s (%s): %.*s -> %s", c->peer, c->who.name, (int)(len > 200 ? 200 : len),
-				p + 4, json_is_true(json_object_get(reply, "ok")) ? "ok" :
-				json_string_value(json_object_get(json_object_get(reply, "error"), "code")));
+			lib_log("%s (%s): %.*s -> %s", c->peer, c->who.name,
+				(int)(len > 200 ? 200 : len), p + 4,
+				json_is_true(json_object_get(reply, "ok")) ?
+					"ok" :
+					json_string_value(json_object_get(
+						json_object_get(reply, "error"), "code")));
 		if (!reply || queue_reply(s, c, reply) < 0) {
 			c->state = C_CLOSING;
 			break;
@@ -373,12 +378,12 @@ static void conn_input(struct srv *s, struct conn *c)
 		int r;
 
 		if (c->outlen - c->outoff >= OUT_HIGH)
-			return;		/* slow reader: take no more requests from it */
+			return; /* slow reader: take no more requests from it */
 		conn_process(s, c);
 		if (c->ready || c->state != C_OPEN || c->outlen - c->outoff >= OUT_HIGH)
 			return;
 		if (++rounds > PUMP_ROUNDS) {
-			c->ready = true;	/* be fair to other connections */
+			c->ready = true; /* be fair to other connections */
 			return;
 		}
 		r = conn_read(s, c);
@@ -389,14 +394,15 @@ static void conn_input(struct srv *s, struct conn *c)
 		if (r < 0) {
 			/* the peer may only have shut down its sending side: answer first */
 			if (c->inlen)
-				queue_error(s, c, EBADMSG,
-					    "truncated message: the connection ended %zu bytes into a message",
-					    c->inlen);
+				queue_error(
+					s, c, EBADMSG,
+					"truncated message: the connection ended %zu bytes into a message",
+					c->inlen);
 			c->state = C_CLOSING;
 			return;
 		}
 		if (c->inlen < s->core.cfg->max_message + 4)
-			return;		/* would block */
+			return; /* would block */
 	}
 }
 
@@ -422,11 +428,12 @@ static void conn_output(struct srv *s, struct conn *c)
 		return;
 	}
 	if (c->outlen - c->outoff < OUT_HIGH && has_frame(s, c))
-		c->ready = true;	/* requests were left waiting for output room */
+		c->ready = true; /* requests were left waiting for output room */
 	if (c->ssl && SSL_pending(c->ssl))
 		c->ready = true;
-	set_events(s, c, (c->outlen - c->outoff < OUT_HIGH ? EPOLLIN : 0) |
-			 (c->outlen > c->outoff ? EPOLLOUT : 0));
+	set_events(s, c,
+		   (c->outlen - c->outoff < OUT_HIGH ? EPOLLIN : 0) |
+			   (c->outlen > c->outoff ? EPOLLOUT : 0));
 }
 
 /* End of a round: commit, then release the replies (or drop them if the commit failed). */
@@ -463,7 +470,7 @@ static int psk_find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL
 
 	*sess = NULL;
 	if (idlen == 0 || idlen > LFS_PSK_IDENTITY_MAX || memchr(id, 0, idlen))
-		return 1;	/* unknown: the handshake fails for want of a certificate */
+		return 1; /* unknown: the handshake fails for want of a certificate */
 	memcpy(name, id, idlen);
 	name[idlen] = 0;
 	snprintf(c->who.name, sizeof(c->who.name), "%s", name);
@@ -599,17 +606,21 @@ static int listen_unix(struct srv *s, struct listener *l, const char *path, stru
 		int probe;
 
 		if (!S_ISSOCK(sb.st_mode))
-			return lib_fail(e, EEXIST, "listen address 'unix:%s': a file that is not a socket is in the way",
-					path);
+			return lib_fail(
+				e, EEXIST,
+				"listen address 'unix:%s': a file that is not a socket is in the way",
+				path);
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (probe >= 0 && connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
 			close(probe);
-			return lib_fail(e, EADDRINUSE,
-					"listen address 'unix:%s': another librarian is serving there", path);
+			return lib_fail(
+				e, EADDRINUSE,
+				"listen address 'unix:%s': another librarian is serving there",
+				path);
 		}
 		if (probe >= 0)
 			close(probe);
-		unlink(path);	/* stale socket of a dead librarian */
+		unlink(path); /* stale socket of a dead librarian */
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -649,7 +660,8 @@ static int listen_tcp(struct listener *l, const char *addr, struct lib_err *e)
 	strcpy(host, addr);
 	port = strrchr(host, ':');
 	if (!port)
-		return lib_fail(e, EINVAL, "listen address '%s' must be HOST:PORT or unix:PATH", addr);
+		return lib_fail(e, EINVAL, "listen address '%s' must be HOST:PORT or unix:PATH",
+				addr);
 	*port++ = 0;
 	if (strtol(port, &end, 10) <= 0 || *end || strtol(port, NULL, 10) > 65535)
 		return lib_fail(e, EINVAL, "listen address '%s': bad port '%s'", addr, port);
@@ -689,7 +701,8 @@ static void sweep_timeouts(struct srv *s)
 
 		if (!c)
 			continue;
-		if (c->state == C_HANDSHAKE && now - c->last_active > s->core.cfg->handshake_timeout)
+		if (c->state == C_HANDSHAKE &&
+		    now - c->last_active > s->core.cfg->handshake_timeout)
 			conn_close(s, c, "handshake timeout");
 		else if (now - c->last_active > s->core.cfg->idle_timeout)
 			conn_close(s, c, "idle timeout");

@@ -175,8 +175,7 @@ int lib_stmt_run(struct lib_store *s, sqlite3_stmt *st, struct lib_err *e)
 	return 0;
 }
 
-int lib_stmt_ids(struct lib_store *s, sqlite3_stmt *st, lib_id_fn *fn, void *arg,
-		 struct lib_err *e)
+int lib_stmt_ids(struct lib_store *s, sqlite3_stmt *st, lib_id_fn *fn, void *arg, struct lib_err *e)
 {
 	int rc = SQLITE_DONE, r = 0;
 
@@ -249,7 +248,9 @@ int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e)
 {
 	if (undo)
 		return sqlite3_exec(s->db, "ROLLBACK TO req; RELEASE req", NULL, NULL, NULL) ==
-			       SQLITE_OK ? 0 : -EIO;
+				       SQLITE_OK ?
+			       0 :
+			       -EIO;
 	if (sqlite3_exec(s->db, "RELEASE req", NULL, NULL, NULL) != SQLITE_OK)
 		return lib_sql_fail(s, e);
 	return 0;
@@ -283,17 +284,21 @@ static int store_schema(struct lib_store *s, const char *path, bool create, stru
 			r = exec(s, "PRAGMA user_version = " STR(LIB_SCHEMA_VERSION), e);
 	} else if (ver == 1) {
 		/* 1 -> 2: no book's content is known yet */
-		r = exec(s, "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
-			 " PRAGMA user_version = 2", e);
+		r = exec(s,
+			 "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
+			 " PRAGMA user_version = 2",
+			 e);
 		s->upgraded_from = 1;
 	} else if (ver > LIB_SCHEMA_VERSION) {
-		r = lib_fail(e, EPROTO,
-			     "%s: catalogue schema version %lld is newer than this librarian's (%d): it was written by a newer librarian; run that one (the catalogue was not changed)",
-			     path, (long long)ver, LIB_SCHEMA_VERSION);
+		r = lib_fail(
+			e, EPROTO,
+			"%s: catalogue schema version %lld is newer than this librarian's (%d): it was written by a newer librarian; run that one (the catalogue was not changed)",
+			path, (long long)ver, LIB_SCHEMA_VERSION);
 	} else if (ver != LIB_SCHEMA_VERSION) {
-		r = lib_fail(e, EPROTO,
-			     "%s: catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)",
-			     path, (long long)ver, LIB_SCHEMA_VERSION);
+		r = lib_fail(
+			e, EPROTO,
+			"%s: catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)",
+			path, (long long)ver, LIB_SCHEMA_VERSION);
 	}
 	if (r == 0)
 		r = exec(s, "COMMIT", e);
@@ -307,15 +312,19 @@ static int store_pragmas(struct lib_store *s, struct lib_err *e)
 	int r = exec(s, "PRAGMA journal_mode = WAL", e);
 
 	if (r == 0)
-		r = exec(s, s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
-			 "PRAGMA synchronous = FULL", e);
+		r = exec(s,
+			 s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
+							"PRAGMA synchronous = FULL",
+			 e);
 	/*
 	 * SQLite's auto-checkpoint on this connection (the tools' default; the
 	 * daemon moves checkpoints to a thread, lib_store_checkpointer()).
 	 */
 	if (r == 0)
-		r = exec(s, "PRAGMA cache_size = -40960; PRAGMA temp_store = MEMORY;"
-			 " PRAGMA wal_autocheckpoint = 256;", e);
+		r = exec(s,
+			 "PRAGMA cache_size = -40960; PRAGMA temp_store = MEMORY;"
+			 " PRAGMA wal_autocheckpoint = 256;",
+			 e);
 	return r;
 }
 

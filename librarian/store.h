@@ -140,8 +140,7 @@ int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf
 			 struct lib_err *e);
 int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_shelf *sh,
 			      struct lib_err *e);
-int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n,
-			  struct lib_err *e);
+int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n, struct lib_err *e);
 int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
 			   const char *owner, int64_t now, int64_t *id, struct lib_err *e);
 int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, int64_t now,
@@ -158,12 +157,11 @@ int lib_store_shelf_list(struct lib_store *s, const char *prefix, int64_t offset
 /* store_attr.c: the attrs table. */
 typedef int lib_attr_fn(void *arg, const char *key, const char *value);
 
-int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf,
-		       size_t len, struct lib_err *e);
+int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf, size_t len,
+		       struct lib_err *e);
 int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, const char *value,
 		       struct lib_err *e);
-int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key,
-			  struct lib_err *e);
+int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key, struct lib_err *e);
 /* User attributes (not lfs.*) of the shelf, and whether key is one of them. */
 int lib_store_attr_user_count(struct lib_store *s, int64_t shelf, const char *key, int *n,
 			      bool *has, struct lib_err *e);
@@ -186,11 +184,11 @@ int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_act
  * Activations of the shelf by nodes other than node (NULL: all), only
  * exclusive ones if rw_only: their count, the first one's holder and mode.
  */
-int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node,
-				bool rw_only, char *holder, size_t hlen, char *mode, size_t mlen,
+int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node, bool rw_only,
+				char *holder, size_t hlen, char *mode, size_t mlen,
 				struct lib_err *e);
-int lib_store_activation_put(struct lib_store *s, int64_t shelf, const char *node,
-			     const char *mode, int64_t since, struct lib_err *e);
+int lib_store_activation_put(struct lib_store *s, int64_t shelf, const char *node, const char *mode,
+			     int64_t since, struct lib_err *e);
 /* Returns 1 if there was one, 0 if not. */
 int lib_store_activation_delete(struct lib_store *s, int64_t shelf, const char *node,
 				struct lib_err *e);
@@ -229,8 +227,8 @@ int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn
 /* A ZOMBIE book its node zeroed: FREE and known zero, or OFFLINE. 1 if it was ZOMBIE. */
 int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e);
 /* FREE books not known zero of the IG with ids from 'from', lowest first. */
-int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit,
-		      lib_id_fn *fn, void *arg, struct lib_err *e);
+int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit, lib_id_fn *fn,
+		      void *arg, struct lib_err *e);
 /* A FREE book not known zero that read as zeroes: 1 if it was marked. */
 int lib_store_book_checked(struct lib_store *s, int64_t id, struct lib_err *e);
 /* Up to limit FREE books not known zero of the IG become ZOMBIE: how many did. */

@@ -5,8 +5,8 @@
 #include "store.h"
 
 /* Hand the rows of st (node, mode, since[, shelf]) to fn. */
-static int activation_rows(struct lib_store *s, sqlite3_stmt *st, lib_activation_fn *fn,
-			   void *arg, struct lib_err *e)
+static int activation_rows(struct lib_store *s, sqlite3_stmt *st, lib_activation_fn *fn, void *arg,
+			   struct lib_err *e)
 {
 	int rc = SQLITE_DONE, r = 0;
 
@@ -16,7 +16,8 @@ static int activation_rows(struct lib_store *s, sqlite3_stmt *st, lib_activation
 			.mode = (const char *)sqlite3_column_text(st, 1),
 			.since = sqlite3_column_int64(st, 2),
 			.shelf = sqlite3_column_count(st) > 3 ?
-					 (const char *)sqlite3_column_text(st, 3) : NULL,
+					 (const char *)sqlite3_column_text(st, 3) :
+					 NULL,
 		};
 
 		r = fn(arg, &a);
@@ -31,7 +32,7 @@ int lib_store_activations_of_shelf(struct lib_store *s, int64_t shelf, lib_activ
 				   void *arg, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT node, mode, since FROM activations WHERE shelf = ?1"
-				    " ORDER BY node");
+				       " ORDER BY node");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -43,8 +44,8 @@ int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_act
 				  void *arg, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT a.node, a.mode, a.since, s.name FROM activations a"
-				    " JOIN shelves s ON s.id = a.shelf WHERE a.node = ?1"
-				    " ORDER BY s.name");
+				       " JOIN shelves s ON s.id = a.shelf WHERE a.node = ?1"
+				       " ORDER BY s.name");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -52,12 +53,12 @@ int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_act
 	return activation_rows(s, st, fn, arg, e);
 }
 
-int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node,
-				bool rw_only, char *holder, size_t hlen, char *mode, size_t mlen,
+int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node, bool rw_only,
+				char *holder, size_t hlen, char *mode, size_t mlen,
 				struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT node, mode FROM activations WHERE shelf = ?1"
-				    " AND node <> ?2 AND (?3 = 0 OR mode = 'rw') ORDER BY node");
+				       " AND node <> ?2 AND (?3 = 0 OR mode = 'rw') ORDER BY node");
 	int n = 0, rc;
 
 	if (!st)
@@ -75,10 +76,11 @@ int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *
 	return rc == SQLITE_DONE ? n : lib_sql_fail(s, e);
 }
 
-int lib_store_activation_put(struct lib_store *s, int64_t shelf, const char *node,
-			     const char *mode, int64_t since, struct lib_err *e)
+int lib_store_activation_put(struct lib_store *s, int64_t shelf, const char *node, const char *mode,
+			     int64_t since, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "INSERT OR REPLACE INTO activations(shelf, node, mode, since)"
+	sqlite3_stmt *st = lib_stmt(s,
+				    "INSERT OR REPLACE INTO activations(shelf, node, mode, since)"
 				    " VALUES (?1, ?2, ?3, ?4)");
 
 	if (!st)

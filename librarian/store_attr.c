@@ -5,8 +5,8 @@
 
 #include "store.h"
 
-int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf,
-		       size_t len, struct lib_err *e)
+int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf, size_t len,
+		       struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT value FROM attrs WHERE shelf = ?1 AND key = ?2");
 	int rc;
@@ -28,7 +28,7 @@ int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, cons
 		       struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "INSERT OR REPLACE INTO attrs(shelf, key, value)"
-				    " VALUES (?1, ?2, ?3)");
+				       " VALUES (?1, ?2, ?3)");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -38,8 +38,7 @@ int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, cons
 	return lib_stmt_run(s, st, e);
 }
 
-int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key,
-			  struct lib_err *e)
+int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "DELETE FROM attrs WHERE shelf = ?1 AND key = ?2");
 	int r;
@@ -58,7 +57,7 @@ int lib_store_attr_user_count(struct lib_store *s, int64_t shelf, const char *ke
 			      bool *has, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT count(*), sum(key = ?2) FROM attrs"
-				    " WHERE shelf = ?1 AND key NOT LIKE 'lfs.%'");
+				       " WHERE shelf = ?1 AND key NOT LIKE 'lfs.%'");
 	int rc;
 
 	if (!st)
@@ -77,7 +76,8 @@ int lib_store_attr_user_count(struct lib_store *s, int64_t shelf, const char *ke
 int lib_store_attr_each(struct lib_store *s, int64_t shelf, lib_attr_fn *fn, void *arg,
 			struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT key, value FROM attrs WHERE shelf = ?1 ORDER BY key");
+	sqlite3_stmt *st =
+		lib_stmt(s, "SELECT key, value FROM attrs WHERE shelf = ?1 ORDER BY key");
 	int rc = SQLITE_DONE, r = 0;
 
 	if (!st)

@@ -9,10 +9,11 @@
 
 int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT (SELECT total(free) FROM igs),"
-				    " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
-				    " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
-				    " (SELECT count(*) FROM activations)");
+	sqlite3_stmt *st =
+		lib_stmt(s, "SELECT (SELECT total(free) FROM igs),"
+			    " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
+			    " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
+			    " (SELECT count(*) FROM activations)");
 	int rc;
 
 	if (!st)
@@ -33,7 +34,7 @@ int lib_store_shelf_books(struct lib_store *s, int64_t shelf, int64_t offset, in
 			  lib_id_fn *fn, void *arg, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE shelf = ?1 AND seq >= ?2"
-				    " ORDER BY seq LIMIT ?3");
+				       " ORDER BY seq LIMIT ?3");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -47,7 +48,7 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 			struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT id >> 32, count(*) FROM books WHERE shelf = ?1"
-				    " GROUP BY 1 ORDER BY 1");
+				       " GROUP BY 1 ORDER BY 1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -56,11 +57,10 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 }
 
 /* The shelf may have written them: they are no longer known to be zero. */
-int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep,
-				struct lib_err *e)
+int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE, shelf = NULL,"
-				    " seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
+				       " seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
 	int r;
 
 	if (!st)
@@ -79,10 +79,10 @@ int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, 
 
 	if (desc)
 		st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = BOOK_FREE"
-			      " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1");
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1");
 	else
 		st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = BOOK_FREE"
-			      " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
 	if (!st)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, lo);
@@ -102,7 +102,7 @@ int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t 
 			struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_INUSE, shelf = ?2, seq = ?3"
-				    " WHERE id = ?1");
+				       " WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);

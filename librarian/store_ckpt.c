@@ -21,8 +21,8 @@
 
 #include "store.h"
 
-#define CKPT_FRAMES 4000	/* wake the thread at this many WAL frames */
-#define CKPT_INLINE_FRAMES 12000	/* ~48 MiB: finish on the request path */
+#define CKPT_FRAMES 4000 /* wake the thread at this many WAL frames */
+#define CKPT_INLINE_FRAMES 12000 /* ~48 MiB: finish on the request path */
 
 struct lib_ckpt {
 	pthread_t thread;
@@ -83,7 +83,7 @@ int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e)
 	if (!on) {
 		if (!c)
 			return 0;
-		sqlite3_wal_autocheckpoint(s->db, 256);	/* replaces the hook */
+		sqlite3_wal_autocheckpoint(s->db, 256); /* replaces the hook */
 		pthread_mutex_lock(&c->lock);
 		c->stop = true;
 		pthread_cond_signal(&c->cond);
@@ -111,8 +111,10 @@ int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e)
 	pthread_cond_init(&c->cond, NULL);
 	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
 			    lib_wal_vfs()) != SQLITE_OK ||
-	    sqlite3_exec(c->db, s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
-			 "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
+	    sqlite3_exec(c->db,
+			 s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
+							"PRAGMA synchronous = FULL",
+			 NULL, NULL, NULL) != SQLITE_OK) {
 		r = lib_fail(e, EIO, "%s: cannot open a checkpoint connection: %s", path,
 			     c->db ? sqlite3_errmsg(c->db) : "out of memory");
 		ckpt_free(c);

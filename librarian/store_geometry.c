@@ -29,7 +29,8 @@ static int64_t query_int(struct lib_store *s, const char *sql, int64_t a, int64_
 static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_t to, int state,
 			struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s,
+	sqlite3_stmt *st = lib_stmt(
+		s,
 		"WITH RECURSIVE c(x) AS (SELECT ?1 UNION ALL SELECT x + 1 FROM c WHERE x + 1 < ?2)"
 		" INSERT INTO books(id, state) SELECT (?3 << 32) + x, ?4 FROM c");
 
@@ -46,9 +47,9 @@ static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_
 
 static int refresh_free(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s,
-		"UPDATE igs SET free = (SELECT count(*) FROM books WHERE state = BOOK_FREE"
-		" AND id BETWEEN (?1 << 32) AND (?1 << 32) + 4294967295) WHERE ig = ?1");
+	sqlite3_stmt *st = lib_stmt(
+		s, "UPDATE igs SET free = (SELECT count(*) FROM books WHERE state = BOOK_FREE"
+		   " AND id BETWEEN (?1 << 32) AND (?1 << 32) + 4294967295) WHERE ig = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -59,7 +60,8 @@ static int refresh_free(struct lib_store *s, uint32_t ig, struct lib_err *e)
 /* Books of an IG that are INUSE or ZOMBIE, at or beyond index 'from'. */
 static int64_t busy_books(struct lib_store *s, uint32_t ig, uint64_t from)
 {
-	return query_int(s, "SELECT count(*) FROM books WHERE id BETWEEN ?1 AND ?2"
+	return query_int(s,
+			 "SELECT count(*) FROM books WHERE id BETWEEN ?1 AND ?2"
 			 " AND state IN (BOOK_INUSE, BOOK_ZOMBIE)",
 			 lib_ig_first(ig) + (int64_t)from, lib_ig_last(ig), -1);
 }
@@ -72,9 +74,10 @@ static int sync_book_size(struct lib_store *s, struct lib_err *e)
 	sqlite3_stmt *st;
 
 	if (bs && (uint64_t)bs != c->book_size)
-		return lib_fail(e, EINVAL,
-				"%s: book_size %llu differs from the catalogue's %lld; the book size of an existing catalogue cannot change",
-				c->path, (unsigned long long)c->book_size, (long long)bs);
+		return lib_fail(
+			e, EINVAL,
+			"%s: book_size %llu differs from the catalogue's %lld; the book size of an existing catalogue cannot change",
+			c->path, (unsigned long long)c->book_size, (long long)bs);
 	st = lib_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES ('book_size', ?1)");
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -90,16 +93,17 @@ static int sync_nodes(struct lib_store *s, struct lib_err *e)
 
 	/* nodes gone from the config must not hold activations */
 	st = lib_stmt(s, "SELECT a.node, sh.name FROM activations a JOIN shelves sh"
-		      " ON sh.id = a.shelf");
+			 " ON sh.id = a.shelf");
 	if (!st)
 		return lib_sql_fail(s, e);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *node = (const char *)sqlite3_column_text(st, 0);
 
 		if (lib_config_find_node(c, node) < 0) {
-			r = lib_fail(e, EBUSY,
-				     "%s: node '%s' was removed from the fabric but holds an activation of shelf '%s'; deactivate it first",
-				     c->path, node, (const char *)sqlite3_column_text(st, 1));
+			r = lib_fail(
+				e, EBUSY,
+				"%s: node '%s' was removed from the fabric but holds an activation of shelf '%s'; deactivate it first",
+				c->path, node, (const char *)sqlite3_column_text(st, 1));
 			sqlite3_reset(st);
 			return r;
 		}
@@ -133,13 +137,15 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 		int64_t busy = busy_books(s, ig, want);
 
 		if (busy && k < 0)
-			return lib_fail(e, EBUSY,
-					"%s: IG %u was removed from the fabric but %lld of its books are allocated or waiting to be zeroed; refusing to start",
-					c->path, ig, (long long)busy);
+			return lib_fail(
+				e, EBUSY,
+				"%s: IG %u was removed from the fabric but %lld of its books are allocated or waiting to be zeroed; refusing to start",
+				c->path, ig, (long long)busy);
 		if (busy)
-			return lib_fail(e, EBUSY,
-					"%s: IG %u shrinks to %llu books but %lld books beyond that are allocated or waiting to be zeroed; refusing to start",
-					c->path, ig, (unsigned long long)want, (long long)busy);
+			return lib_fail(
+				e, EBUSY,
+				"%s: IG %u shrinks to %llu books but %lld books beyond that are allocated or waiting to be zeroed; refusing to start",
+				c->path, ig, (unsigned long long)want, (long long)busy);
 		st = lib_stmt(s, "DELETE FROM books WHERE id BETWEEN ?1 AND ?2");
 		if (!st)
 			return lib_sql_fail(s, e);
@@ -202,7 +208,7 @@ static int sync_old_igs(struct lib_store *s, struct lib_err *e)
 static int forget_moved_ig(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET zeroed = 0 WHERE state = BOOK_FREE"
-				    " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
+				       " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
 
 	if (!st)
 		return lib_sql_fail(s, e);

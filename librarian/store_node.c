@@ -22,8 +22,7 @@ void lib_store_node_load(struct lib_store *s)
 	}
 }
 
-int lib_store_node_put_state(struct lib_store *s, const char *node, bool offline,
-			     struct lib_err *e)
+int lib_store_node_put_state(struct lib_store *s, const char *node, bool offline, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE nodes SET state = ?2 WHERE name = ?1");
 
@@ -42,7 +41,7 @@ int lib_store_node_put_state(struct lib_store *s, const char *node, bool offline
 int lib_store_ig_set_offline(struct lib_store *s, uint32_t ig, bool offline, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = ?3, zeroed = 0 WHERE state = ?4"
-				    " AND id BETWEEN ?1 AND ?2");
+				       " AND id BETWEEN ?1 AND ?2");
 	int64_t free_books = 0;
 	int r;
 

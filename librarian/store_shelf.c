@@ -5,8 +5,7 @@
 
 #include "store.h"
 
-static int shelf_row(struct lib_store *s, sqlite3_stmt *st, struct lib_shelf *sh,
-		     struct lib_err *e)
+static int shelf_row(struct lib_store *s, sqlite3_stmt *st, struct lib_shelf *sh, struct lib_err *e)
 {
 	int rc = sqlite3_step(st);
 
@@ -14,7 +13,8 @@ static int shelf_row(struct lib_store *s, sqlite3_stmt *st, struct lib_shelf *sh
 		sh->id = sqlite3_column_int64(st, 0);
 		sh->books = sqlite3_column_int64(st, 1);
 		sh->gen = sqlite3_column_int64(st, 2);
-		snprintf(sh->name, sizeof(sh->name), "%s", (const char *)sqlite3_column_text(st, 3));
+		snprintf(sh->name, sizeof(sh->name), "%s",
+			 (const char *)sqlite3_column_text(st, 3));
 	}
 	sqlite3_reset(st);
 	if (rc == SQLITE_ROW)
@@ -44,14 +44,14 @@ int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_
 	return shelf_row(s, st, sh, e);
 }
 
-int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n,
-			  struct lib_err *e)
+int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n, struct lib_err *e)
 {
 	sqlite3_stmt *st;
 	int rc;
 
 	if (prefix) {
-		st = lib_stmt(s, "SELECT count(*) FROM shelves WHERE substr(name, 1, length(?1)) = ?1");
+		st = lib_stmt(
+			s, "SELECT count(*) FROM shelves WHERE substr(name, 1, length(?1)) = ?1");
 		if (st)
 			sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
 	} else {
@@ -69,7 +69,7 @@ int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uu
 			   const char *owner, int64_t now, int64_t *id, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "INSERT INTO shelves(name, uuid, owner, ctime, mtime)"
-				    " VALUES (?1, ?2, ?3, ?4, ?4)");
+				       " VALUES (?1, ?2, ?3, ?4, ?4)");
 	int r;
 
 	if (!st)
@@ -88,7 +88,7 @@ int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, in
 			      struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE shelves SET books = ?2, mtime = ?3, gen = gen + 1"
-				    " WHERE id = ?1");
+				       " WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -102,7 +102,7 @@ int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, in
 			   struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE shelves SET name = ?2, mtime = ?3, gen = gen + 1"
-				    " WHERE id = ?1");
+				       " WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -150,7 +150,8 @@ static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, v
 			.gen = sqlite3_column_int64(st, 6),
 			.policy = (const char *)sqlite3_column_text(st, 7),
 			.activations = sqlite3_column_count(st) > 8 ?
-					       (const char *)sqlite3_column_text(st, 8) : NULL,
+					       (const char *)sqlite3_column_text(st, 8) :
+					       NULL,
 		};
 
 		r = fn(arg, &row);
@@ -164,10 +165,10 @@ static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, v
 int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void *arg,
 			 struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s,
-		"SELECT name, uuid, owner, ctime, mtime, books, gen,"
-		" (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy')"
-		" FROM shelves s WHERE id = ?1");
+	sqlite3_stmt *st =
+		lib_stmt(s, "SELECT name, uuid, owner, ctime, mtime, books, gen,"
+			    " (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy')"
+			    " FROM shelves s WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -178,12 +179,12 @@ int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void
 int lib_store_shelf_list(struct lib_store *s, const char *prefix, int64_t offset, int64_t limit,
 			 lib_shelf_fn *fn, void *arg, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s,
-		"SELECT s.name, s.uuid, s.owner, s.ctime, s.mtime, s.books, s.gen,"
-		" (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy'),"
-		" (SELECT group_concat(node || ':' || mode) FROM activations WHERE shelf = s.id)"
-		" FROM shelves s WHERE substr(s.name, 1, length(?1)) = ?1 ORDER BY s.name"
-		" LIMIT ?2 OFFSET ?3");
+	sqlite3_stmt *st = lib_stmt(
+		s, "SELECT s.name, s.uuid, s.owner, s.ctime, s.mtime, s.books, s.gen,"
+		   " (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy'),"
+		   " (SELECT group_concat(node || ':' || mode) FROM activations WHERE shelf = s.id)"
+		   " FROM shelves s WHERE substr(s.name, 1, length(?1)) = ?1 ORDER BY s.name"
+		   " LIMIT ?2 OFFSET ?3");
 
 	if (!st)
 		return lib_sql_fail(s, e);

@@ -73,35 +73,46 @@ static const struct {
 } checks[] = {
 	{ "book with an invalid state",
 	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE state NOT IN"
-	  " (BOOK_FREE, BOOK_INUSE, BOOK_ZOMBIE, BOOK_OFFLINE)", 1 },
+	  " (BOOK_FREE, BOOK_INUSE, BOOK_ZOMBIE, BOOK_OFFLINE)",
+	  1 },
 	{ "INUSE book not on exactly one shelf",
 	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE (state = BOOK_INUSE) <> (shelf IS NOT NULL)"
-	  " OR (shelf IS NULL) <> (seq IS NULL)", 1 },
+	  " OR (shelf IS NULL) <> (seq IS NULL)",
+	  1 },
 	{ "book on a shelf that does not exist",
 	  "SELECT id >> 32, id & 4294967295, shelf FROM books b WHERE shelf IS NOT NULL AND"
-	  " NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = b.shelf)", 1 },
+	  " NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = b.shelf)",
+	  1 },
 	{ "book of an IG that does not exist or beyond its size",
 	  "SELECT id >> 32, id & 4294967295, 0 FROM books b WHERE NOT EXISTS (SELECT 1 FROM igs g"
-	  " WHERE g.ig = b.id >> 32 AND (b.id & 4294967295) < g.books)", 1 },
+	  " WHERE g.ig = b.id >> 32 AND (b.id & 4294967295) < g.books)",
+	  1 },
 	{ "shelf whose book count disagrees (shelf id, recorded, actual)",
 	  "SELECT s.id, s.books, (SELECT count(*) FROM books b WHERE b.shelf = s.id) AS n FROM shelves s"
-	  " WHERE n <> s.books", 1 },
+	  " WHERE n <> s.books",
+	  1 },
 	{ "shelf whose book sequence has holes (shelf id, books, max seq)",
 	  "SELECT s.id, s.books, (SELECT max(seq) FROM books b WHERE b.shelf = s.id) AS m FROM shelves s"
-	  " WHERE s.books > 0 AND m <> s.books - 1", 1 },
+	  " WHERE s.books > 0 AND m <> s.books - 1",
+	  1 },
 	{ "IG whose free count disagrees (ig, recorded, actual)",
 	  "SELECT g.ig, g.free, (SELECT count(*) FROM books b WHERE b.state = BOOK_FREE AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
-	  " AS n FROM igs g WHERE n <> g.free", 1 },
+	  " AS n FROM igs g WHERE n <> g.free",
+	  1 },
 	{ "IG whose book count disagrees (ig, recorded, actual)",
 	  "SELECT g.ig, g.books, (SELECT count(*) FROM books b WHERE b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295) AS n"
-	  " FROM igs g WHERE n <> g.books", 1 },
+	  " FROM igs g WHERE n <> g.books",
+	  1 },
 	{ "attribute of a missing shelf (shelf id)",
-	  "SELECT shelf, 0, 0 FROM attrs a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)", 1 },
+	  "SELECT shelf, 0, 0 FROM attrs a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)",
+	  1 },
 	{ "activation of a missing shelf (shelf id)",
-	  "SELECT shelf, 0, 0 FROM activations a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)", 1 },
+	  "SELECT shelf, 0, 0 FROM activations a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)",
+	  1 },
 	{ "shelf with an exclusive activation and another activation (shelf id)",
 	  "SELECT shelf, count(*), 0 FROM activations GROUP BY shelf HAVING count(*) > 1"
-	  " AND sum(mode = 'rw') > 0", 1 },
+	  " AND sum(mode = 'rw') > 0",
+	  1 },
 	{ "book with an invalid zeroed flag (ig, book, zeroed)",
 	  "SELECT id >> 32, id & 4294967295, zeroed FROM books WHERE zeroed NOT IN (0, 1)", 2 },
 	{ "ZOMBIE or OFFLINE book marked zeroed (ig, book, state)",
@@ -164,7 +175,8 @@ int lib_store_check(sqlite3 *db, FILE *rep)
 		return 1;
 	}
 	if (ver < 1 || ver > LIB_SCHEMA_VERSION) {
-		fprintf(rep, "catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)\n",
+		fprintf(rep,
+			"catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)\n",
 			(long long)ver, LIB_SCHEMA_VERSION);
 		return 1;
 	}

@@ -11,7 +11,7 @@ int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn
 		      struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_ZOMBIE"
-				    " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+				       " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -28,7 +28,7 @@ int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn
 int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = ?2, zeroed = (?2 = BOOK_FREE)"
-				    " WHERE id = ?1 AND state = BOOK_ZOMBIE");
+				       " WHERE id = ?1 AND state = BOOK_ZOMBIE");
 	int r;
 
 	if (!st)
@@ -39,11 +39,11 @@ int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct 
 	return r < 0 ? r : sqlite3_changes(s->db) > 0;
 }
 
-int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit,
-		      lib_id_fn *fn, void *arg, struct lib_err *e)
+int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit, lib_id_fn *fn,
+		      void *arg, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
-				    " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+				       " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -56,7 +56,7 @@ int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t li
 int lib_store_book_checked(struct lib_store *s, int64_t id, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET zeroed = 1 WHERE id = ?1"
-				    " AND state = BOOK_FREE AND zeroed = 0");
+				       " AND state = BOOK_FREE AND zeroed = 0");
 	int r;
 
 	if (!st)
@@ -69,7 +69,8 @@ int lib_store_book_checked(struct lib_store *s, int64_t id, struct lib_err *e)
 /* They leave FREE, so the IG's free count drops by as many. */
 int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE WHERE id IN"
+	sqlite3_stmt *st = lib_stmt(s,
+				    "UPDATE books SET state = BOOK_ZOMBIE WHERE id IN"
 				    " (SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
 				    " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3)");
 	int64_t moved;
@@ -92,7 +93,7 @@ int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct 
 int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT EXISTS (SELECT 1 FROM books WHERE state = BOOK_FREE"
-				    " AND zeroed = 0 AND id BETWEEN ?1 AND ?2)");
+				       " AND zeroed = 0 AND id BETWEEN ?1 AND ?2)");
 	int rc, has = 0;
 
 	if (!st)
