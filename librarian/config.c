@@ -156,14 +156,10 @@ int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *wha
 int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *what, const char *v)
 {
 	char msg[300];
-	const char *rest = msg;
 
-	if (!lfs_rule_node_name(v, msg, sizeof(msg)))
+	if (!lfs_rule_name(what, v, msg, sizeof(msg)))
 		return 0;
-	/* the rule's message starts "node name": say which name it is */
-	if (!strncmp(msg, "node name", 9))
-		rest = msg + 9;
-	return lib_cfg_fail(p, s, "%s%s", what, rest);
+	return lib_cfg_fail(p, s, "%s", msg);
 }
 
 static int parse_listen(struct cfg_parse *p, const config_setting_t *s)

@@ -2,8 +2,6 @@
 # raw frames, lib-stress drives concurrent writers, lib-bench is the
 # benchmark's client. Sanitized, with the client library's sources compiled
 # in; bench/librarian builds its own optimised lib-bench (librarian/Makefile).
-# tests/Makefile's "all" comes after the helpers.mk files: keep it the default.
-.DEFAULT_GOAL := all
 LIBRARIAN_TOP := $(TOP)/librarian
 LIBRARIAN_CLIENT := $(LIBRARIAN_TOP)/client.c $(LIBRARIAN_TOP)/tlspsk.c
 LIBRARIAN_HELPERS := $(B)/lib-raw $(B)/lib-stress $(B)/lib-bench
