@@ -133,6 +133,35 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 	return 0;
 }
 
+/* The device, once open: not attached meanwhile, and large enough. */
+static int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
+				 u64 book_size, u64 offset,
+				 struct netlink_ext_ack *extack)
+{
+	u64 size = bdev_nr_bytes(bdev);
+
+	/* The path may have changed since lfs_fabric_check_args() looked. */
+	if (lfs_fabric_find_devt(bdev->bd_dev)) {
+		NL_SET_ERR_MSG_FMT(extack, "'%s' is already attached", path);
+		return -EBUSY;
+	}
+	if (offset >= size || size - offset < book_size) {
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"offset %llu plus book size %llu is larger than '%s' (%llu bytes)",
+			offset, book_size, path, size);
+		return -ENOSPC;
+	}
+	if (div64_u64(size - offset, book_size) > U32_MAX) {
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"book size %llu gives '%s' more than 2^32 books",
+			book_size, path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Where the books are in the kernel's address space, for reads and writes
  * served through the DAX mapping (shelf.c): known only if the whole book
@@ -160,6 +189,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 {
 	struct lfs_fabric *fabric;
 	struct block_device *bdev;
+	struct file *bdev_file;
 	u64 size, start_off = 0;
 	int ret;
 
@@ -171,7 +201,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	if (!fabric)
 		return -ENOMEM;
 
-	bdev = lfs_bdev_open(path, fabric);
+	bdev = lfs_bdev_open(path, fabric, &bdev_file);
 	if (IS_ERR(bdev)) {
 		ret = PTR_ERR(bdev);
 		if (ret == -EBUSY)
@@ -186,33 +216,14 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		goto out_free;
 	}
 
-	/* The path may have changed since lfs_fabric_check_args() looked. */
-	if (lfs_fabric_find_devt(bdev->bd_dev)) {
-		NL_SET_ERR_MSG_FMT(extack, "'%s' is already attached", path);
-		ret = -EBUSY;
+	ret = lfs_fabric_check_bdev(bdev, path, book_size, offset, extack);
+	if (ret)
 		goto out_close;
-	}
 	size = bdev_nr_bytes(bdev);
-	if (offset >= size || size - offset < book_size) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"offset %llu plus book size %llu is larger than '%s' (%llu bytes)",
-			offset, book_size, path, size);
-		ret = -ENOSPC;
-		goto out_close;
-	}
-	if (div64_u64(size - offset, book_size) > U32_MAX) {
-		NL_SET_ERR_MSG_FMT(
-			extack,
-			"book size %llu gives '%s' more than 2^32 books",
-			book_size, path);
-		ret = -EINVAL;
-		goto out_close;
-	}
-
 	fabric->ig = ig;
 	strscpy(fabric->path, path, sizeof(fabric->path));
 	fabric->bdev = bdev;
+	fabric->bdev_file = bdev_file;
 	fabric->book_size = book_size;
 	fabric->book_shift = ilog2(book_size);
 	fabric->offset = offset;
@@ -231,19 +242,24 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	return 0;
 
 out_close:
-	lfs_bdev_close(bdev, fabric);
+	lfs_bdev_close(bdev, bdev_file);
 out_free:
 	kfree(fabric);
 	return ret;
 }
 
+/*
+ * The struct itself outlives an RCU grace period: a removed shelf's book
+ * list in sysfs may still be read until the reaper deletes its disk
+ * (books_read() in sysfs.c).
+ */
 static void lfs_fabric_free(struct lfs_fabric *fabric)
 {
 	list_del(&fabric->node);
 	fs_put_dax(fabric->dax_dev, NULL);
-	lfs_bdev_close(fabric->bdev, fabric);
+	lfs_bdev_close(fabric->bdev, fabric->bdev_file);
 	xa_destroy(&fabric->owners);
-	kfree(fabric);
+	kfree_rcu(fabric, rcu);
 }
 
 int lfs_fabric_detach(struct lfs_fabric *fabric, struct netlink_ext_ack *extack)

@@ -20,6 +20,7 @@ struct lfs_fabric {
 	u32 ig;
 	char path[LFS_PATH_MAX];
 	struct block_device *bdev;
+	struct file *bdev_file; /* its open file, NULL before 6.10 (compat.h) */
 	struct dax_device *dax_dev; /* NULL if the device has no DAX */
 	u64 book_size;
 	unsigned int book_shift;
@@ -30,6 +31,7 @@ struct lfs_fabric {
 	pgoff_t dax_pgoff; /* first book, in dax_dev pages */
 	void *kaddr; /* first book, mapped; NULL: ask dax_direct_access() */
 	struct xarray owners; /* book number -> struct lfs_shelf */
+	struct rcu_head rcu;
 };
 
 /* One book of a shelf. */
@@ -106,6 +108,12 @@ int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
 
+static inline sector_t lfs_map_sectors(const struct lfs_shelf *shelf,
+				       u32 nr_books)
+{
+	return (sector_t)nr_books << (shelf->book_shift - SECTOR_SHIFT);
+}
+
 /* shelf.c */
 int lfs_shelf_init(void);
 void lfs_shelf_exit(void);
@@ -120,6 +128,31 @@ int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack);
 void lfs_shelf_release_staging(u32 portid);
 bool lfs_shelf_live(const struct lfs_shelf *shelf);
 unsigned int lfs_shelf_openers(struct lfs_shelf *shelf);
+
+/* reserve.c */
+int lfs_books_reserve(struct lfs_shelf *shelf, const struct lfs_book *books,
+		      u32 n, struct lfs_extent *exts,
+		      struct netlink_ext_ack *extack);
+void lfs_books_unreserve(struct lfs_extent *exts, u32 n);
+
+/* disk.c */
+int lfs_disk_init(void);
+void lfs_disk_exit(void);
+int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
+		    struct netlink_ext_ack *extack);
+void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
+void lfs_disk_delete(struct lfs_shelf *shelf);
+bool lfs_flush_has(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
+void lfs_flush_add(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
+void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map);
+
+/* dax.c */
+bool lfs_dax_capable(struct lfs_shelf *shelf);
+int lfs_dax_add(struct lfs_shelf *shelf, struct gendisk *disk);
+void lfs_dax_remove(struct lfs_shelf *shelf);
+
+/* sysfs.c */
+extern const struct attribute_group *lfs_disk_groups[];
 
 /* netlink.c */
 int lfs_genl_init(void);

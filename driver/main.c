@@ -59,9 +59,12 @@ static int __init lfs_init(void)
 {
 	int ret;
 
-	ret = lfs_shelf_init();
+	ret = lfs_disk_init();
 	if (ret)
 		return ret;
+	ret = lfs_shelf_init();
+	if (ret)
+		goto out_disk;
 	ret = netlink_register_notifier(&lfs_netlink_notifier);
 	if (ret)
 		goto out_shelf;
@@ -76,17 +79,25 @@ out_notifier:
 	netlink_unregister_notifier(&lfs_netlink_notifier);
 out_shelf:
 	lfs_shelf_exit();
+out_disk:
+	lfs_disk_exit();
 	return ret;
 }
 
+/*
+ * Removed shelves whose disks the reaper has not deleted yet still have
+ * their sysfs attributes: the reaper is drained (lfs_shelf_exit()) before
+ * the fabric devices go.
+ */
 static void __exit lfs_exit(void)
 {
 	lfs_genl_exit();
 	netlink_unregister_notifier(&lfs_netlink_notifier);
+	lfs_shelf_exit();
 	mutex_lock(&lfs_lock);
 	lfs_fabric_detach_all();
 	mutex_unlock(&lfs_lock);
-	lfs_shelf_exit();
+	lfs_disk_exit();
 	pr_info("unloaded\n");
 }
 

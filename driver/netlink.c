@@ -97,7 +97,21 @@ static bool lfs_attr_missing(struct genl_info *info, int attr, const char *what)
 	return true;
 }
 
-static int lfs_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+/*
+ * Every handler returns through here, so that every error has a message: the
+ * handlers explain what they refuse, and anything else (running out of
+ * memory, an error from the block layer) gets at least its code.
+ */
+static int lfs_status(struct genl_info *info, int ret)
+{
+	if (ret < 0 && info->extack && !info->extack->_msg)
+		NL_SET_ERR_MSG_FMT(info->extack,
+				   "command %u failed with error %d",
+				   info->genlhdr->cmd, ret);
+	return ret;
+}
+
+static int lfs_pre_doit(const struct lfs_genl_doit_ops *ops, struct sk_buff *skb,
 			struct genl_info *info)
 {
 	if ((ops->internal_flags & LFS_OP_ADMIN) &&
@@ -163,7 +177,7 @@ static int lfs_cmd_attach(struct sk_buff *skb, struct genl_info *info)
 				nla_get_u64(a[LFS_A_BOOK_SIZE]), offset,
 				info->extack);
 	mutex_unlock(&lfs_lock);
-	return ret;
+	return lfs_status(info, ret);
 }
 
 /* Called with lfs_lock held. */
@@ -202,7 +216,7 @@ static int lfs_cmd_detach(struct sk_buff *skb, struct genl_info *info)
 	ret = IS_ERR(fabric) ? PTR_ERR(fabric) :
 			       lfs_fabric_detach(fabric, info->extack);
 	mutex_unlock(&lfs_lock);
-	return ret;
+	return lfs_status(info, ret);
 }
 
 static int lfs_cmd_fabric_get(struct sk_buff *skb, struct genl_info *info)
@@ -213,7 +227,7 @@ static int lfs_cmd_fabric_get(struct sk_buff *skb, struct genl_info *info)
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
-		return -ENOMEM;
+		return lfs_status(info, -ENOMEM);
 	mutex_lock(&lfs_lock);
 	fabric = lfs_fabric_select(info);
 	if (IS_ERR(fabric))
@@ -224,9 +238,9 @@ static int lfs_cmd_fabric_get(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&lfs_lock);
 	if (ret) {
 		nlmsg_free(msg);
-		return ret;
+		return lfs_status(info, ret);
 	}
-	return genlmsg_reply(msg, info);
+	return lfs_status(info, genlmsg_reply(msg, info));
 }
 
 /* cb->args[0]: the interleave group to continue from. */
@@ -380,7 +394,7 @@ static int lfs_cmd_stage(struct sk_buff *skb, struct genl_info *info)
 	if (!ret && !more && cmd == LFS_CMD_SHELF_CREATE)
 		ret = lfs_create_reply(shelf, info);
 	mutex_unlock(&lfs_lock);
-	return ret;
+	return lfs_status(info, ret);
 }
 
 static int lfs_cmd_shrink(struct sk_buff *skb, struct genl_info *info)
@@ -399,7 +413,7 @@ static int lfs_cmd_shrink(struct sk_buff *skb, struct genl_info *info)
 				       nla_get_u32(info->attrs[LFS_A_NR_BOOKS]),
 				       info->extack);
 	mutex_unlock(&lfs_lock);
-	return ret;
+	return lfs_status(info, ret);
 }
 
 static int lfs_cmd_remove(struct sk_buff *skb, struct genl_info *info)
@@ -412,7 +426,7 @@ static int lfs_cmd_remove(struct sk_buff *skb, struct genl_info *info)
 	ret = IS_ERR(shelf) ? PTR_ERR(shelf) :
 			      lfs_shelf_remove(shelf, info->extack);
 	mutex_unlock(&lfs_lock);
-	return ret;
+	return lfs_status(info, ret);
 }
 
 static int lfs_cmd_shelf_get(struct sk_buff *skb, struct genl_info *info)
@@ -429,7 +443,7 @@ static int lfs_cmd_shelf_get(struct sk_buff *skb, struct genl_info *info)
 				  LFS_BOOKS_PER_GET * sizeof(struct lfs_book),
 			  GFP_KERNEL);
 	if (!msg)
-		return -ENOMEM;
+		return lfs_status(info, -ENOMEM);
 	mutex_lock(&lfs_lock);
 	shelf = lfs_shelf_select(info);
 	if (IS_ERR(shelf)) {
@@ -451,9 +465,9 @@ out_unlock:
 	mutex_unlock(&lfs_lock);
 	if (ret) {
 		nlmsg_free(msg);
-		return ret;
+		return lfs_status(info, ret);
 	}
-	return genlmsg_reply(msg, info);
+	return lfs_status(info, genlmsg_reply(msg, info));
 }
 
 /*
@@ -462,7 +476,7 @@ out_unlock:
  */
 static int lfs_dump_shelves(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct nlattr *name = genl_dumpit_info(cb)->attrs[LFS_A_NAME];
+	struct nlattr *name = lfs_dump_attrs(cb)[LFS_A_NAME];
 	struct lfs_shelf *shelf;
 	struct lfs_map *map;
 	int id = cb->args[0];
@@ -504,7 +518,7 @@ static int lfs_cmd_zero(struct sk_buff *skb, struct genl_info *info)
 			     nla_len(books) / sizeof(struct lfs_book),
 			     info->extack);
 	mutex_unlock(&lfs_lock);
-	return ret;
+	return lfs_status(info, ret);
 }
 
 /* Reply: the books of the request that read as zeroes, in request order. */
@@ -525,7 +539,7 @@ static int lfs_cmd_check_zero(struct sk_buff *skb, struct genl_info *info)
 	n = nla_len(attr) / sizeof(struct lfs_book);
 	zero = bitmap_zalloc(n, GFP_KERNEL);
 	if (!zero)
-		return -ENOMEM;
+		return lfs_status(info, -ENOMEM);
 	ret = lfs_books_check_zero(books, n, zero, info->extack);
 	if (ret)
 		goto out;
@@ -546,112 +560,86 @@ static int lfs_cmd_check_zero(struct sk_buff *skb, struct genl_info *info)
 		((struct lfs_book *)nla_data(out))[nz++] = books[i];
 	genlmsg_end(msg, hdr);
 	bitmap_free(zero);
-	return genlmsg_reply(msg, info);
+	return lfs_status(info, genlmsg_reply(msg, info));
 out_free:
 	nlmsg_free(msg);
 out:
 	bitmap_free(zero);
-	return ret;
+	return lfs_status(info, ret);
 }
-
-static int (*const lfs_handlers[])(struct sk_buff *skb,
-				   struct genl_info *info) = {
-	[LFS_CMD_FABRIC_ATTACH] = lfs_cmd_attach,
-	[LFS_CMD_FABRIC_DETACH] = lfs_cmd_detach,
-	[LFS_CMD_FABRIC_GET] = lfs_cmd_fabric_get,
-	[LFS_CMD_SHELF_CREATE] = lfs_cmd_stage,
-	[LFS_CMD_SHELF_EXTEND] = lfs_cmd_stage,
-	[LFS_CMD_SHELF_SHRINK] = lfs_cmd_shrink,
-	[LFS_CMD_SHELF_REMOVE] = lfs_cmd_remove,
-	[LFS_CMD_SHELF_GET] = lfs_cmd_shelf_get,
-	[LFS_CMD_BOOK_ZERO] = lfs_cmd_zero,
-	[LFS_CMD_BOOK_CHECK] = lfs_cmd_check_zero,
-};
 
 /*
- * Every request goes through here, so that every error has a message: the
- * handlers explain what they refuse, and anything else (running out of
- * memory, an error from the block layer) gets at least its code.
+ * The commands: each with its handler, its policy (strict validation, so an
+ * attribute a command does not list is refused) and whether it needs
+ * CAP_SYS_ADMIN (lfs_pre_doit). A dump shares its command's policy.
  */
-static int lfs_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	u8 cmd = info->genlhdr->cmd;
-	int ret;
-
-	ret = lfs_handlers[cmd](skb, info);
-	if (ret < 0 && info->extack && !info->extack->_msg)
-		NL_SET_ERR_MSG_FMT(info->extack,
-				   "command %u failed with error %d", cmd, ret);
-	return ret;
-}
-
 static const struct genl_ops lfs_ops[] = {
 	{
 		.cmd = LFS_CMD_FABRIC_ATTACH,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_attach,
 		.policy = lfs_attach_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_FABRIC_DETACH,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_detach,
 		.policy = lfs_fabric_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_FABRIC_GET,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_fabric_get,
 		.dumpit = lfs_dump_fabrics,
 		.policy = lfs_fabric_policy,
 		.maxattr = LFS_A_MAX,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_CREATE,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_stage,
 		.policy = lfs_create_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_EXTEND,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_stage,
 		.policy = lfs_extend_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_SHRINK,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_shrink,
 		.policy = lfs_shrink_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_REMOVE,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_remove,
 		.policy = lfs_name_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_SHELF_GET,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_shelf_get,
 		.dumpit = lfs_dump_shelves,
 		.policy = lfs_shelf_get_policy,
 		.maxattr = LFS_A_MAX,
 	},
 	{
 		.cmd = LFS_CMD_BOOK_ZERO,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_zero,
 		.policy = lfs_books_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},
 	{
 		.cmd = LFS_CMD_BOOK_CHECK,
-		.doit = lfs_doit,
+		.doit = lfs_cmd_check_zero,
 		.policy = lfs_books_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,

@@ -21,7 +21,7 @@ BS_MB=64
 out=$LFS_RESULTS/raw.txt
 : >"$out"
 
-insmod "$LFS_TOP/driver/lfs.ko" || exit 1
+insmod "$LFS_KO" || exit 1
 modprobe dm-mod || exit 1
 
 # Touch all fabric memory once: the first write to a page of a backing file

@@ -5,6 +5,10 @@
  *   unmap. Exit 0 if the mapping was allowed, 1 with the error otherwise.
  * mapsync --touch FILE BYTES: map BYTES of FILE shared and store one byte in
  *   every 4 KiB page, so each fault is visible to the fs_dax tracepoints.
+ * mapsync --hold FILE BYTES: map BYTES of FILE with MAP_SYNC, store each
+ *   page's number in it, print "mapped N pages", then keep the mapping until
+ *   standard input ends; exit 0 if every page still holds its number, 1 if
+ *   not (naming the first that does not).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,12 +79,63 @@ static int touch(const char *path, const char *size)
 	return 0;
 }
 
+/* Waits for end of file on standard input (the test closes its end). */
+static void wait_stdin_eof(void)
+{
+	char buf[64];
+
+	while (read(0, buf, sizeof(buf)) > 0 || errno == EINTR)
+		errno = 0;
+}
+
+static int hold(const char *path, const char *size)
+{
+	uint64_t len, off;
+	char err[256];
+	uint64_t *p;
+	int fd;
+
+	if (lfs_parse_size(size, &len, err, sizeof(err))) {
+		fprintf(stderr, "mapsync: %s\n", err);
+		return 2;
+	}
+	fd = open(path, O_RDWR);
+	if (fd < 0) {
+		fprintf(stderr, "mapsync: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "mapsync: mmap(MAP_SHARED_VALIDATE|MAP_SYNC) of %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	for (off = 0; off < len; off += 4096)
+		p[off / 8] = off / 4096;
+	printf("mapped %llu pages\n", (unsigned long long)(len / 4096));
+	fflush(stdout);
+	wait_stdin_eof();
+	for (off = 0; off < len; off += 4096) {
+		if (p[off / 8] != off / 4096) {
+			printf("page %llu holds %llu after the wait\n", (unsigned long long)(off / 4096),
+			       (unsigned long long)p[off / 8]);
+			return 1;
+		}
+	}
+	munmap(p, len);
+	printf("all %llu pages intact\n", (unsigned long long)(len / 4096));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2)
 		return map_sync(argv[1]);
 	if (argc == 4 && !strcmp(argv[1], "--touch"))
 		return touch(argv[2], argv[3]);
-	fprintf(stderr, "usage: mapsync FILE | mapsync --touch FILE BYTES\n");
+	if (argc == 4 && !strcmp(argv[1], "--hold"))
+		return hold(argv[2], argv[3]);
+	fprintf(stderr, "usage: mapsync FILE | mapsync --touch FILE BYTES | mapsync --hold FILE BYTES\n");
 	return 2;
 }

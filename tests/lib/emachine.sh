@@ -128,7 +128,7 @@ connect_timeout = 20;
 fabric = ( $fab );
 agent = { state_dir = \"/run/lfs\"; };
 EOC
-insmod \$LFS_TOP/driver/lfs.ko
+insmod \$LFS_KO
 \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent --once
 setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >/tmp/agent.log 2>&1 &
 echo \$! >/tmp/agent.pid

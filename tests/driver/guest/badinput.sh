@@ -22,7 +22,7 @@ refused() {
 	state=$now
 }
 
-t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko"
+t_run "insmod lfs.ko" insmod "$LFS_KO"
 t_run "attach /dev/pmem0 as IG 0" lfsctl attach /dev/pmem0 --ig 0 --book-size 64M
 nb=$(lfsctl fabric --json | jq '.[0].nr_books')
 

@@ -6,7 +6,7 @@
 . "$LFS_TOP/tests/lib/tap.sh"
 . "$LFS_TOP/tests/driver/guest/lib.sh"
 
-t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko"
+t_run "insmod lfs.ko" insmod "$LFS_KO"
 t_run "null_blk of 64 GiB" modprobe null_blk nr_devices=1 gb=64 irqmode=0
 t_run "attach /dev/nullb0 as IG 2 with 2 MiB books" lfsctl attach /dev/nullb0 --ig 2 --book-size 2M
 t_run "attach /dev/pmem0 as IG 0 with 2 MiB books" lfsctl attach /dev/pmem0 --ig 0 --book-size 2M

@@ -7,7 +7,7 @@ write_conf
 out=$(L activate db 2>&1)
 t_is "$?" 5 "before insmod, activate fails with exit 5 (driver not loaded)"
 t_like "$out" "lfs kernel module is not loaded" "and says so: $out"
-t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko" || t_done
+t_run "insmod lfs.ko" insmod "$LFS_KO" || t_done
 
 # a fabric device carrying a foreign signature is refused
 mkfs.ext4 -q -F -L foreign /dev/pmem1
@@ -265,7 +265,7 @@ t_ok "$(wait_for 60 nozombie; echo $?)" "the agent zeroed sig's book"
 # lfs.ko reloaded under the running agent: generic netlink gives the family
 # a new id, and the agent's next pass must use a new driver session
 t_run "rmmod lfs under the running agent (nothing active)" rmmod lfs
-t_run "insmod lfs.ko again (a new family id)" insmod "$LFS_TOP/driver/lfs.ko"
+t_run "insmod lfs.ko again (a new family id)" insmod "$LFS_KO"
 out=$(LFSVOL_TRACE=1 L create rl -s 1b -a 2>&1)
 t_is "$?" 0 "create rl -s 1b -a after the reload"
 t_like "$out" "prepared netlink session is stale" \

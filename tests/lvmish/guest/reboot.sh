@@ -4,7 +4,7 @@
 . "$LFS_TOP/tests/lvmish/guest/common.sh"
 write_conf
 
-t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko" || t_done
+t_run "insmod lfs.ko" insmod "$LFS_KO" || t_done
 t_run "udevd starts with the LFS rules (no other step)" start_udev
 t_ok "$(wait_for 30 test -b /dev/lfs/auto1; echo $?)" "/dev/lfs/auto1 is back after the reboot"
 t_is "$(readlink -f /dev/disk/by-id/lfs-"$(cat "$LFS_RESULTS/auto1.uuid")")" "$(readlink -f /dev/lfs/auto1)" \

@@ -10,7 +10,7 @@ for i in 0 1; do
 	t_ok "$([ "$size" -gt 0 ]; echo $?)" "pmem$i has a non-zero size ($size sectors)"
 done
 
-t_run "insmod lfs.ko" insmod "$LFS_TOP/driver/lfs.ko"
+t_run "insmod lfs.ko" insmod "$LFS_KO"
 t_like "$(grep -w ^lfs /proc/modules)" '^lfs ' "lfs is listed in /proc/modules"
 t_run "rmmod lfs" rmmod lfs
 t_is "$(grep -cw ^lfs /proc/modules)" 0 "lfs is gone after rmmod"

@@ -1,4 +1,4 @@
 #!/bin/bash
 # Harness self-test: a kernel WARN in the guest (the script itself succeeds).
-insmod "$LFS_TOP/tests/vm/warnmod/lfs_warn_test.ko"
+insmod "$LFS_WARN_KO"
 exit 0

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A shelf's block device: the bio path, block_device_operations, queue
+ * limits, the set of fabric devices flushes go to, and the gendisk's setup
+ * and teardown.
+ *
+ * The I/O path follows drivers/md/dm-linear.c without cloning: a bio that
+ * the block layer has split at book boundaries (chunk_sectors = book size)
+ * is remapped in place to its fabric device and resubmitted, or served
+ * through the fabric's DAX mapping as drivers/nvdimm/pmem.c serves its own.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/badblocks.h>
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/dax.h>
+#include <linux/module.h>
+#include <linux/uio.h>
+
+#include "lfs.h"
+
+static int lfs_major;
+static struct bio_set lfs_bioset;
+
+/* The set of fabric devices a shelf's flushes go to. */
+
+bool lfs_flush_has(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
+{
+	unsigned int i;
+
+	for (i = 0; i < shelf->nr_flush; i++)
+		if (shelf->flush[i] == fabric)
+			return true;
+	return false;
+}
+
+void lfs_flush_add(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
+{
+	if (lfs_flush_has(shelf, fabric))
+		return;
+	shelf->flush[shelf->nr_flush] = fabric;
+	/* Publish the entry before the count; see lfs_flush_fabrics(). */
+	smp_store_release(&shelf->nr_flush, shelf->nr_flush + 1);
+}
+
+void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map)
+{
+	u32 i;
+
+	shelf->nr_flush = 0;
+	for (i = 0; i < map->nr_books; i++)
+		lfs_flush_add(shelf, map->books[i].fabric);
+}
+
+/* I/O path */
+
+static void lfs_flush_fabrics(struct lfs_shelf *shelf, struct bio *parent)
+{
+	struct bio *flush;
+	unsigned int i, n;
+
+	/* Pairs with lfs_flush_add(): entries below n are written. */
+	n = smp_load_acquire(&shelf->nr_flush);
+
+	for (i = 0; i < n; i++) {
+		flush = bio_alloc_bioset(shelf->flush[i]->bdev, 0,
+					 REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
+					 GFP_NOIO, &lfs_bioset);
+		bio_chain(flush, parent);
+		submit_bio_noacct(flush);
+	}
+}
+
+/*
+ * Reads and plain writes to a fabric device that has DAX are served like
+ * drivers/nvdimm/pmem.c serves them: copied between the bio's pages and the
+ * book's memory, found through dax_direct_access(). Remapping to the fabric's
+ * block device costs a second pass through the block layer for the same copy.
+ * Everything else is remapped: FUA (the flush after the write is the fabric
+ * driver's), discards and the like, fabrics without DAX, and any range the
+ * fabric reports bad (dax_direct_access() fails, and the fabric's own bio path
+ * then returns -EIO on read or clears the poison on write).
+ */
+static bool dax_io = true;
+module_param(dax_io, bool, 0644);
+MODULE_PARM_DESC(dax_io,
+		 "Serve reads and writes through the fabric's DAX mapping (default 1); 0 remaps every bio");
+
+static blk_status_t lfs_copy(struct bio *bio, void *kaddr)
+{
+	bool write = op_is_write(bio_op(bio));
+	struct bvec_iter iter;
+	struct bio_vec bv;
+	void *mem;
+
+	bio_for_each_segment(bv, bio, iter) {
+		mem = bvec_kmap_local(&bv);
+		if (write) {
+			memcpy_flushcache(kaddr, mem, bv.bv_len);
+		} else if (copy_mc_to_kernel(mem, kaddr, bv.bv_len)) {
+			kunmap_local(mem);
+			return BLK_STS_IOERR;
+		}
+		kunmap_local(mem);
+		kaddr += bv.bv_len;
+	}
+	return BLK_STS_OK;
+}
+
+/* Returns true if the bio was served (and ended) from the fabric's memory. */
+static bool lfs_dax_io(struct bio *bio, const struct lfs_extent *ext,
+		       sector_t within, unsigned int shift)
+{
+	struct lfs_fabric *fabric = ext->fabric;
+	struct badblocks *bb = fabric->bdev->bd_disk->bb;
+	unsigned int off = (within & (PAGE_SECTORS - 1)) << SECTOR_SHIFT;
+	long nr = DIV_ROUND_UP(off + bio->bi_iter.bi_size, PAGE_SIZE);
+	pgoff_t pgoff = ((pgoff_t)ext->book << (shift - PAGE_SECTORS_SHIFT)) +
+			(within >> PAGE_SECTORS_SHIFT);
+	blk_status_t status;
+	void *kaddr;
+	int id;
+
+	id = dax_read_lock();
+	if (!dax_alive(fabric->dax_dev))
+		goto remap;
+	/*
+	 * With no bad blocks anywhere on the fabric, the mapping found at
+	 * attach time serves; otherwise the fabric driver checks this range
+	 * (pmem refuses a range holding bad blocks, and its bio path then
+	 * fails the read or clears the poison on write).
+	 */
+	if (fabric->kaddr && !(bb && READ_ONCE(bb->count)))
+		kaddr = fabric->kaddr + (pgoff << PAGE_SHIFT);
+	else if (dax_direct_access(fabric->dax_dev, fabric->dax_pgoff + pgoff,
+				   nr, DAX_ACCESS, &kaddr, NULL) < nr)
+		goto remap;
+	status = lfs_copy(bio, kaddr + off);
+	dax_read_unlock(id);
+	bio->bi_status = status;
+	bio_endio(bio);
+	return true;
+remap:
+	dax_read_unlock(id);
+	return false;
+}
+
+/* Served through the DAX mapping, or remapped to the fabric device. */
+static void lfs_bio_map(struct bio *bio, const struct lfs_extent *ext,
+			sector_t within, unsigned int shift)
+{
+	/*
+	 * The copy may run after a shrink has dropped this book from the map:
+	 * as for a remapped bio in flight, the fabric stays attached while the
+	 * book is owned, and a shrink is only allowed while nothing has the
+	 * shelf open.
+	 */
+	if (READ_ONCE(dax_io) && ext->fabric->dax_dev &&
+	    (bio_op(bio) == REQ_OP_READ ||
+	     (bio_op(bio) == REQ_OP_WRITE && !(bio->bi_opf & REQ_FUA))) &&
+	    lfs_dax_io(bio, ext, within, shift))
+		return;
+
+	bio_set_dev(bio, ext->fabric->bdev);
+	bio->bi_iter.bi_sector = ext->fabric->start_sect +
+				 ((sector_t)ext->book << shift) + within;
+	submit_bio_noacct(bio);
+}
+
+static void lfs_submit_bio(struct bio *bio)
+{
+	struct lfs_shelf *shelf = bio->bi_bdev->bd_disk->private_data;
+	unsigned int shift = shelf->book_shift - SECTOR_SHIFT;
+	struct lfs_extent ext;
+	struct lfs_map *map;
+	sector_t sector;
+	u64 index;
+
+	/* Removed (it was closed): its books may be another shelf's already. */
+	if (unlikely(READ_ONCE(shelf->dying))) {
+		bio_io_error(bio);
+		return;
+	}
+	if (unlikely(bio->bi_opf & REQ_PREFLUSH)) {
+		lfs_flush_fabrics(shelf, bio);
+		bio->bi_opf &= ~REQ_PREFLUSH;
+		if (!bio_sectors(bio)) {
+			bio_endio(bio);
+			return;
+		}
+	}
+
+	/*
+	 * Only a bio crossing a book boundary needs splitting here: the fabric
+	 * device splits to its own limits, as below dm. Testing for that first
+	 * spares the common small bio the general splitting code.
+	 */
+	sector = bio->bi_iter.bi_sector;
+	if (unlikely((sector ^ (bio_end_sector(bio) - 1)) >> shift) &&
+	    bio_sectors(bio)) {
+		bio = bio_split_to_limits(bio);
+		if (!bio)
+			return;
+		sector = bio->bi_iter.bi_sector;
+	}
+	index = sector >> shift;
+	rcu_read_lock();
+	map = rcu_dereference(shelf->map);
+	if (unlikely(index >= map->nr_books)) {
+		rcu_read_unlock();
+		bio_io_error(bio);
+		return;
+	}
+	ext = map->books[index];
+	rcu_read_unlock();
+	lfs_bio_map(bio, &ext, sector & ((1ULL << shift) - 1), shift);
+}
+
+/* block_device_operations.open, through lfs_bdops_open() (compat.h). */
+int lfs_disk_open(struct gendisk *disk, bool write)
+{
+	struct lfs_shelf *shelf = disk->private_data;
+	int ret = 0;
+
+	mutex_lock(&shelf->open_lock);
+	if (shelf->dying) {
+		ret = -ENXIO;
+	} else {
+		shelf->open_count++;
+		/* a writer may change the content: udev must probe again */
+		if (write)
+			WRITE_ONCE(shelf->zeroed, false);
+	}
+	mutex_unlock(&shelf->open_lock);
+	return ret;
+}
+
+void lfs_disk_release(struct gendisk *disk)
+{
+	struct lfs_shelf *shelf = disk->private_data;
+
+	mutex_lock(&shelf->open_lock);
+	shelf->open_count--;
+	mutex_unlock(&shelf->open_lock);
+}
+
+static const struct block_device_operations lfs_fops = {
+	.owner = THIS_MODULE,
+	.submit_bio = lfs_submit_bio,
+	.open = lfs_bdops_open,
+	.release = lfs_bdops_release,
+};
+
+/* Block device setup and teardown, in the order of drivers/nvdimm/pmem.c. */
+
+/*
+ * The queue: limits stacked from every fabric device (as dm does), a book
+ * per chunk so that no bio crosses a book boundary, write cache and FUA if
+ * any fabric device has them, DAX if every one has.
+ */
+static struct gendisk *lfs_disk_alloc(struct lfs_shelf *shelf)
+{
+	struct queue_limits lim;
+	bool wc = false, fua = false;
+	unsigned int i;
+
+	blk_set_stacking_limits(&lim);
+	for (i = 0; i < shelf->nr_flush; i++) {
+		struct block_device *bdev = shelf->flush[i]->bdev;
+
+		if (blk_stack_limits(&lim, &bdev_get_queue(bdev)->limits,
+				     get_start_sect(bdev) +
+					     shelf->flush[i]->start_sect) < 0)
+			pr_notice("%s: %pg is misaligned\n", shelf->name, bdev);
+		wc |= bdev_write_cache(bdev);
+		fua |= bdev_fua(bdev);
+	}
+	lim.chunk_sectors = shelf->book_size >> SECTOR_SHIFT;
+	return lfs_alloc_disk(&lim, wc, fua, lfs_dax_capable(shelf));
+}
+
+/* A fabric device new to an open shelf: its limits join the queue's. */
+void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
+{
+	if (lfs_queue_stack_bdev(shelf->disk->queue, fabric->bdev,
+				 get_start_sect(fabric->bdev) +
+					 fabric->start_sect,
+				 shelf->book_size >> SECTOR_SHIFT))
+		pr_notice("%s: %pg is misaligned\n", shelf->name, fabric->bdev);
+}
+
+int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
+		    struct netlink_ext_ack *extack)
+{
+	struct gendisk *disk;
+	int ret;
+
+	disk = lfs_disk_alloc(shelf);
+	if (IS_ERR(disk))
+		return PTR_ERR(disk);
+	disk->major = lfs_major;
+	disk->first_minor = shelf->id;
+	disk->minors = 1;
+	disk->flags |= GENHD_FL_NO_PART;
+	disk->fops = &lfs_fops;
+	disk->private_data = shelf;
+	snprintf(disk->disk_name, DISK_NAME_LEN, "lfs%d", shelf->id);
+	shelf->disk = disk;
+	set_capacity(disk, lfs_map_sectors(shelf, nr_books));
+
+	ret = lfs_dax_add(shelf, disk);
+	if (ret) {
+		NL_SET_ERR_MSG_FMT(
+			extack,
+			"setting up DAX for shelf '%s' failed (error %d)",
+			shelf->name, ret);
+		goto out_put_disk;
+	}
+	ret = device_add_disk(NULL, disk, lfs_disk_groups);
+	if (ret) {
+		NL_SET_ERR_MSG_FMT(extack, "adding disk %s failed (error %d)",
+				   disk->disk_name, ret);
+		goto out_remove_dax;
+	}
+	return 0;
+
+out_remove_dax:
+	lfs_dax_remove(shelf);
+out_put_disk:
+	put_disk(disk);
+	shelf->disk = NULL;
+	return ret;
+}
+
+/* The rest of a removal, after the DAX device is gone (lfs_dax_remove). */
+void lfs_disk_delete(struct lfs_shelf *shelf)
+{
+	del_gendisk(shelf->disk);
+	put_disk(shelf->disk);
+}
+
+int lfs_disk_init(void)
+{
+	int ret;
+
+	ret = bioset_init(&lfs_bioset, BIO_POOL_SIZE, 0, BIOSET_NEED_RESCUER);
+	if (ret)
+		return ret;
+	lfs_major = register_blkdev(0, "lfs");
+	if (lfs_major < 0) {
+		bioset_exit(&lfs_bioset);
+		return lfs_major;
+	}
+	return 0;
+}
+
+void lfs_disk_exit(void)
+{
+	unregister_blkdev(lfs_major, "lfs");
+	bioset_exit(&lfs_bioset);
+}

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Guest side of tests/driver/removal.t. A removed shelf's disk is deleted by
+# the driver's reaper after the remove has answered; until then its sysfs
+# attributes can be read. Its book list must stay readable, or read empty,
+# when the fabric device under the books is detached at once, or when lfs.ko
+# is unloaded at once: sysrace holds the reaper off (SCHED_FIFO threads on
+# both CPUs) and reads the list meanwhile. The guest runs with slub_debug=P,
+# so a read of a freed fabric returns poison rather than the old values.
+. "$LFS_TOP/tests/lib/tap.sh"
+. "$LFS_TOP/tests/driver/guest/lib.sh"
+
+t_like "$(cat /proc/cmdline)" 'slub_debug=P' "booted with slab poisoning (slub_debug=P)"
+t_run "insmod lfs.ko" insmod "$LFS_KO"
+
+# count WHAT OUTPUT: the number of reads sysrace reports for WHAT
+count() { sed -n "s/.* \([0-9]*\) $1[;,].*/\1/p" <<<"$2"; }
+
+for i in 1 2 3; do
+	lfsctl attach /dev/pmem1 --ig 1 --book-size 16M >/dev/null &&
+		lfsctl create race 1:0-3 >/dev/null
+	t_ok $? "round $i: shelf 'race' on IG 1 (/dev/pmem1)" || break
+	out=$(sysrace detach race /dev/pmem1 2>&1)
+	rc=$?
+	t_is "$rc" 0 "round $i: remove, then detach at once: the book list reads whole or empty (${out%%$'\n'*})" ||
+		t_diag "$out"
+	t_ok "$([ "$(count after "$out")" -gt 0 ]; echo $?)" \
+		"round $i: some reads came after the detach and before the disk was deleted"
+	t_is "$(lfsctl fabric --json):$(lfsctl list --json)" "[]:[]" "round $i: nothing left"
+done
+
+for i in 1 2; do
+	grep -qw ^lfs /proc/modules || insmod "$LFS_KO"
+	lfsctl attach /dev/pmem1 --ig 1 --book-size 16M >/dev/null &&
+		lfsctl create race 1:0-3 >/dev/null
+	t_ok $? "unload round $i: shelf 'race' on IG 1" || break
+	out=$(sysrace rmmod race 2>&1)
+	rc=$?
+	t_is "$rc" 0 "unload round $i: remove, then rmmod at once: the book list reads whole or empty (${out%%$'\n'*})" ||
+		t_diag "$out"
+	t_ok "$([ "$(count during "$out")" -gt 0 ]; echo $?)" \
+		"unload round $i: some reads came while the module was being unloaded"
+	t_is "$(grep -cw ^lfs /proc/modules)" 0 "unload round $i: the module is gone"
+	t_is "$(ls /sys/block | grep -c '^lfs')" 0 "unload round $i: and so is the disk"
+done
+t_done
