@@ -43,6 +43,8 @@ const char *lfs_rule_text(enum lfs_rule r, char *buf, size_t len);
 
 int lfs_rule_shelf_name(const char *s, char *msg, size_t len);
 int lfs_rule_node_name(const char *s, char *msg, size_t len);
+/* Another name under the node name rule (racks, enclosures...): what names it. */
+int lfs_rule_name(const char *what, const char *s, char *msg, size_t len);
 int lfs_rule_attr_key(const char *s, char *msg, size_t len);
 /* 0 .. LFS_IG_MAX; what names the value in the message ("IG", "lfs.igs entry"). */
 int lfs_rule_ig(int64_t ig, const char *what, char *msg, size_t len);

@@ -77,7 +77,12 @@ int lfs_rule_shelf_name(const char *s, char *msg, size_t len)
 
 int lfs_rule_node_name(const char *s, char *msg, size_t len)
 {
-	return check_name("node name", s, LFS_NODE_NAME_MAX, true, msg, len);
+	return lfs_rule_name("node name", s, msg, len);
+}
+
+int lfs_rule_name(const char *what, const char *s, char *msg, size_t len)
+{
+	return check_name(what, s, LFS_NODE_NAME_MAX, true, msg, len);
 }
 
 int lfs_rule_attr_key(const char *s, char *msg, size_t len)

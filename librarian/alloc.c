@@ -13,14 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "librarian.h"
+#include "store.h"
 
 struct cand {
-	int gi;			/* index into cfg->igs */
-	int64_t free;		/* free books left for this plan */
-	int64_t have;		/* shelf's books in this IG (Spread) */
+	int gi; /* index into cfg->igs */
+	int64_t free; /* free books left for this plan */
+	int64_t have; /* shelf's books in this IG (Spread) */
 	int tier;
 	bool excluded;
+};
+
+/* One grow: the candidates in policy order and the IG of each new book. */
+struct plan {
+	struct cand *cd; /* one per configured IG, then the allowed ones first */
+	int ncd;
+	int *pick; /* pick[k]: candidate of book k */
+	int64_t got; /* books planned */
+	int64_t avail; /* free books the policy could reach */
 };
 
 static int tier_of(const struct lib_config *c, int node, int gi)
@@ -38,15 +47,12 @@ static int tier_of(const struct lib_config *c, int node, int gi)
 }
 
 /* Tiers a node-relative policy may use, in order of preference. */
-static int policy_tiers(enum lib_policy p, int tiers[4])
+static int policy_tiers(enum lfs_policy p, int tiers[4])
 {
 	static const int t[][5] = {
-		[POL_LOCAL_NODE] = { 1, 0 },
-		[POL_NEAREST] = { 4, 0, 1, 2, 3 },
-		[POL_NEAREST_REMOTE] = { 3, 1, 2, 3 },
-		[POL_NEAREST_ENC] = { 2, 0, 1 },
-		[POL_NEAREST_RACK] = { 3, 0, 1, 2 },
-		[POL_NONLOCAL_ENC] = { 2, 2, 3 },
+		[LFS_POL_LOCAL_NODE] = { 1, 0 },	   [LFS_POL_NEAREST] = { 4, 0, 1, 2, 3 },
+		[LFS_POL_NEAREST_REMOTE] = { 3, 1, 2, 3 }, [LFS_POL_NEAREST_ENC] = { 2, 0, 1 },
+		[LFS_POL_NEAREST_RACK] = { 3, 0, 1, 2 },   [LFS_POL_NONLOCAL_ENC] = { 2, 2, 3 },
 	};
 
 	if ((size_t)p >= sizeof(t) / sizeof(t[0]) || !t[p][0])
@@ -55,70 +61,78 @@ static int policy_tiers(enum lib_policy p, int tiers[4])
 	return t[p][0];
 }
 
+struct cand_walk {
+	const struct lib_config *c;
+	struct cand *cd;
+	char *pd; /* power domains to avoid */
+};
+
+static int set_free(void *arg, int64_t ig, int64_t n)
+{
+	struct cand_walk *w = arg;
+	int k = lib_config_find_ig(w->c, ig);
+
+	if (k >= 0)
+		w->cd[k].free = n;
+	return 0;
+}
+
+static int set_have(void *arg, int64_t ig, int64_t n)
+{
+	struct cand_walk *w = arg;
+	int k = lib_config_find_ig(w->c, ig);
+
+	if (k >= 0)
+		w->cd[k].have = n;
+	return 0;
+}
+
+static int avoid_domain(void *arg, int64_t ig, int64_t n)
+{
+	struct cand_walk *w = arg;
+	int k = lib_config_find_ig(w->c, ig);
+
+	if (k >= 0 && n > 0)
+		w->pd[w->c->nodes[w->c->igs[k].node].power] = 1;
+	return 0;
+}
+
+/* Power-domain anti-affinity: exclude every domain another named shelf uses. */
+static int exclude_domains(struct lib_store *s, struct lib_shelf_ctx *sh, struct cand_walk *w,
+			   struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	int r = 0;
+
+	w->pd = calloc(c->npowers, 1);
+	if (!w->pd)
+		return lib_fail(e, ENOMEM, "out of memory");
+	for (int a = 0; a < sh->navoid && r == 0; a++)
+		r = lib_store_shelf_igs(s, sh->avoid[a], avoid_domain, w, e);
+	for (int i = 0; i < c->nigs && r == 0; i++)
+		if (w->pd[c->nodes[c->igs[i].node].power])
+			w->cd[i].excluded = true;
+	free(w->pd);
+	return r;
+}
+
 static int load_candidates(struct lib_store *s, struct lib_shelf_ctx *sh, struct cand *cd,
 			   struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
-	sqlite3_stmt *st;
+	struct cand_walk w = { .c = c, .cd = cd };
+	int r;
 
 	for (int i = 0; i < c->nigs; i++) {
 		cd[i].gi = i;
-		cd[i].free = 0;
-		cd[i].have = 0;
-		cd[i].excluded = false;
 		cd[i].tier = sh->node >= 0 ? tier_of(c, sh->node, i) : 3;
 	}
-	st = lib_stmt(s, "SELECT ig, free FROM igs");
-	if (!st)
-		return lib_sql_fail(s, e);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int k = lib_config_find_ig(c, sqlite3_column_int64(st, 0));
-
-		if (k >= 0)
-			cd[k].free = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_reset(st);
-
-	/* power-domain anti-affinity: skip every domain another named shelf uses */
-	if (sh->navoid) {
-		char *pd = calloc(c->npowers, 1);
-
-		if (!pd)
-			return lib_fail(e, ENOMEM, "out of memory");
-		for (int a = 0; a < sh->navoid; a++) {
-			st = lib_stmt(s, "SELECT DISTINCT id >> 32 FROM books WHERE shelf = ?1");
-			if (!st) {
-				free(pd);
-				return lib_sql_fail(s, e);
-			}
-			sqlite3_bind_int64(st, 1, sh->avoid[a]);
-			while (sqlite3_step(st) == SQLITE_ROW) {
-				int k = lib_config_find_ig(c, sqlite3_column_int64(st, 0));
-
-				if (k >= 0)
-					pd[c->nodes[c->igs[k].node].power] = 1;
-			}
-			sqlite3_reset(st);
-		}
-		for (int i = 0; i < c->nigs; i++)
-			if (pd[c->nodes[c->igs[i].node].power])
-				cd[i].excluded = true;
-		free(pd);
-	}
-	if (sh->policy == POL_SPREAD && sh->nbooks) {
-		st = lib_stmt(s, "SELECT id >> 32, count(*) FROM books WHERE shelf = ?1 GROUP BY 1");
-		if (!st)
-			return lib_sql_fail(s, e);
-		sqlite3_bind_int64(st, 1, sh->shelf_id);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			int k = lib_config_find_ig(c, sqlite3_column_int64(st, 0));
-
-			if (k >= 0)
-				cd[k].have = sqlite3_column_int64(st, 1);
-		}
-		sqlite3_reset(st);
-	}
-	return 0;
+	r = lib_store_ig_free_all(s, set_free, &w, e);
+	if (r == 0 && sh->navoid)
+		r = exclude_domains(s, sh, &w, e);
+	if (r == 0 && sh->policy == LFS_POL_SPREAD && sh->nbooks)
+		r = lib_store_shelf_igs(s, sh->shelf_id, set_have, &w, e);
+	return r;
 }
 
 static int cmp_ig_asc(const void *a, const void *b)
@@ -135,77 +149,142 @@ static int cmp_ig_desc(const void *a, const void *b)
 	return -cmp_ig_asc(a, b);
 }
 
-/* Greedy over candidates in order; plan[k] = cand index of book k. */
-static int64_t plan_ordered(struct cand *cd, int ncd, int64_t n, int *plan)
+/* Keep only the candidates the policy allows, in its order of preference. */
+static void order_candidates(struct lib_shelf_ctx *sh, struct plan *p, int nigs)
 {
-	int64_t k = 0;
+	int tiers[4], ntiers = policy_tiers(sh->policy, tiers);
 
-	for (int i = 0; i < ncd && k < n; i++) {
-		while (cd[i].free > 0 && k < n) {
-			cd[i].free--;
-			plan[k++] = i;
+	p->ncd = 0;
+	for (int i = 0; i < nigs; i++) {
+		bool ok = !p->cd[i].excluded;
+
+		if (ok && ntiers) {
+			ok = false;
+			for (int t = 0; t < ntiers; t++)
+				if (p->cd[i].tier == tiers[t])
+					ok = true;
 		}
+		if (ok)
+			p->cd[p->ncd++] = p->cd[i];
 	}
-	return k;
+	/* node-relative: the order of its tiers, then IG number; else IG number */
+	for (int i = 0; i < p->ncd; i++) {
+		int rank = 0;
+
+		for (int t = 0; t < ntiers; t++)
+			if (p->cd[i].tier == tiers[t])
+				rank = t;
+		p->cd[i].tier = rank;
+	}
+	qsort(p->cd, p->ncd, sizeof(*p->cd),
+	      sh->policy == LFS_POL_LZA_DESCENDING ? cmp_ig_desc : cmp_ig_asc);
+	p->avail = 0;
+	for (int i = 0; i < p->ncd; i++)
+		p->avail += p->cd[i].free;
 }
 
-static int64_t plan_random(struct lib_store *s, struct cand *cd, int ncd, int64_t n, int *plan)
+/* Greedy over candidates in order. */
+static void plan_ordered(struct plan *p, int64_t n)
 {
-	int64_t total = 0, k;
+	for (int i = 0; i < p->ncd && p->got < n; i++) {
+		while (p->cd[i].free > 0 && p->got < n) {
+			p->cd[i].free--;
+			p->pick[p->got++] = i;
+		}
+	}
+}
 
-	for (int i = 0; i < ncd; i++)
-		total += cd[i].free;
-	for (k = 0; k < n && total > 0; k++) {
+static void plan_random(struct lib_store *s, struct plan *p, int64_t n)
+{
+	int64_t total = p->avail;
+
+	for (; p->got < n && total > 0; p->got++) {
 		int64_t r = lib_random(s) % total;
 		int i = 0;
 
-		while (r >= cd[i].free)
-			r -= cd[i++].free;
-		cd[i].free--;
+		while (r >= p->cd[i].free)
+			r -= p->cd[i++].free;
+		p->cd[i].free--;
 		total--;
-		plan[k] = i;
+		p->pick[p->got] = i;
 	}
-	return k;
 }
 
-static int64_t plan_spread(struct cand *cd, int ncd, int64_t n, int *plan)
+static void plan_spread(struct plan *p, int64_t n)
 {
-	int64_t k;
-
-	for (k = 0; k < n; k++) {
+	for (; p->got < n; p->got++) {
 		int best = -1;
 
-		for (int i = 0; i < ncd; i++)
-			if (cd[i].free > 0 && (best < 0 || cd[i].have < cd[best].have))
+		for (int i = 0; i < p->ncd; i++)
+			if (p->cd[i].free > 0 && (best < 0 || p->cd[i].have < p->cd[best].have))
 				best = i;
 		if (best < 0)
 			break;
-		cd[best].free--;
-		cd[best].have++;
-		plan[k] = best;
+		p->cd[best].free--;
+		p->cd[best].have++;
+		p->pick[p->got] = best;
 	}
-	return k;
 }
 
-static int64_t plan_request_ig(struct lib_shelf_ctx *sh, struct cand *cd, const int *map,
-			       int64_t n, int *plan)
+/* The candidate of IG ig, or -1 (not allowed, or not in the fabric). */
+static int cand_of(const struct lib_config *c, const struct plan *p, uint32_t ig)
 {
-	int64_t k = 0;
-	int pos = sh->nreq_igs ? sh->nbooks % sh->nreq_igs : 0, dry = 0;
+	for (int i = 0; i < p->ncd; i++)
+		if (c->igs[p->cd[i].gi].ig == ig)
+			return i;
+	return -1;
+}
 
-	while (k < n && dry < sh->nreq_igs) {
+/* The IGs of lfs.igs in turn, continuing the rotation of earlier grows. */
+static int plan_request_ig(const struct lib_config *c, struct lib_shelf_ctx *sh, struct plan *p,
+			   int64_t n)
+{
+	int *map = malloc(sh->nreq_igs * sizeof(*map));
+	int pos = sh->nbooks % sh->nreq_igs, dry = 0;
+
+	if (!map)
+		return -ENOMEM;
+	p->avail = 0;
+	for (int j = 0; j < sh->nreq_igs; j++) {
+		bool listed = false;
+
+		map[j] = cand_of(c, p, sh->req_igs[j]);
+		for (int k = 0; k < j; k++)
+			listed = listed || map[k] == map[j];
+		if (map[j] >= 0 && !listed)
+			p->avail += p->cd[map[j]].free;
+	}
+	while (p->got < n && dry < sh->nreq_igs) {
 		int i = map[pos];
 
 		pos = (pos + 1) % sh->nreq_igs;
-		if (i < 0 || cd[i].free <= 0) {
+		if (i < 0 || p->cd[i].free <= 0) {
 			dry++;
 			continue;
 		}
 		dry = 0;
-		cd[i].free--;
-		plan[k++] = i;
+		p->cd[i].free--;
+		p->pick[p->got++] = i;
 	}
-	return k;
+	free(map);
+	return 0;
+}
+
+static int make_plan(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p, int64_t n)
+{
+	switch (sh->policy) {
+	case LFS_POL_RANDOM_BOOKS:
+		plan_random(s, p, n);
+		return 0;
+	case LFS_POL_SPREAD:
+		plan_spread(p, n);
+		return 0;
+	case LFS_POL_REQUEST_IG:
+		return plan_request_ig(s->cfg, sh, p, n);
+	default:
+		plan_ordered(p, n);
+		return 0;
+	}
 }
 
 /*
@@ -214,214 +293,149 @@ static int64_t plan_request_ig(struct lib_shelf_ctx *sh, struct cand *cd, const 
  * picks in one request continue from the last one, so a request touches few
  * index pages.
  */
-static int pick_book(struct lib_store *s, enum lib_policy pol, uint32_t ig, int64_t *cursor,
+static int pick_book(struct lib_store *s, enum lfs_policy pol, uint32_t ig, int64_t *cursor,
 		     int64_t *id, bool *zeroed)
 {
-	int64_t lo = lib_book_id(ig, 0), hi = lib_book_id(ig, 0xffffffffU);
-	bool desc = pol == POL_LZA_DESCENDING;
-	sqlite3_stmt *st;
-	int rc, pass;
+	int64_t lo = lib_ig_first(ig), hi = lib_ig_last(ig);
+	bool desc = pol == LFS_POL_LZA_DESCENDING;
+	int r = desc ? lib_store_book_pick(s, lo, *cursor, true, id, zeroed) :
+		       lib_store_book_pick(s, *cursor, hi, false, id, zeroed);
 
-	for (pass = 0; pass < 2; pass++) {
-		if (desc)
-			st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = 0"
-				      " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1");
+	if (r == -ENOENT)
+		r = desc ? lib_store_book_pick(s, *cursor, hi, true, id, zeroed) :
+			   lib_store_book_pick(s, lo, *cursor, false, id, zeroed);
+	if (r < 0)
+		return -EIO; /* the free count said there was one */
+	*cursor = desc ? *id - 1 : *id + 1;
+	return 0;
+}
+
+/* Where each IG's picks start: a random book for RandomBooks. */
+static int64_t *start_cursors(struct lib_store *s, enum lfs_policy pol)
+{
+	const struct lib_config *c = s->cfg;
+	int64_t *cursor = malloc(c->nigs * sizeof(*cursor));
+
+	for (int i = 0; cursor && i < c->nigs; i++) {
+		const struct lib_ig *g = &c->igs[i];
+
+		if (pol == LFS_POL_RANDOM_BOOKS)
+			cursor[i] = lib_book_id(g->ig, lib_random(s) % g->books);
+		else if (pol == LFS_POL_LZA_DESCENDING)
+			cursor[i] = lib_book_id(g->ig, g->books - 1);
 		else
-			st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = 0"
-				      " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
-		if (!st)
-			return -EIO;
-		if (desc) {
-			sqlite3_bind_int64(st, 1, pass ? *cursor : lo);
-			sqlite3_bind_int64(st, 2, pass ? hi : *cursor);
-		} else {
-			sqlite3_bind_int64(st, 1, pass ? lo : *cursor);
-			sqlite3_bind_int64(st, 2, pass ? *cursor : hi);
-		}
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW) {
-			*id = sqlite3_column_int64(st, 0);
-			*zeroed = sqlite3_column_int(st, 1) == 1;
-			sqlite3_reset(st);
-			*cursor = desc ? *id - 1 : *id + 1;
-			return 0;
-		}
-		sqlite3_reset(st);
+			cursor[i] = lib_book_id(g->ig, 0);
 	}
-	return -EIO;	/* the free count said there was one */
+	return cursor;
+}
+
+/* Each IG that gave books: its free count, and a stamp that voids check tokens. */
+static int count_taken(struct lib_store *s, const int64_t *used, struct lib_err *e)
+{
+	for (int i = 0; i < s->cfg->nigs; i++) {
+		int r;
+
+		if (!used[i])
+			continue;
+		lib_store_ig_changed(s, i);
+		r = lib_store_ig_free_add(s, s->cfg->igs[i].ig, -used[i], e);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Pick and take the planned books, appending them to the shelf. */
+static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p,
+		      struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	int64_t *cursor = start_cursors(s, sh->policy);
+	int64_t *used = calloc(c->nigs, sizeof(*used));
+	int r = 0;
+
+	if (!cursor || !used)
+		r = lib_fail(e, ENOMEM, "out of memory");
+	for (int64_t k = 0; k < p->got && r == 0; k++) {
+		int gi = p->cd[p->pick[k]].gi;
+		int64_t id;
+		bool zeroed;
+
+		if (pick_book(s, sh->policy, c->igs[gi].ig, &cursor[gi], &id, &zeroed) < 0) {
+			r = lib_fail(
+				e, EIO,
+				"catalogue inconsistent: IG %u has no free book though its count says so",
+				c->igs[gi].ig);
+			break;
+		}
+		r = lib_store_book_take(s, id, sh->shelf_id, sh->nbooks + k, e);
+		used[gi]++;
+		sh->zeroed = sh->zeroed && zeroed;
+	}
+	if (r == 0)
+		r = count_taken(s, used, e);
+	free(cursor);
+	free(used);
+	return r;
+}
+
+static int check_policy(const struct lib_config *c, struct lib_shelf_ctx *sh, struct lib_err *e)
+{
+	int tiers[4];
+
+	if (policy_tiers(sh->policy, tiers) && sh->node < 0)
+		return lib_fail(
+			e, EINVAL,
+			"policy %s places books relative to the requesting node; an admin request must name one with \"node\"",
+			lfs_policy_name(sh->policy));
+	if (sh->policy == LFS_POL_REQUEST_IG && !sh->nreq_igs)
+		return lib_fail(
+			e, EINVAL,
+			"policy RequestIG needs the attribute lfs.igs (a list of IG numbers)");
+	return 0;
 }
 
 int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
-	struct cand *cd = NULL;
-	int *plan = NULL, *map = NULL, *used = NULL;
-	int64_t *cursor = NULL;
-	int tiers[4], ntiers, ncd = 0, r;
-	int64_t got, avail = 0;
+	struct plan p = { 0 };
+	int r;
 
-	sh->zeroed = true;	/* no book taken yet: none that is not known zero */
+	sh->zeroed = true; /* no book taken yet: none that is not known zero */
 	if (n <= 0)
 		return 0;
-	ntiers = policy_tiers(sh->policy, tiers);
-	if (ntiers && sh->node < 0)
-		return lib_fail(e, EINVAL,
-				"policy %s places books relative to the requesting node; an admin request must name one with \"node\"",
-				lib_policy_name(sh->policy));
-	if (sh->policy == POL_REQUEST_IG && !sh->nreq_igs)
-		return lib_fail(e, EINVAL,
-				"policy RequestIG needs the attribute lfs.igs (a list of IG numbers)");
-	cd = calloc(c->nigs, sizeof(*cd));
-	plan = malloc(n * sizeof(*plan));
-	used = calloc(c->nigs, sizeof(*used));
-	if (!cd || !plan || !used) {
+	r = check_policy(c, sh, e);
+	if (r < 0)
+		return r;
+	p.cd = calloc(c->nigs, sizeof(*p.cd));
+	p.pick = malloc(n * sizeof(*p.pick));
+	if (!p.cd || !p.pick) {
 		r = lib_fail(e, ENOMEM, "out of memory planning %lld books", (long long)n);
 		goto out;
 	}
-	r = load_candidates(s, sh, cd, e);
+	r = load_candidates(s, sh, p.cd, e);
 	if (r < 0)
 		goto out;
-
-	/* keep only allowed candidates, in policy order */
-	for (int i = 0; i < c->nigs; i++) {
-		bool ok = !cd[i].excluded;
-
-		if (ok && ntiers) {
-			ok = false;
-			for (int t = 0; t < ntiers; t++)
-				if (cd[i].tier == tiers[t])
-					ok = true;
-		}
-		if (ok)
-			cd[ncd++] = cd[i];
-	}
-	if (ntiers) {
-		/* preference order is the order of tiers, then IG number */
-		for (int i = 0; i < ncd; i++)
-			for (int t = 0; t < ntiers; t++)
-				if (cd[i].tier == tiers[t])
-					cd[i].tier = t;
-		qsort(cd, ncd, sizeof(*cd), cmp_ig_asc);
-	} else {
-		for (int i = 0; i < ncd; i++)
-			cd[i].tier = 0;
-		qsort(cd, ncd, sizeof(*cd),
-		      sh->policy == POL_LZA_DESCENDING ? cmp_ig_desc : cmp_ig_asc);
-	}
-	for (int i = 0; i < ncd; i++)
-		avail += cd[i].free;
-
-	switch (sh->policy) {
-	case POL_RANDOM_BOOKS:
-		got = plan_random(s, cd, ncd, n, plan);
-		break;
-	case POL_SPREAD:
-		got = plan_spread(cd, ncd, n, plan);
-		break;
-	case POL_REQUEST_IG:
-		map = malloc(sh->nreq_igs * sizeof(*map));
-		if (!map) {
-			r = lib_fail(e, ENOMEM, "out of memory");
-			goto out;
-		}
-		avail = 0;
-		for (int j = 0; j < sh->nreq_igs; j++) {
-			map[j] = -1;
-			for (int i = 0; i < ncd; i++) {
-				if (c->igs[cd[i].gi].ig == sh->req_igs[j]) {
-					map[j] = i;
-					break;
-				}
-			}
-		}
-		for (int i = 0; i < ncd; i++)
-			for (int j = 0; j < sh->nreq_igs; j++)
-				if (map[j] == i) {
-					avail += cd[i].free;
-					break;
-				}
-		got = plan_request_ig(sh, cd, map, n, plan);
-		break;
-	default:
-		got = plan_ordered(cd, ncd, n, plan);
-		break;
-	}
-	if (got < n) {
-		r = lib_fail(e, ENOSPC,
-			     "cannot allocate %lld books with policy %s%s%s%s: only %lld free books are available to it",
-			     (long long)n, lib_policy_name(sh->policy),
-			     sh->node >= 0 ? " for node " : "",
-			     sh->node >= 0 ? c->nodes[sh->node].name : "",
-			     sh->navoid ? " (with power-domain anti-affinity)" : "",
-			     (long long)avail);
-		goto out;
-	}
-
-	cursor = malloc(c->nigs * sizeof(*cursor));
-	if (!cursor) {
+	order_candidates(sh, &p, c->nigs);
+	if (make_plan(s, sh, &p, n) < 0) {
 		r = lib_fail(e, ENOMEM, "out of memory");
 		goto out;
 	}
-	for (int i = 0; i < c->nigs; i++) {
-		const struct lib_ig *g = &c->igs[i];
-
-		/* where each IG's picks start: a random book for RandomBooks */
-		if (sh->policy == POL_RANDOM_BOOKS)
-			cursor[i] = lib_book_id(g->ig, lib_random(s) % g->books);
-		else if (sh->policy == POL_LZA_DESCENDING)
-			cursor[i] = lib_book_id(g->ig, g->books - 1);
-		else
-			cursor[i] = lib_book_id(g->ig, 0);
+	if (p.got < n) {
+		r = lib_fail(
+			e, ENOSPC,
+			"cannot allocate %lld books with policy %s%s%s%s: only %lld free books are available to it",
+			(long long)n, lfs_policy_name(sh->policy),
+			sh->node >= 0 ? " for node " : "",
+			sh->node >= 0 ? c->nodes[sh->node].name : "",
+			sh->navoid ? " (with power-domain anti-affinity)" : "", (long long)p.avail);
+		goto out;
 	}
-	for (int64_t k = 0; k < n; k++) {
-		int gi = cd[plan[k]].gi;
-		const struct lib_ig *g = &c->igs[gi];
-		sqlite3_stmt *st;
-		int64_t id;
-		bool zeroed;
-
-		r = pick_book(s, sh->policy, g->ig, &cursor[gi], &id, &zeroed);
-		if (r < 0) {
-			r = lib_fail(e, EIO, "catalogue inconsistent: IG %u has no free book though its count says so",
-				     g->ig);
-			goto out;
-		}
-		st = lib_stmt(s, "UPDATE books SET state = 1, shelf = ?2, seq = ?3 WHERE id = ?1");
-		if (!st)
-			goto sqlfail;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, sh->shelf_id);
-		sqlite3_bind_int64(st, 3, sh->nbooks + k);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			goto sqlfail;
-		used[gi]++;
-		sh->zeroed = sh->zeroed && zeroed;
-	}
-	for (int i = 0; i < c->nigs; i++) {
-		sqlite3_stmt *st;
-
-		if (!used[i])
-			continue;
-		/* a check of this IG's FREE books in flight no longer counts */
-		lib_store_ig_changed(s, i);
-		st = lib_stmt(s, "UPDATE igs SET free = free - ?2 WHERE ig = ?1");
-		if (!st)
-			goto sqlfail;
-		sqlite3_bind_int64(st, 1, c->igs[i].ig);
-		sqlite3_bind_int64(st, 2, used[i]);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			goto sqlfail;
-	}
-	sh->nbooks += n;
-	r = 0;
-	goto out;
-sqlfail:
-	r = lib_sql_fail(s, e);
+	r = take_books(s, sh, &p, e);
+	if (r == 0)
+		sh->nbooks += n;
 out:
-	free(cd);
-	free(plan);
-	free(map);
-	free(used);
-	free(cursor);
+	free(p.cd);
+	free(p.pick);
 	return r;
 }

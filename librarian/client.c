@@ -42,14 +42,31 @@ static const struct {
 	int err;
 	const char *name;
 } errnames[] = {
-	{ EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { EIO, "EIO" }, { E2BIG, "E2BIG" },
-	{ ENOMEM, "ENOMEM" }, { EACCES, "EACCES" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" },
-	{ EINVAL, "EINVAL" }, { ENOSPC, "ENOSPC" }, { ERANGE, "ERANGE" },
-	{ ENAMETOOLONG, "ENAMETOOLONG" }, { ENODATA, "ENODATA" }, { EPROTO, "EPROTO" },
-	{ EBADMSG, "EBADMSG" }, { EMSGSIZE, "EMSGSIZE" }, { EPROTONOSUPPORT, "EPROTONOSUPPORT" },
-	{ EOPNOTSUPP, "EOPNOTSUPP" }, { ECONNREFUSED, "ECONNREFUSED" },
-	{ ECONNRESET, "ECONNRESET" }, { ETIMEDOUT, "ETIMEDOUT" }, { EAGAIN, "EAGAIN" },
-	{ ENOTCONN, "ENOTCONN" }, { EPIPE, "EPIPE" }, { ESHUTDOWN, "ESHUTDOWN" },
+	{ EPERM, "EPERM" },
+	{ ENOENT, "ENOENT" },
+	{ EIO, "EIO" },
+	{ E2BIG, "E2BIG" },
+	{ ENOMEM, "ENOMEM" },
+	{ EACCES, "EACCES" },
+	{ EBUSY, "EBUSY" },
+	{ EEXIST, "EEXIST" },
+	{ EINVAL, "EINVAL" },
+	{ ENOSPC, "ENOSPC" },
+	{ ERANGE, "ERANGE" },
+	{ ENAMETOOLONG, "ENAMETOOLONG" },
+	{ ENODATA, "ENODATA" },
+	{ EPROTO, "EPROTO" },
+	{ EBADMSG, "EBADMSG" },
+	{ EMSGSIZE, "EMSGSIZE" },
+	{ EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+	{ EOPNOTSUPP, "EOPNOTSUPP" },
+	{ ECONNREFUSED, "ECONNREFUSED" },
+	{ ECONNRESET, "ECONNRESET" },
+	{ ETIMEDOUT, "ETIMEDOUT" },
+	{ EAGAIN, "EAGAIN" },
+	{ ENOTCONN, "ENOTCONN" },
+	{ EPIPE, "EPIPE" },
+	{ ESHUTDOWN, "ESHUTDOWN" },
 };
 
 const char *lfs_errno_name(int err)
@@ -115,8 +132,10 @@ int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size
 	}
 	if (sb.st_mode & 0077) {
 		close(fd);
-		snprintf(msg, msglen, "key file '%s' is accessible by group or others (mode %04o); run chmod 600 on it",
-			 path, (unsigned int)(sb.st_mode & 07777));
+		snprintf(
+			msg, msglen,
+			"key file '%s' is accessible by group or others (mode %04o); run chmod 600 on it",
+			path, (unsigned int)(sb.st_mode & 07777));
 		return -EPERM;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -134,8 +153,10 @@ int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size
 	}
 	buf[len] = 0;
 	if (len < 64 || len > 2 * max || len > 128 || len % 2) {
-		snprintf(msg, msglen, "key file '%s' holds %zu hex digits; a key is 64 to 128 (32-64 bytes, e.g. `librarian genkey`)",
-			 path, len);
+		snprintf(
+			msg, msglen,
+			"key file '%s' holds %zu hex digits; a key is 64 to 128 (32-64 bytes, e.g. `librarian genkey`)",
+			path, len);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < len; i += 2) {
@@ -143,8 +164,8 @@ int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size
 		char pair[3] = { buf[i], buf[i + 1], 0 };
 
 		if (!isxdigit_c(pair[0]) || !isxdigit_c(pair[1]) || sscanf(pair, "%2x", &b) != 1) {
-			snprintf(msg, msglen, "key file '%s': '%s' at position %zu is not hex", path,
-				 pair, i + 1);
+			snprintf(msg, msglen, "key file '%s': '%s' at position %zu is not hex",
+				 path, pair, i + 1);
 			return -EINVAL;
 		}
 		key[hex++] = b;
@@ -296,7 +317,8 @@ static int io_read(struct lfs_lib *l, void *buf, size_t len, int64_t deadline)
 			else if (r == SSL_ERROR_WANT_WRITE)
 				r = wait_fd(l->fd, POLLOUT, deadline);
 			else if (r == SSL_ERROR_ZERO_RETURN)
-				return lib_err(l, ECONNRESET, "the librarian closed the connection");
+				return lib_err(l, ECONNRESET,
+					       "the librarian closed the connection");
 			else
 				return tls_errmsg(l, ECONNRESET, "receive");
 		} else {
@@ -307,7 +329,8 @@ static int io_read(struct lfs_lib *l, void *buf, size_t len, int64_t deadline)
 				continue;
 			}
 			if (n == 0)
-				return lib_err(l, ECONNRESET, "the librarian closed the connection");
+				return lib_err(l, ECONNRESET,
+					       "the librarian closed the connection");
 			if (errno != EAGAIN && errno != EINTR)
 				return lib_err(l, errno, "receive: %s", strerror(errno));
 			r = wait_fd(l->fd, POLLIN, deadline);
@@ -414,7 +437,8 @@ int lfs_lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **e
 		char msg[300];
 
 		if (!o->node || !o->key_file) {
-			r = lib_err(l, EINVAL, "a TLS connection to %s needs a node name and a key file",
+			r = lib_err(l, EINVAL,
+				    "a TLS connection to %s needs a node name and a key file",
 				    o->addr);
 			goto fail;
 		}
@@ -465,22 +489,19 @@ fail:
 	return r;
 }
 
-int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result)
+/*
+ * The request as one frame: 4-byte big-endian length and the JSON text.
+ * Header and body go out in one write: one TLS record, one TCP segment, no
+ * second small segment for Nagle to hold back on any hop between.
+ */
+static int make_frame(struct lfs_lib *l, const char *op, json_t *args, int64_t id, uint8_t **frame,
+		      size_t *flen)
 {
-	json_t *req, *rep = NULL, *ok, *err;
-	json_error_t jerr;
-	int64_t deadline = now_ms() + l->reply_timeout_ms, id = ++l->next_id;
-	uint8_t hdr[4];
+	json_t *req = json_pack("{s:i,s:I,s:s}", "v", LFS_PROTOCOL_VERSION, "id", (json_int_t)id,
+				"op", op);
 	uint32_t len;
-	char *txt, *buf = NULL;
-	uint8_t *frame;
-	int r;
+	char *txt;
 
-	if (result)
-		*result = NULL;
-	if (l->fd < 0)
-		return lib_err(l, ENOTCONN, "not connected");
-	req = json_pack("{s:i,s:I,s:s}", "v", LFS_PROTOCOL_VERSION, "id", (json_int_t)id, "op", op);
 	if (!req)
 		return lib_err(l, ENOMEM, "out of memory");
 	if (args && (!json_is_object(args) || json_object_update(req, args) < 0)) {
@@ -494,56 +515,56 @@ int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **resul
 	if (!txt)
 		return lib_err(l, ENOMEM, "out of memory");
 	len = strlen(txt);
-	/*
-	 * Header and body in one write: one TLS record, one TCP segment, no
-	 * second small segment for Nagle to hold back on any hop between.
-	 */
-	frame = malloc(4 + len);
-	if (!frame) {
+	*frame = malloc(4 + len);
+	if (!*frame) {
 		free(txt);
 		return lib_err(l, ENOMEM, "out of memory");
 	}
-	frame[0] = len >> 24;
-	frame[1] = len >> 16;
-	frame[2] = len >> 8;
-	frame[3] = len;
-	memcpy(frame + 4, txt, len);
+	(*frame)[0] = len >> 24;
+	(*frame)[1] = len >> 16;
+	(*frame)[2] = len >> 8;
+	(*frame)[3] = len;
+	memcpy(*frame + 4, txt, len);
 	free(txt);
-	r = io_write(l, frame, 4 + len, deadline);
-	free(frame);
+	*flen = 4 + len;
+	return 0;
+}
+
+/* One reply frame, parsed. A stream error leaves the connection out of step. */
+static int read_reply(struct lfs_lib *l, int64_t deadline, json_t **rep)
+{
+	json_error_t jerr;
+	uint8_t hdr[4];
+	uint32_t len;
+	char *buf;
+	int r = io_read(l, hdr, 4, deadline);
+
 	if (r < 0)
-		goto broken;
-	for (;;) {
-		r = io_read(l, hdr, 4, deadline);
-		if (r < 0)
-			goto broken;
-		len = (uint32_t)hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3];
-		if (len > LFS_MAX_REPLY) {
-			r = lib_err(l, EMSGSIZE, "reply of %u bytes is larger than %u", len, LFS_MAX_REPLY);
-			goto broken;
-		}
-		buf = malloc(len + 1);
-		if (!buf) {
-			r = lib_err(l, ENOMEM, "out of memory");
-			goto broken;
-		}
-		r = io_read(l, buf, len, deadline);
-		if (r < 0)
-			goto broken;
-		rep = json_loadb(buf, len, 0, &jerr);
-		free(buf);
-		buf = NULL;
-		if (!rep) {
+		return r;
+	len = (uint32_t)hdr[0] << 24 | hdr[1] << 16 | hdr[2] << 8 | hdr[3];
+	if (len > LFS_MAX_REPLY)
+		return lib_err(l, EMSGSIZE, "reply of %u bytes is larger than %u", len,
+			       LFS_MAX_REPLY);
+	buf = malloc(len + 1);
+	if (!buf)
+		return lib_err(l, ENOMEM, "out of memory");
+	r = io_read(l, buf, len, deadline);
+	if (r == 0) {
+		*rep = json_loadb(buf, len, 0, &jerr);
+		if (!*rep)
 			r = lib_err(l, EBADMSG, "malformed reply: %s", jerr.text);
-			goto broken;
-		}
-		if (json_integer_value(json_object_get(rep, "id")) == id ||
-		    json_is_null(json_object_get(rep, "id")))
-			break;
-		json_decref(rep);	/* a reply to a request we gave up on */
 	}
-	ok = json_object_get(rep, "ok");
-	if (json_is_true(ok)) {
+	free(buf);
+	return r;
+}
+
+/* The reply's result, or -errno with the server's message and code. */
+static int take_reply(struct lfs_lib *l, json_t *rep, json_t **result)
+{
+	json_t *err;
+	int r;
+
+	if (json_is_true(json_object_get(rep, "ok"))) {
 		if (result)
 			*result = json_incref(json_object_get(rep, "result"));
 		json_decref(rep);
@@ -561,9 +582,35 @@ int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **resul
 		 json_string_value(json_object_get(err, "code")) ?: lfs_errno_name(r));
 	json_decref(rep);
 	return -r;
-broken:
+}
+
+int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result)
+{
+	int64_t deadline = now_ms() + l->reply_timeout_ms, id = ++l->next_id;
+	json_t *rep = NULL;
+	uint8_t *frame = NULL;
+	size_t flen = 0;
+	int r;
+
+	if (result)
+		*result = NULL;
+	if (l->fd < 0)
+		return lib_err(l, ENOTCONN, "not connected");
+	r = make_frame(l, op, args, id, &frame, &flen);
+	if (r < 0)
+		return r;
+	r = io_write(l, frame, flen, deadline);
+	free(frame);
+	while (r == 0) {
+		r = read_reply(l, deadline, &rep);
+		if (r < 0)
+			break;
+		if (json_integer_value(json_object_get(rep, "id")) == id ||
+		    json_is_null(json_object_get(rep, "id")))
+			return take_reply(l, rep, result);
+		json_decref(rep); /* a reply to a request we gave up on */
+	}
 	/* the stream is out of step: nothing more can be read from it */
-	free(buf);
 	if (l->ssl) {
 		SSL_free(l->ssl);
 		l->ssl = NULL;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Internal interfaces of the librarian daemon: configuration/geometry,
- * the SQLite store, allocation policies and the request dispatcher.
+ * Internal interfaces of the librarian daemon: configuration and geometry,
+ * allocation policies and the request dispatcher. The catalogue's interface
+ * is store.h, the operations' ops.h.
  * Library-style code returns negative errno and fills a struct lib_err with
  * a message naming the offending value; only the top level logs.
  */
@@ -11,16 +12,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
-#include <sqlite3.h>
 
 #include "lfs_librarian.h"
+#include "lfs_rules.h"
 
-#define LIB_NAME_MAX 128	/* shelf names, attribute keys */
-#define LIB_NODE_NAME_MAX 64
+/*
+ * Shelf names and the other rules shared with the kernel are lfs_rules.h's.
+ * Librarians before those rules took shelf names of up to 128 characters:
+ * a catalogue may still hold such shelves, so lookups accept that length.
+ */
+#define LIB_OLD_NAME_MAX 128
 #define LIB_ATTR_VALUE_MAX 4096
 #define LIB_ATTRS_PER_SHELF 64
-#define LIB_MAX_IGS 65536
+#define LIB_MAX_IGS (LFS_IG_MAX + 1)
 #define LIB_MAX_NODES 16384
 #define LIB_MAX_IG_BOOKS (1ULL << 32)
 #define LIB_MAX_LISTEN 16
@@ -28,7 +34,7 @@
 #define LIB_LIST_LIMIT 10000
 #define LIB_BOOKS_LIMIT 65536
 
-/* Book states as stored in the database. */
+/* Book states as stored in the database; statements name them (store.h). */
 enum lib_book_state {
 	BOOK_FREE = 0,
 	BOOK_INUSE = 1,
@@ -36,23 +42,8 @@ enum lib_book_state {
 	BOOK_OFFLINE = 3,
 };
 
-enum lib_policy {
-	POL_RANDOM_BOOKS,
-	POL_LOCAL_NODE,
-	POL_NEAREST,
-	POL_NEAREST_REMOTE,
-	POL_NEAREST_ENC,
-	POL_NEAREST_RACK,
-	POL_NONLOCAL_ENC,
-	POL_LZA_ASCENDING,
-	POL_LZA_DESCENDING,
-	POL_REQUEST_IG,
-	POL_SPREAD,
-	POL_COUNT,
-};
-
 struct lib_err {
-	int err;		/* positive errno */
+	int err; /* positive errno */
 	char msg[512];
 };
 
@@ -61,16 +52,16 @@ int lib_fail(struct lib_err *e, int err, const char *fmt, ...)
 
 struct lib_ig {
 	uint32_t ig;
-	int node;		/* index into cfg->nodes */
+	int node; /* index into cfg->nodes */
 	uint64_t books;
 };
 
 struct lib_node {
 	char *name;
-	int rack;		/* index into cfg->racks */
-	int enc;		/* index into cfg->encs */
-	int power;		/* index into cfg->powers */
-	int *igs;		/* indexes into cfg->igs */
+	int rack; /* index into cfg->racks */
+	int enc; /* index into cfg->encs */
+	int power; /* index into cfg->powers */
+	int *igs; /* indexes into cfg->igs */
 	int nigs;
 	uint8_t key[LIB_PSK_MAX];
 	size_t keylen;
@@ -87,9 +78,9 @@ struct lib_config {
 	char *listen[LIB_MAX_LISTEN];
 	int nlisten;
 	uint64_t book_size;
-	int heartbeat_interval;	/* seconds, advised to nodes */
-	int lease_time;		/* seconds without heartbeat before takeover */
-	enum lib_policy default_policy;
+	int heartbeat_interval; /* seconds, advised to nodes */
+	int lease_time; /* seconds without heartbeat before takeover */
+	enum lfs_policy default_policy;
 	int max_connections;
 	size_t max_message;
 	int idle_timeout;
@@ -111,114 +102,61 @@ struct lib_config {
 	int nnodes;
 	struct lib_ig *igs;
 	int nigs;
-	int *ig_index;		/* IG number -> index + 1 into igs, 0 = none */
+	int *ig_index; /* IG number -> index + 1 into igs, 0 = none */
 	uint64_t total_books;
 };
 
 int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e);
 void lib_config_free(struct lib_config *cfg);
 int lib_config_find_node(const struct lib_config *cfg, const char *name);
-int lib_config_find_ig(const struct lib_config *cfg, uint32_t ig);
-int lib_parse_size(const char *s, uint64_t *out);
-int lib_read_key(const char *path, uint8_t *key, size_t *len, char *msg, size_t msglen);
+int lib_config_find_ig(const struct lib_config *cfg, int64_t ig);
 
-const char *lib_policy_name(enum lib_policy p);
-int lib_policy_parse(const char *s, enum lib_policy *p);
+/* alloc.c: allocation policies. */
+struct lib_store;
 
-/* Store. */
-#define LIB_STMT_CACHE 96
-#define LIB_SCHEMA_VERSION 2	/* PRAGMA user_version of the catalogue */
-
-struct lib_store {
-	sqlite3 *db;
-	const struct lib_config *cfg;
-	const char *sql[LIB_STMT_CACHE];
-	sqlite3_stmt *st[LIB_STMT_CACHE];
-	int nst;
-	uint64_t rand_state;
-	char *node_offline;	/* per config node: 1 if offline */
-	int upgraded_from;	/* schema version migrated from at open, 0 if none */
-	struct lib_ckpt *ckpt;	/* background checkpoints, daemon only */
-	/*
-	 * Tokens of free.unknown / free.checked (ops.c): every event that can
-	 * change what a FREE book holds (a book of its IG allocated, its node
-	 * going offline or online) stamps the IG with ++changes. A token is
-	 * "instance-changes" at listing time; a report with it marks a book
-	 * only if its IG has no later stamp. instance is random per process,
-	 * so tokens do not survive a restart.
-	 */
-	uint64_t instance;
-	uint64_t changes;
-	uint64_t *ig_changed;	/* per config IG */
-};
-
-int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
-		   struct lib_store **out, struct lib_err *e);
-void lib_store_close(struct lib_store *s);
-int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e);
-int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
-int lib_store_check(sqlite3 *db, FILE *report);
-int lib_store_forget_zeroed(sqlite3 *db);
-int lib_store_begin(struct lib_store *s);
-int lib_store_commit(struct lib_store *s);
-void lib_store_rollback(struct lib_store *s);
-int lib_sql_fail(struct lib_store *s, struct lib_err *e);
-sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql);
-uint64_t lib_random(struct lib_store *s);
-void lib_store_ig_changed(struct lib_store *s, int k);
-
-/* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
-#define LIB_WAL_VFS "lfs-wal"
-const char *lib_wal_vfs(void);
-void lib_wal_vfs_stats(unsigned long long *writes, unsigned long long *calls);
-
-static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)
-{
-	return ((int64_t)ig << 32) | idx;
-}
-
-/* Allocation. */
 struct lib_shelf_ctx {
 	int64_t shelf_id;
-	int64_t nbooks;		/* current size */
-	enum lib_policy policy;
-	uint32_t *req_igs;	/* RequestIG list */
+	int64_t nbooks; /* current size */
+	enum lfs_policy policy;
+	uint32_t *req_igs; /* RequestIG list */
 	int nreq_igs;
-	int64_t *avoid;		/* shelf ids for power-domain anti-affinity */
+	int64_t *avoid; /* shelf ids for power-domain anti-affinity */
 	int navoid;
-	int node;		/* requesting node index, -1 for none */
-	bool zeroed;		/* out: every book the grow took had books.zeroed = 1 */
+	int node; /* requesting node index, -1 for none */
+	bool zeroed; /* out: every book the grow took had books.zeroed = 1 */
 };
 
-int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n,
-		    struct lib_err *e);
+int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e);
 
 /* Requests. */
 struct lib_identity {
-	char name[LIB_NODE_NAME_MAX + 1];
-	int node;		/* index into cfg->nodes, -1 for admin */
+	char name[LFS_NODE_NAME_MAX + 1];
+	int node; /* index into cfg->nodes, -1 for admin */
 	bool admin;
-	bool tls;		/* identity fixed by the TLS handshake */
+	bool tls; /* identity fixed by the TLS handshake */
 };
 
 struct lib_server {
 	struct lib_config *cfg;
 	struct lib_store *store;
-	int64_t *last_seen;	/* per node: monotonic seconds of its last request */
-	int64_t started;	/* monotonic seconds */
+	int64_t *last_seen; /* per node: monotonic seconds of its last request */
+	int64_t started; /* monotonic seconds */
 	uint64_t requests;
 	int nconns;
-	int log_requests;
-	bool batch_open;	/* a group-commit transaction is open */
-	bool batch_failed;	/* it was lost: its replies must not be sent */
+	bool batch_open; /* a group-commit transaction is open */
+	bool batch_failed; /* it was lost: its replies must not be sent */
 };
 
 int lib_batch_commit(struct lib_server *srv);
 
 int64_t lib_now_mono(void);
 
-json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who,
-			   bool *authed, const char *buf, size_t len);
+json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
+			   const char *buf, size_t len);
 void lib_node_seen(struct lib_server *srv, int node);
+
+/* main.c, cli.c: the command line. */
+void lib_usage(FILE *f);
+int lib_cmd_client(int argc, char **argv);
 
 #endif

@@ -6,7 +6,7 @@
  *   librarian backup [-c FILE | --db PATH] DEST              online backup
  *   librarian check [-c FILE | --db PATH]                    consistency check
  *   librarian genkey [FILE]                                  make a node key
- *   librarian client [--connect ADDR] [--node N] [--key F] OP [JSON]
+ *   librarian client [--connect ADDR] [--node N] [--key F] OP [JSON]   (cli.c)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,14 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <openssl/rand.h>
 
-#include "librarian.h"
 #include "server.h"
+#include "store.h"
 
-static void usage(FILE *f)
+void lib_usage(FILE *f)
 {
 	fputs("usage: librarian -c FILE [--listen ADDR]... [--db PATH] [-v]\n"
 	      "       librarian backup [-c FILE | --db PATH] DEST\n"
@@ -32,7 +31,8 @@ static void usage(FILE *f)
 	      "       librarian client [--connect ADDR] [--node NAME] [--key FILE] [--timeout MS]\n"
 	      "                        OP [JSON-ARGS] | '{\"op\":...}' | --stdin\n"
 	      "ADDR is HOST:PORT (TLS 1.3 with a pre-shared key) or unix:PATH.\n"
-	      "See librarian(8) and librarian.conf(5).\n", f);
+	      "See librarian(8) and librarian.conf(5).\n",
+	      f);
 }
 
 static const char *db_from_args(const char *cfgfile, const char *db, struct lib_config **cfg)
@@ -54,12 +54,10 @@ static const char *db_from_args(const char *cfgfile, const char *db, struct lib_
 
 static int parse_db_opts(int argc, char **argv, const char **cfgfile, const char **db)
 {
-	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "config", required_argument, NULL, 'c' },
+					    { "db", required_argument, NULL, 'd' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int ch;
 
 	optind = 1;
@@ -72,10 +70,10 @@ static int parse_db_opts(int argc, char **argv, const char **cfgfile, const char
 			*db = optarg;
 			break;
 		case 'h':
-			usage(stdout);
+			lib_usage(stdout);
 			exit(0);
 		default:
-			usage(stderr);
+			lib_usage(stderr);
 			return -1;
 		}
 	}
@@ -86,7 +84,7 @@ static int cmd_check(int argc, char **argv)
 {
 	const char *cfgfile = NULL, *db = NULL, *path;
 	struct lib_config *cfg = NULL;
-	sqlite3 *h = NULL;
+	char msg[600];
 	int bad, i = parse_db_opts(argc, argv, &cfgfile, &db);
 
 	if (i < 0)
@@ -98,34 +96,23 @@ static int cmd_check(int argc, char **argv)
 	path = db_from_args(cfgfile, db, &cfg);
 	if (!path)
 		return 2;
-	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "librarian check: %s: %s\n", path, h ? sqlite3_errmsg(h) : "cannot open");
-		sqlite3_close(h);
-		lib_config_free(cfg);
-		return 2;
-	}
-	sqlite3_busy_timeout(h, 5000);
-	sqlite3_exec(h, "BEGIN", NULL, NULL, NULL);	/* one consistent snapshot */
-	bad = lib_store_check(h, stdout);
-	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
-	sqlite3_close(h);
-	lib_config_free(cfg);
-	if (bad) {
+	bad = lib_store_check_file(path, stdout, msg, sizeof(msg));
+	if (bad < 0)
+		fprintf(stderr, "librarian check: %s\n", msg);
+	else if (bad)
 		printf("%s: %d violations\n", path, bad);
-		return 1;
-	}
-	printf("%s: consistent\n", path);
-	return 0;
+	else
+		printf("%s: consistent\n", path);
+	lib_config_free(cfg);
+	return bad < 0 ? 2 : bad ? 1 : 0;
 }
 
 static int cmd_backup(int argc, char **argv)
 {
-	const char *cfgfile = NULL, *db = NULL, *src, *dest;
+	const char *cfgfile = NULL, *db = NULL, *src;
 	struct lib_config *cfg = NULL;
-	sqlite3 *from = NULL, *to = NULL;
-	sqlite3_backup *b;
-	char tmp[4096];
-	int rc = 1, fd, i = parse_db_opts(argc, argv, &cfgfile, &db);
+	char msg[600];
+	int r, i = parse_db_opts(argc, argv, &cfgfile, &db);
 
 	if (i < 0)
 		return 2;
@@ -133,71 +120,16 @@ static int cmd_backup(int argc, char **argv)
 		fprintf(stderr, "librarian backup: give exactly one destination file\n");
 		return 2;
 	}
-	dest = argv[i];
 	src = db_from_args(cfgfile, db, &cfg);
 	if (!src)
 		return 2;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dest, (int)getpid()) >= (int)sizeof(tmp)) {
-		fprintf(stderr, "librarian backup: destination path too long\n");
-		goto out;
-	}
-	if (sqlite3_open_v2(src, &from, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(stderr, "librarian backup: %s: %s\n", src,
-			from ? sqlite3_errmsg(from) : "cannot open");
-		goto out;
-	}
-	sqlite3_busy_timeout(from, 5000);
-	unlink(tmp);
-	if (sqlite3_open_v2(tmp, &to, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
-		fprintf(stderr, "librarian backup: %s: %s\n", tmp, to ? sqlite3_errmsg(to) : "cannot create");
-		goto out;
-	}
-	b = sqlite3_backup_init(to, "main", from, "main");
-	if (!b) {
-		fprintf(stderr, "librarian backup: %s\n", sqlite3_errmsg(to));
-		goto out;
-	}
-	/* all pages in one step: one read transaction, so one consistent snapshot
-	 * while the librarian keeps writing (WAL readers do not block it) */
-	i = sqlite3_backup_step(b, -1);
-	sqlite3_backup_finish(b);
-	if (i != SQLITE_DONE) {
-		fprintf(stderr, "librarian backup: copying %s: %s\n", src, sqlite3_errmsg(to));
-		goto out;
-	}
-	if (lib_store_forget_zeroed(to) < 0) {
-		fprintf(stderr, "librarian backup: %s: %s\n", tmp, sqlite3_errmsg(to));
-		goto out;
-	}
-	i = lib_store_check(to, stderr);
-	if (i) {
-		fprintf(stderr, "librarian backup: the copy has %d consistency violations; not kept\n", i);
-		goto out;
-	}
-	sqlite3_close(to);
-	to = NULL;
-	fd = open(tmp, O_RDONLY);
-	if (fd < 0 || fsync(fd) < 0) {
-		fprintf(stderr, "librarian backup: %s: %s\n", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	close(fd);
-	if (rename(tmp, dest) < 0) {
-		fprintf(stderr, "librarian backup: rename to %s: %s\n", dest, strerror(errno));
-		goto out;
-	}
-	printf("%s: consistent copy of %s\n", dest, src);
-	rc = 0;
-out:
-	if (to)
-		sqlite3_close(to);
-	if (rc)
-		unlink(tmp);
-	sqlite3_close(from);
+	r = lib_store_backup(src, argv[i], stderr, msg, sizeof(msg));
+	if (r < 0)
+		fprintf(stderr, "librarian backup: %s\n", msg);
+	else
+		printf("%s: consistent copy of %s\n", argv[i], src);
 	lib_config_free(cfg);
-	return rc;
+	return r < 0 ? 1 : 0;
 }
 
 static int cmd_genkey(int argc, char **argv)
@@ -234,165 +166,6 @@ static int cmd_genkey(int argc, char **argv)
 	return 0;
 }
 
-/* Print one reply; returns 0 or the exit status for an error. */
-static int print_reply(struct lfs_lib *l, const char *op, int r, json_t *res, bool compact)
-{
-	if (r < 0) {
-		if (compact) {
-			json_t *e = json_pack("{s:b,s:s,s:i,s:s}", "ok", 0, "code", lfs_lib_errcode(l),
-					      "errno", -r, "message", lfs_lib_errmsg(l));
-			char *t = json_dumps(e, JSON_COMPACT);
-
-			printf("%s\n", t ? t : "{}");
-			free(t);
-			json_decref(e);
-		}
-		fprintf(stderr, "librarian: %s: %s: %s\n", op, lfs_lib_errcode(l), lfs_lib_errmsg(l));
-		return 1;
-	}
-	{
-		char *t;
-
-		if (compact) {
-			json_t *o = json_pack("{s:b,s:O}", "ok", 1, "result", res);
-
-			t = json_dumps(o, JSON_COMPACT);
-			json_decref(o);
-		} else {
-			t = json_dumps(res, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		}
-		printf("%s\n", t ? t : "null");
-		free(t);
-	}
-	return 0;
-}
-
-static int call_one(struct lfs_lib *l, json_t *req, bool compact)
-{
-	const char *op = json_string_value(json_object_get(req, "op"));
-	json_t *res = NULL;
-	char *opdup;
-	int r, rc;
-
-	if (!op) {
-		fprintf(stderr, "librarian client: the request needs \"op\"\n");
-		return 2;
-	}
-	opdup = strdup(op);
-	json_object_del(req, "op");
-	r = lfs_lib_call(l, opdup, req, &res);
-	rc = print_reply(l, opdup, r, res, compact);
-	fflush(stdout);
-	free(opdup);
-	json_decref(res);
-	return rc;
-}
-
-static int cmd_client(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "connect", required_argument, NULL, 'C' },
-		{ "node", required_argument, NULL, 'n' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "stdin", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	struct lfs_lib_opts o = { .addr = getenv("LFS_LIBRARIAN") };
-	struct lfs_lib *l = NULL;
-	json_t *req = NULL;
-	json_error_t je;
-	char *err = NULL;
-	bool from_stdin = false;
-	int ch, r, rc = 0;
-
-	if (!o.addr)
-		o.addr = LFS_DEFAULT_ADDR;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+C:n:k:t:sh", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'C':
-			o.addr = optarg;
-			break;
-		case 'n':
-			o.node = optarg;
-			break;
-		case 'k':
-			o.key_file = optarg;
-			break;
-		case 't':
-			o.reply_timeout_ms = o.connect_timeout_ms = atoi(optarg);
-			break;
-		case 's':
-			from_stdin = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (!from_stdin) {
-		if (optind >= argc || argc - optind > 2) {
-			fprintf(stderr, "librarian client: give OP [JSON-ARGS], a request object, or --stdin\n");
-			return 2;
-		}
-		if (argv[optind][0] == '{') {
-			req = json_loads(argv[optind], JSON_REJECT_DUPLICATES, &je);
-		} else {
-			req = argc - optind == 2 ? json_loads(argv[optind + 1], JSON_REJECT_DUPLICATES, &je) :
-			      json_object();
-			if (req && json_is_object(req))
-				json_object_set_new(req, "op", json_string(argv[optind]));
-		}
-		if (!req || !json_is_object(req)) {
-			fprintf(stderr, "librarian client: arguments are not a JSON object: %s\n",
-				req ? "not an object" : je.text);
-			json_decref(req);
-			return 2;
-		}
-	}
-	r = lfs_lib_connect(&o, &l, &err);
-	if (r < 0) {
-		fprintf(stderr, "librarian client: %s\n", err ? err : strerror(-r));
-		free(err);
-		json_decref(req);
-		return 3;
-	}
-	if (!from_stdin) {
-		rc = call_one(l, req, false);
-		json_decref(req);
-	} else {
-		char *line = NULL;
-		size_t cap = 0;
-
-		/* one request object per line, one compact reply per line */
-		while (getline(&line, &cap, stdin) > 0) {
-			if (line[strspn(line, " \t\r\n")] == 0)
-				continue;
-			req = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-			if (!req || !json_is_object(req)) {
-				printf("{\"ok\":false,\"code\":\"EINVAL\",\"message\":\"bad input line: %s\"}\n",
-				       req ? "not an object" : "not JSON");
-				json_decref(req);
-				rc = 1;
-				continue;
-			}
-			if (call_one(l, req, true))
-				rc = 1;
-			json_decref(req);
-			if (!lfs_lib_connected(l))
-				break;
-		}
-		free(line);
-	}
-	lfs_lib_close(l);
-	return rc;
-}
-
 static int lock_db(const char *db)
 {
 	char path[4096];
@@ -407,127 +180,154 @@ static int lock_db(const char *db)
 		close(fd);
 		return -EBUSY;
 	}
-	return fd;	/* held until exit */
+	return fd; /* held until exit */
 }
 
-static int cmd_serve(int argc, char **argv)
+struct serve_opts {
+	const char *cfgfile, *db;
+	const char *listen[LIB_MAX_LISTEN];
+	int nlisten, verbose;
+};
+
+/* Returns -1 to go on serving, else the exit status (usage error, --help). */
+static int serve_options(int argc, char **argv, struct serve_opts *o)
 {
-	static const struct option lo[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *cfgfile = NULL, *db = NULL, *listen[LIB_MAX_LISTEN];
-	struct lib_config *cfg = NULL;
-	struct lib_store *store = NULL;
-	struct lib_err e = { 0 };
-	int nlisten = 0, verbose = 0, ch, rc = 1, lockfd;
+	static const struct option lo[] = { { "config", required_argument, NULL, 'c' },
+					    { "listen", required_argument, NULL, 'l' },
+					    { "db", required_argument, NULL, 'd' },
+					    { "verbose", no_argument, NULL, 'v' },
+					    { "version", no_argument, NULL, 'V' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, "c:l:d:vVh", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'c':
-			cfgfile = optarg;
-			break;
-		case 'l':
-			if (nlisten == LIB_MAX_LISTEN) {
-				fprintf(stderr, "librarian: at most %d --listen\n", LIB_MAX_LISTEN);
-				return 2;
-			}
-			listen[nlisten++] = optarg;
-			break;
-		case 'd':
-			db = optarg;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case 'V':
+		if (ch == 'c') {
+			o->cfgfile = optarg;
+		} else if (ch == 'l' && o->nlisten < LIB_MAX_LISTEN) {
+			o->listen[o->nlisten++] = optarg;
+		} else if (ch == 'l') {
+			fprintf(stderr, "librarian: at most %d --listen\n", LIB_MAX_LISTEN);
+			return 2;
+		} else if (ch == 'd') {
+			o->db = optarg;
+		} else if (ch == 'v') {
+			o->verbose = 1;
+		} else if (ch == 'V') {
 			printf("librarian %s\n", LFS_VERSION);
 			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+		} else {
+			lib_usage(ch == 'h' ? stdout : stderr);
+			return ch == 'h' ? 0 : 2;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "librarian: unknown command or argument '%s'\n", argv[optind]);
-		usage(stderr);
+		lib_usage(stderr);
 		return 2;
 	}
-	if (!cfgfile) {
+	if (!o->cfgfile) {
 		fprintf(stderr, "librarian: give the configuration file with -c FILE\n");
 		return 2;
 	}
-	if (lib_config_load(cfgfile, &cfg, &e) < 0) {
+	return -1;
+}
+
+/* The configuration with the command line's --db and --listen in place of its own. */
+static struct lib_config *serve_config(const struct serve_opts *o)
+{
+	struct lib_config *cfg;
+	struct lib_err e = { 0 };
+
+	if (lib_config_load(o->cfgfile, &cfg, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
-		return 1;
+		return NULL;
 	}
-	if (db) {
+	if (o->db) {
 		free(cfg->db_path);
-		cfg->db_path = strdup(db);
+		cfg->db_path = strdup(o->db);
 	}
-	if (nlisten) {
+	if (o->nlisten) {
 		for (int i = 0; i < cfg->nlisten; i++)
 			free(cfg->listen[i]);
-		for (int i = 0; i < nlisten; i++)
-			cfg->listen[i] = strdup(listen[i]);
-		cfg->nlisten = nlisten;
+		for (int i = 0; i < o->nlisten; i++)
+			cfg->listen[i] = strdup(o->listen[i]);
+		cfg->nlisten = o->nlisten;
 	}
-	{
-		/* before any thread starts, so that only the event loop's signalfd sees them */
-		sigset_t mask;
+	return cfg;
+}
 
-		sigemptyset(&mask);
-		sigaddset(&mask, SIGTERM);
-		sigaddset(&mask, SIGINT);
-		sigprocmask(SIG_BLOCK, &mask, NULL);
-	}
-	lockfd = lock_db(cfg->db_path);
+/* The catalogue, locked against a second librarian, matching the fabric. */
+static struct lib_store *serve_store(struct lib_config *cfg)
+{
+	struct lib_store *store = NULL;
+	struct lib_err e = { 0 };
+	int lockfd = lock_db(cfg->db_path);
+
 	if (lockfd < 0) {
 		fprintf(stderr, "librarian: %s: %s\n", cfg->db_path,
 			lockfd == -EBUSY ? "another librarian is serving this catalogue" :
-			strerror(-lockfd));
-		goto out;
+					   strerror(-lockfd));
+		return NULL;
 	}
 	if (lib_store_open(cfg->db_path, cfg, true, &store, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
-		goto out;
+		return NULL;
 	}
 	if (store->upgraded_from)
 		fprintf(stderr, "librarian: %s: catalogue upgraded from schema version %d to %d\n",
 			cfg->db_path, store->upgraded_from, LIB_SCHEMA_VERSION);
-	if (lib_store_sync_geometry(store, &e) < 0 ||
-	    lib_store_checkpointer(store, true, &e) < 0) {
+	if (lib_store_sync_geometry(store, &e) < 0 || lib_store_checkpointer(store, true, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
-		goto out;
+		lib_store_close(store);
+		return NULL;
 	}
-	rc = lib_serve(cfg, store, verbose);
-	lib_store_checkpointer(store, false, NULL);
-	sqlite3_wal_checkpoint_v2(store->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-out:
+	return store;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = { 0 };
+	struct lib_config *cfg;
+	struct lib_store *store;
+	sigset_t mask;
+	int rc = serve_options(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	cfg = serve_config(&o);
+	if (!cfg)
+		return 1;
+	/* before any thread starts, so that only the event loop's signalfd sees them */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	rc = 1;
+	store = serve_store(cfg);
+	if (store) {
+		rc = lib_serve(cfg, store, o.verbose);
+		lib_store_checkpoint_final(store);
+	}
 	lib_store_close(store);
 	lib_config_free(cfg);
 	return rc;
 }
 
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "backup", cmd_backup },
+	{ "check", cmd_check },
+	{ "genkey", cmd_genkey },
+	{ "client", lib_cmd_client },
+};
+
 int main(int argc, char **argv)
 {
-	if (argc > 1) {
-		if (!strcmp(argv[1], "backup"))
-			return cmd_backup(argc - 1, argv + 1);
-		if (!strcmp(argv[1], "check"))
-			return cmd_check(argc - 1, argv + 1);
-		if (!strcmp(argv[1], "genkey"))
-			return cmd_genkey(argc - 1, argv + 1);
-		if (!strcmp(argv[1], "client"))
-			return cmd_client(argc - 1, argv + 1);
-	}
+	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
 	return cmd_serve(argc, argv);
 }

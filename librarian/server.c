@@ -30,7 +30,7 @@
 #include "server.h"
 #include "tlspsk.h"
 
-#define OUT_HIGH (4U << 20)	/* stop reading requests while this much is unsent */
+#define OUT_HIGH (4U << 20) /* stop reading requests while this much is unsent */
 #define PUMP_ROUNDS 64
 
 enum conn_state { C_HANDSHAKE, C_OPEN, C_CLOSING };
@@ -49,9 +49,9 @@ struct conn {
 	size_t outlen, outoff, outcap;
 	int64_t last_active;
 	uint32_t events;
-	bool ready;		/* has buffered work that epoll will not report */
-	bool dirty;		/* on the list of connections to flush this round */
-	int batch_replies;	/* replies queued in the open group-commit round */
+	bool ready; /* has buffered work that epoll will not report */
+	bool dirty; /* on the list of connections to flush this round */
+	int batch_replies; /* replies queued in the open group-commit round */
 };
 
 struct listener {
@@ -67,15 +67,15 @@ struct srv {
 	SSL_CTX *tls;
 	struct listener ls[LIB_MAX_LISTEN];
 	int nls;
-	struct conn **conns;	/* by fd */
+	struct conn **conns; /* by fd */
 	int maxfd;
 	int verbose;
 	int64_t last_reject_log;
-	int *dirty;		/* fds to flush after this round's commit */
+	int *dirty; /* fds to flush after this round's commit */
 	int ndirty;
 };
 
-static struct srv *the_srv;	/* for the PSK callback */
+static struct srv *the_srv; /* for the PSK callback */
 
 void lib_log(const char *fmt, ...)
 {
@@ -124,9 +124,10 @@ static int queue_reply(struct srv *s, struct conn *c, json_t *reply)
 	len = strlen(txt);
 	if (len > LFS_MAX_REPLY) {
 		free(txt);
-		reply = json_pack("{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0, "error",
-				  "errno", EMSGSIZE, "code", "EMSGSIZE", "message",
-				  "the reply is larger than the protocol allows; ask for less (offset/limit)");
+		reply = json_pack(
+			"{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0, "error", "errno",
+			EMSGSIZE, "code", "EMSGSIZE", "message",
+			"the reply is larger than the protocol allows; ask for less (offset/limit)");
 		txt = json_dumps(reply, JSON_COMPACT);
 		json_decref(reply);
 		if (!txt)
@@ -176,9 +177,9 @@ static void queue_error(struct srv *s, struct conn *c, int err, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	queue_reply(s, c, json_pack("{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0,
-				    "error", "errno", err, "code", lfs_errno_name(err),
-				    "message", msg));
+	queue_reply(s, c,
+		    json_pack("{s:i,s:n,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", "ok", 0, "error",
+			      "errno", err, "code", lfs_errno_name(err), "message", msg));
 }
 
 /* 1 = progress, 0 = would block, -1 = connection is dead */
@@ -225,7 +226,7 @@ static void conn_process(struct srv *s, struct conn *c)
 
 	while (c->state == C_OPEN && c->inlen - off >= 4 && c->outlen - c->outoff < OUT_HIGH) {
 		if (n++ == 64) {
-			c->ready = true;	/* the rest waits for the next round */
+			c->ready = true; /* the rest waits for the next round */
 			break;
 		}
 		uint8_t *p = c->in + off;
@@ -233,9 +234,10 @@ static void conn_process(struct srv *s, struct conn *c)
 		json_t *reply;
 
 		if (len > max) {
-			queue_error(s, c, EMSGSIZE,
-				    "message of %u bytes is larger than max_message (%zu); closing the connection",
-				    len, max);
+			queue_error(
+				s, c, EMSGSIZE,
+				"message of %u bytes is larger than max_message (%zu); closing the connection",
+				len, max);
 			c->state = C_CLOSING;
 			break;
 		}
@@ -248,9 +250,12 @@ static void conn_process(struct srv *s, struct conn *c)
 			break;
 		reply = lib_handle_request(&s->core, &c->who, &c->authed, (const char *)p + 4, len);
 		if (s->verbose)
-			lib_log("%s (%s): %.*s -> %s", c->peer, c->who.name, (int)(len > 200 ? 200 : len),
-				p + 4, json_is_true(json_object_get(reply, "ok")) ? "ok" :
-				json_string_value(json_object_get(json_object_get(reply, "error"), "code")));
+			lib_log("%s (%s): %.*s -> %s", c->peer, c->who.name,
+				(int)(len > 200 ? 200 : len), p + 4,
+				json_is_true(json_object_get(reply, "ok")) ?
+					"ok" :
+					json_string_value(json_object_get(
+						json_object_get(reply, "error"), "code")));
 		if (!reply || queue_reply(s, c, reply) < 0) {
 			c->state = C_CLOSING;
 			break;
@@ -373,12 +378,12 @@ static void conn_input(struct srv *s, struct conn *c)
 		int r;
 
 		if (c->outlen - c->outoff >= OUT_HIGH)
-			return;		/* slow reader: take no more requests from it */
+			return; /* slow reader: take no more requests from it */
 		conn_process(s, c);
 		if (c->ready || c->state != C_OPEN || c->outlen - c->outoff >= OUT_HIGH)
 			return;
 		if (++rounds > PUMP_ROUNDS) {
-			c->ready = true;	/* be fair to other connections */
+			c->ready = true; /* be fair to other connections */
 			return;
 		}
 		r = conn_read(s, c);
@@ -389,14 +394,15 @@ static void conn_input(struct srv *s, struct conn *c)
 		if (r < 0) {
 			/* the peer may only have shut down its sending side: answer first */
 			if (c->inlen)
-				queue_error(s, c, EBADMSG,
-					    "truncated message: the connection ended %zu bytes into a message",
-					    c->inlen);
+				queue_error(
+					s, c, EBADMSG,
+					"truncated message: the connection ended %zu bytes into a message",
+					c->inlen);
 			c->state = C_CLOSING;
 			return;
 		}
 		if (c->inlen < s->core.cfg->max_message + 4)
-			return;		/* would block */
+			return; /* would block */
 	}
 }
 
@@ -422,11 +428,12 @@ static void conn_output(struct srv *s, struct conn *c)
 		return;
 	}
 	if (c->outlen - c->outoff < OUT_HIGH && has_frame(s, c))
-		c->ready = true;	/* requests were left waiting for output room */
+		c->ready = true; /* requests were left waiting for output room */
 	if (c->ssl && SSL_pending(c->ssl))
 		c->ready = true;
-	set_events(s, c, (c->outlen - c->outoff < OUT_HIGH ? EPOLLIN : 0) |
-			 (c->outlen > c->outoff ? EPOLLOUT : 0));
+	set_events(s, c,
+		   (c->outlen - c->outoff < OUT_HIGH ? EPOLLIN : 0) |
+			   (c->outlen > c->outoff ? EPOLLOUT : 0));
 }
 
 /* End of a round: commit, then release the replies (or drop them if the commit failed). */
@@ -463,7 +470,7 @@ static int psk_find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL
 
 	*sess = NULL;
 	if (idlen == 0 || idlen > LFS_PSK_IDENTITY_MAX || memchr(id, 0, idlen))
-		return 1;	/* unknown: the handshake fails for want of a certificate */
+		return 1; /* unknown: the handshake fails for want of a certificate */
 	memcpy(name, id, idlen);
 	name[idlen] = 0;
 	snprintf(c->who.name, sizeof(c->who.name), "%s", name);
@@ -599,17 +606,21 @@ static int listen_unix(struct srv *s, struct listener *l, const char *path, stru
 		int probe;
 
 		if (!S_ISSOCK(sb.st_mode))
-			return lib_fail(e, EEXIST, "listen address 'unix:%s': a file that is not a socket is in the way",
-					path);
+			return lib_fail(
+				e, EEXIST,
+				"listen address 'unix:%s': a file that is not a socket is in the way",
+				path);
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (probe >= 0 && connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
 			close(probe);
-			return lib_fail(e, EADDRINUSE,
-					"listen address 'unix:%s': another librarian is serving there", path);
+			return lib_fail(
+				e, EADDRINUSE,
+				"listen address 'unix:%s': another librarian is serving there",
+				path);
 		}
 		if (probe >= 0)
 			close(probe);
-		unlink(path);	/* stale socket of a dead librarian */
+		unlink(path); /* stale socket of a dead librarian */
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -649,7 +660,8 @@ static int listen_tcp(struct listener *l, const char *addr, struct lib_err *e)
 	strcpy(host, addr);
 	port = strrchr(host, ':');
 	if (!port)
-		return lib_fail(e, EINVAL, "listen address '%s' must be HOST:PORT or unix:PATH", addr);
+		return lib_fail(e, EINVAL, "listen address '%s' must be HOST:PORT or unix:PATH",
+				addr);
 	*port++ = 0;
 	if (strtol(port, &end, 10) <= 0 || *end || strtol(port, NULL, 10) > 65535)
 		return lib_fail(e, EINVAL, "listen address '%s': bad port '%s'", addr, port);
@@ -689,167 +701,215 @@ static void sweep_timeouts(struct srv *s)
 
 		if (!c)
 			continue;
-		if (c->state == C_HANDSHAKE && now - c->last_active > s->core.cfg->handshake_timeout)
+		if (c->state == C_HANDSHAKE &&
+		    now - c->last_active > s->core.cfg->handshake_timeout)
 			conn_close(s, c, "handshake timeout");
 		else if (now - c->last_active > s->core.cfg->idle_timeout)
 			conn_close(s, c, "idle timeout");
 	}
 }
 
-int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
+/* A file descriptor limit that fits max_connections, and the tables sized by it. */
+static int serve_alloc(struct srv *s)
 {
-	struct srv s = { 0 };
-	struct lib_err e = { 0 };
-	struct epoll_event ev;
+	const struct lib_config *cfg = s->core.cfg;
 	struct rlimit rl;
-	sigset_t mask;
-	int64_t last_sweep = 0;
-	int r = 1, ntls = 0;
 
-	the_srv = &s;
-	s.core.cfg = cfg;
-	s.core.store = store;
-	s.core.started = lib_now_mono();
-	s.verbose = verbose;
-	s.core.last_seen = calloc(cfg->nnodes + 1, sizeof(int64_t));
-	if (!s.core.last_seen)
-		return 1;
+	s->core.last_seen = calloc(cfg->nnodes + 1, sizeof(int64_t));
+	if (!s->core.last_seen)
+		return -ENOMEM;
 	/* a restarted librarian gives every node a full lease to come back */
 	for (int i = 0; i < cfg->nnodes; i++)
-		s.core.last_seen[i] = s.core.started;
+		s->core.last_seen[i] = s->core.started;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)cfg->max_connections + 64) {
 		rl.rlim_cur = rl.rlim_max < (rlim_t)cfg->max_connections + 64 ?
-			      rl.rlim_max : (rlim_t)cfg->max_connections + 64;
+				      rl.rlim_max :
+				      (rlim_t)cfg->max_connections + 64;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	s.maxfd = cfg->max_connections + 64;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)s.maxfd > rl.rlim_cur)
-		s.maxfd = rl.rlim_cur;
-	s.conns = calloc(s.maxfd + 1, sizeof(*s.conns));
-	s.dirty = calloc(s.maxfd + 1, sizeof(*s.dirty));
-	s.ep = epoll_create1(EPOLL_CLOEXEC);
+	s->maxfd = cfg->max_connections + 64;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)s->maxfd > rl.rlim_cur)
+		s->maxfd = rl.rlim_cur;
+	s->conns = calloc(s->maxfd + 1, sizeof(*s->conns));
+	s->dirty = calloc(s->maxfd + 1, sizeof(*s->dirty));
+	return s->conns && s->dirty ? 0 : -ENOMEM;
+}
+
+/* epoll and a signalfd for SIGTERM and SIGINT (blocked before any thread starts). */
+static int serve_events(struct srv *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = -1 };
+	sigset_t mask;
+
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (!s.conns || !s.dirty || s.ep < 0 || s.sigfd < 0) {
-		lib_log("cannot set up the event loop: %s", strerror(errno));
-		goto out;
-	}
-	s.tls = lfs_tls_ctx(1);
-	if (!s.tls) {
-		lib_log("cannot set up TLS 1.3");
-		goto out;
-	}
-	SSL_CTX_set_psk_find_session_callback(s.tls, psk_find_session);
-	for (int i = 0; i < cfg->nlisten; i++) {
-		struct listener *l = &s.ls[s.nls];
-		int rr = !strncmp(cfg->listen[i], "unix:", 5) ?
-			 listen_unix(&s, l, cfg->listen[i] + 5, &e) :
-			 listen_tcp(l, cfg->listen[i], &e);
+	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->ep < 0 || s->sigfd < 0)
+		return -errno;
+	epoll_ctl(s->ep, EPOLL_CTL_ADD, s->sigfd, &ev);
+	return 0;
+}
 
-		if (rr < 0) {
+/* TLS and the listening sockets; returns how many listen for TLS, or -1. */
+static int serve_listen(struct srv *s)
+{
+	const struct lib_config *cfg = s->core.cfg;
+	struct lib_err e = { 0 };
+	int ntls = 0;
+
+	s->tls = lfs_tls_ctx(1);
+	if (!s->tls) {
+		lib_log("cannot set up TLS 1.3");
+		return -1;
+	}
+	SSL_CTX_set_psk_find_session_callback(s->tls, psk_find_session);
+	for (int i = 0; i < cfg->nlisten; i++) {
+		struct listener *l = &s->ls[s->nls];
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = -2 - s->nls };
+		int r = !strncmp(cfg->listen[i], "unix:", 5) ?
+				listen_unix(s, l, cfg->listen[i] + 5, &e) :
+				listen_tcp(l, cfg->listen[i], &e);
+
+		if (r < 0) {
 			lib_log("%s", e.msg);
-			goto out;
+			return -1;
 		}
 		if (!l->is_unix)
 			ntls++;
-		ev.events = EPOLLIN;
-		ev.data.fd = -2 - s.nls;
-		epoll_ctl(s.ep, EPOLL_CTL_ADD, l->fd, &ev);
-		s.nls++;
+		epoll_ctl(s->ep, EPOLL_CTL_ADD, l->fd, &ev);
+		s->nls++;
 	}
-	ev.events = EPOLLIN;
-	ev.data.fd = -1;
-	epoll_ctl(s.ep, EPOLL_CTL_ADD, s.sigfd, &ev);
-	{
-		int keyed = 0;
+	return ntls;
+}
 
-		for (int i = 0; i < cfg->nnodes; i++)
-			keyed += cfg->nodes[i].keylen > 0;
-		lib_log("serving %llu books in %d IGs of %d nodes (%d with keys%s) on %d address%s, book size %llu",
-			(unsigned long long)cfg->total_books, cfg->nigs, cfg->nnodes, keyed,
-			cfg->admin_keylen ? ", admin key" : "", s.nls, s.nls == 1 ? "" : "es",
-			(unsigned long long)cfg->book_size);
-		if (ntls && !keyed && !cfg->admin_keylen)
-			lib_log("warning: no node has a key: TLS clients cannot connect (keys_dir, key_file)");
+static void serve_announce(struct srv *s, int ntls)
+{
+	const struct lib_config *cfg = s->core.cfg;
+	int keyed = 0;
+
+	for (int i = 0; i < cfg->nnodes; i++)
+		keyed += cfg->nodes[i].keylen > 0;
+	lib_log("serving %llu books in %d IGs of %d nodes (%d with keys%s) on %d address%s, book size %llu",
+		(unsigned long long)cfg->total_books, cfg->nigs, cfg->nnodes, keyed,
+		cfg->admin_keylen ? ", admin key" : "", s->nls, s->nls == 1 ? "" : "es",
+		(unsigned long long)cfg->book_size);
+	if (ntls && !keyed && !cfg->admin_keylen)
+		lib_log("warning: no node has a key: TLS clients cannot connect (keys_dir, key_file)");
+}
+
+/* One event of epoll_wait(); returns true for a shutdown signal. */
+static bool serve_event(struct srv *s, const struct epoll_event *ev)
+{
+	int fd = ev->data.fd;
+
+	if (fd == -1) {
+		struct signalfd_siginfo si;
+
+		if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			lib_log("signal %d: shutting down", si.ssi_signo);
+			return true;
+		}
+		return false;
 	}
+	if (fd <= -2) {
+		do_accept(s, &s->ls[-2 - fd]);
+		return false;
+	}
+	if (!s->conns[fd])
+		return false;
+	if (ev->events & (EPOLLERR | EPOLLHUP) && !(ev->events & EPOLLIN)) {
+		conn_close(s, s->conns[fd], "hangup");
+		return false;
+	}
+	if (ev->events & EPOLLOUT)
+		mark_dirty(s, s->conns[fd]);
+	if ((ev->events & EPOLLIN) || s->conns[fd]->state == C_HANDSHAKE)
+		conn_input(s, s->conns[fd]);
+	return false;
+}
 
-	for (;;) {
-		struct epoll_event evs[64];
-		bool any_ready = false, stop = false;
-		int n, timeout;
+/*
+ * One round: wait for events (not at all if a connection has buffered work),
+ * take the requests they bring, then commit and send the replies. Returns 1
+ * to stop, -1 on an epoll failure, 0 to go on.
+ */
+static int serve_round(struct srv *s)
+{
+	struct epoll_event evs[64];
+	bool any_ready = false, stop = false;
+	int n;
 
-		for (int fd = 0; fd <= s.maxfd && !any_ready; fd++)
-			any_ready = s.conns[fd] && s.conns[fd]->ready;
-		timeout = any_ready ? 0 : 1000;
-		n = epoll_wait(s.ep, evs, 64, timeout);
-		if (n < 0 && errno != EINTR) {
-			lib_log("epoll_wait: %s", strerror(errno));
-			goto out;
-		}
-		for (int i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
+	for (int fd = 0; fd <= s->maxfd && !any_ready; fd++)
+		any_ready = s->conns[fd] && s->conns[fd]->ready;
+	n = epoll_wait(s->ep, evs, 64, any_ready ? 0 : 1000);
+	if (n < 0 && errno != EINTR) {
+		lib_log("epoll_wait: %s", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		stop = serve_event(s, &evs[i]) || stop;
+	if (any_ready)
+		for (int fd = 0; fd <= s->maxfd; fd++)
+			if (s->conns[fd] && s->conns[fd]->ready && !s->conns[fd]->dirty)
+				conn_input(s, s->conns[fd]);
+	round_end(s);
+	return stop;
+}
 
-			if (fd == -1) {
-				struct signalfd_siginfo si;
+static void serve_cleanup(struct srv *s)
+{
+	for (int fd = 0; s->conns && fd <= s->maxfd; fd++)
+		if (s->conns[fd])
+			conn_close(s, s->conns[fd], NULL);
+	for (int i = 0; i < s->nls; i++) {
+		close(s->ls[i].fd);
+		if (s->ls[i].path)
+			unlink(s->ls[i].path);
+		free(s->ls[i].path);
+		free(s->ls[i].addr);
+	}
+	SSL_CTX_free(s->tls);
+	if (s->ep >= 0)
+		close(s->ep);
+	if (s->sigfd >= 0)
+		close(s->sigfd);
+	free(s->conns);
+	free(s->dirty);
+	free(s->core.last_seen);
+}
 
-				if (read(s.sigfd, &si, sizeof(si)) == sizeof(si)) {
-					lib_log("signal %d: shutting down", si.ssi_signo);
-					stop = true;
-				}
-				continue;
-			}
-			if (fd <= -2) {
-				do_accept(&s, &s.ls[-2 - fd]);
-				continue;
-			}
-			if (!s.conns[fd])
-				continue;
-			if (evs[i].events & (EPOLLERR | EPOLLHUP) && !(evs[i].events & EPOLLIN)) {
-				conn_close(&s, s.conns[fd], "hangup");
-				continue;
-			}
-			if (evs[i].events & EPOLLOUT)
-				mark_dirty(&s, s.conns[fd]);
-			if ((evs[i].events & EPOLLIN) || s.conns[fd]->state == C_HANDSHAKE)
-				conn_input(&s, s.conns[fd]);
-		}
-		if (any_ready)
-			for (int fd = 0; fd <= s.maxfd; fd++)
-				if (s.conns[fd] && s.conns[fd]->ready && !s.conns[fd]->dirty)
-					conn_input(&s, s.conns[fd]);
-		round_end(&s);
-		if (stop) {
-			r = 0;
-			goto out;
-		}
+int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
+{
+	struct srv s = { .core = { .cfg = cfg, .store = store }, .ep = -1, .sigfd = -1 };
+	int64_t last_sweep = 0;
+	int ntls, r;
+
+	the_srv = &s;
+	s.core.started = lib_now_mono();
+	s.verbose = verbose;
+	if (serve_alloc(&s) < 0 || serve_events(&s) < 0) {
+		lib_log("cannot set up the event loop: %s", strerror(errno));
+		r = 1;
+		goto out;
+	}
+	ntls = serve_listen(&s);
+	r = ntls < 0;
+	if (r)
+		goto out;
+	serve_announce(&s, ntls);
+	while ((r = serve_round(&s)) == 0) {
 		if (lib_now_mono() != last_sweep) {
 			last_sweep = lib_now_mono();
 			sweep_timeouts(&s);
 		}
 	}
+	r = r < 0; /* 1: epoll failed, 0: stopped by a signal */
 out:
-	for (int fd = 0; s.conns && fd <= s.maxfd; fd++)
-		if (s.conns[fd])
-			conn_close(&s, s.conns[fd], NULL);
-	for (int i = 0; i < s.nls; i++) {
-		close(s.ls[i].fd);
-		if (s.ls[i].path)
-			unlink(s.ls[i].path);
-		free(s.ls[i].path);
-		free(s.ls[i].addr);
-	}
-	SSL_CTX_free(s.tls);
-	if (s.ep >= 0)
-		close(s.ep);
-	if (s.sigfd >= 0)
-		close(s.sigfd);
-	free(s.conns);
-	free(s.dirty);
-	free(s.core.last_seen);
+	serve_cleanup(&s);
 	the_srv = NULL;
 	return r;
 }

@@ -1,25 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The catalogue in SQLite: schema, geometry synchronisation with the config,
- * transactions and the offline consistency check.
+ * The catalogue's connection: schema and its migration, the statement cache,
+ * transactions. The tables' statements are in store_<table>.c.
  *
- * A book's id is (IG << 32) | index, so ordering by id is LZA order and an IG's
- * books are one id range. Free and zombie books have partial indexes, so
- * picking N free books from an IG is a range scan of N index entries, whatever
- * the size of the catalogue.
+ * Free and zombie books have partial indexes, so picking N free books from
+ * an IG is a range scan of N index entries, whatever the size of the
+ * catalogue. SQLite uses a partial index only for a query that names the
+ * same state as a constant, which is why statements name book states
+ * (BOOK_FREE) and lib_stmt() writes their values in, rather than binding them.
  *
  * books.zeroed is 1 when the book's content is known to be all zero bytes:
- * its node reported it zeroed (zombie.zeroed) and nothing can have written it
- * since it became FREE. Books that become ZOMBIE or OFFLINE, books of new or
- * grown IGs and the FREE books of an IG that moved to another node have 0.
- * An INUSE book keeps the value it had when allocated.
+ * its node reported it zeroed (zombie.zeroed) or reading as zeroes
+ * (free.checked) and nothing can have written it since it became FREE. Books
+ * that become ZOMBIE or OFFLINE, books of new or grown IGs and the FREE books
+ * of an IG that moved to another node have 0. An INUSE book keeps the value
+ * it had when allocated.
  *
  * Schema versions (PRAGMA user_version): 1, the first; 2 adds books.zeroed.
  * lib_store_open() migrates an older catalogue in one transaction.
  */
+#include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@
 #include <time.h>
 #include <openssl/rand.h>
 
-#include "librarian.h"
+#include "store.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -39,8 +40,8 @@ static const char schema_sql[] =
 	" free INTEGER NOT NULL);"
 	"CREATE TABLE books(id INTEGER PRIMARY KEY, state INTEGER NOT NULL, shelf INTEGER,"
 	" seq INTEGER, zeroed INTEGER NOT NULL DEFAULT 0);"
-	"CREATE INDEX books_free ON books(id) WHERE state = 0;"
-	"CREATE INDEX books_zombie ON books(id) WHERE state = 2;"
+	"CREATE INDEX books_free ON books(id) WHERE state = BOOK_FREE;"
+	"CREATE INDEX books_zombie ON books(id) WHERE state = BOOK_ZOMBIE;"
 	"CREATE UNIQUE INDEX books_shelf ON books(shelf, seq) WHERE shelf IS NOT NULL;"
 	"CREATE TABLE shelves(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
 	" uuid TEXT NOT NULL UNIQUE, owner TEXT NOT NULL, ctime INTEGER NOT NULL,"
@@ -50,6 +51,68 @@ static const char schema_sql[] =
 	"CREATE TABLE activations(shelf INTEGER NOT NULL, node TEXT NOT NULL, mode TEXT NOT NULL,"
 	" since INTEGER NOT NULL, PRIMARY KEY(shelf, node)) WITHOUT ROWID;"
 	"CREATE INDEX activations_node ON activations(node);";
+
+/* The names statements use for enum lib_book_state. */
+static const struct {
+	const char *name;
+	enum lib_book_state state;
+} book_states[] = {
+	{ "BOOK_FREE", BOOK_FREE },
+	{ "BOOK_INUSE", BOOK_INUSE },
+	{ "BOOK_ZOMBIE", BOOK_ZOMBIE },
+	{ "BOOK_OFFLINE", BOOK_OFFLINE },
+};
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The value of the book state named by the identifier at p (n bytes), or -1. */
+static int book_state_value(const char *p, size_t n)
+{
+	for (size_t i = 0; i < sizeof(book_states) / sizeof(book_states[0]); i++)
+		if (strlen(book_states[i].name) == n && !memcmp(p, book_states[i].name, n))
+			return book_states[i].state;
+	return -1;
+}
+
+char *lib_sql_expand(const char *sql)
+{
+	size_t len = 2 * strlen(sql) + 1, o = 0;
+	char *out = malloc(len);
+	const char *p = sql;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		size_t n = 0;
+		int v;
+
+		if (*p == '\'') {
+			/* a string literal is copied as it is, up to its closing quote */
+			const char *q = strchr(p + 1, '\'');
+
+			n = q ? (size_t)(q - p) + 1 : strlen(p);
+		} else if (ident_char(*p)) {
+			while (ident_char(p[n]))
+				n++;
+			v = book_state_value(p, n);
+			if (v >= 0) {
+				o += snprintf(out + o, len - o, "%d", v);
+				p += n;
+				continue;
+			}
+		} else {
+			n = 1;
+		}
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	out[o] = 0;
+	return out;
+}
 
 uint64_t lib_random(struct lib_store *s)
 {
@@ -74,7 +137,8 @@ int lib_sql_fail(struct lib_store *s, struct lib_err *e)
 sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql)
 {
 	sqlite3_stmt *st;
-	int i;
+	char *text;
+	int i, rc;
 
 	for (i = 0; i < s->nst; i++) {
 		if (s->sql[i] == sql) {
@@ -83,7 +147,12 @@ sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql)
 			return s->st[i];
 		}
 	}
-	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+	text = lib_sql_expand(sql);
+	if (!text)
+		return NULL;
+	rc = sqlite3_prepare_v3(s->db, text, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+	free(text);
+	if (rc != SQLITE_OK)
 		return NULL;
 	if (s->nst < LIB_STMT_CACHE) {
 		s->sql[s->nst] = sql;
@@ -93,15 +162,57 @@ sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql)
 	return st;
 }
 
+int lib_stmt_run(struct lib_store *s, sqlite3_stmt *st, struct lib_err *e)
+{
+	int rc;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return lib_sql_fail(s, e);
+	return 0;
+}
+
+int lib_stmt_ids(struct lib_store *s, sqlite3_stmt *st, lib_id_fn *fn, void *arg, struct lib_err *e)
+{
+	int rc = SQLITE_DONE, r = 0;
+
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = fn(arg, sqlite3_column_int64(st, 0));
+	sqlite3_reset(st);
+	if (r == 0 && rc != SQLITE_DONE)
+		return lib_sql_fail(s, e);
+	return r;
+}
+
+int lib_stmt_counts(struct lib_store *s, sqlite3_stmt *st, lib_count_fn *fn, void *arg,
+		    struct lib_err *e)
+{
+	int rc = SQLITE_DONE, r = 0;
+
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+	sqlite3_reset(st);
+	if (r == 0 && rc != SQLITE_DONE)
+		return lib_sql_fail(s, e);
+	return r;
+}
+
 static int exec(struct lib_store *s, const char *sql, struct lib_err *e)
 {
-	char *msg = NULL;
+	char *msg = NULL, *text = lib_sql_expand(sql);
 
-	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+	if (!text)
+		return lib_fail(e, ENOMEM, "out of memory");
+	if (sqlite3_exec(s->db, text, NULL, NULL, &msg) != SQLITE_OK) {
 		lib_fail(e, EIO, "database error: %s (in: %.60s)", msg ? msg : "?", sql);
 		sqlite3_free(msg);
+		free(text);
 		return -EIO;
 	}
+	free(text);
 	return 0;
 }
 
@@ -121,281 +232,108 @@ void lib_store_rollback(struct lib_store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static int64_t query_int(struct lib_store *s, const char *sql, int64_t a, int64_t b, int64_t dflt)
+bool lib_store_in_transaction(struct lib_store *s)
 {
-	sqlite3_stmt *st = lib_stmt(s, sql);
-	int64_t v = dflt;
+	return !sqlite3_get_autocommit(s->db);
+}
 
-	if (!st)
-		return dflt;
-	sqlite3_bind_int64(st, 1, a);
-	sqlite3_bind_int64(st, 2, b);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+int lib_store_savepoint(struct lib_store *s, struct lib_err *e)
+{
+	if (sqlite3_exec(s->db, "SAVEPOINT req", NULL, NULL, NULL) != SQLITE_OK)
+		return lib_sql_fail(s, e);
+	return 0;
+}
+
+int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e)
+{
+	if (undo)
+		return sqlite3_exec(s->db, "ROLLBACK TO req; RELEASE req", NULL, NULL, NULL) ==
+				       SQLITE_OK ?
+			       0 :
+			       -EIO;
+	if (sqlite3_exec(s->db, "RELEASE req", NULL, NULL, NULL) != SQLITE_OK)
+		return lib_sql_fail(s, e);
+	return 0;
+}
+
+static int64_t user_version(struct lib_store *s)
+{
+	sqlite3_stmt *st = lib_stmt(s, "PRAGMA user_version");
+	int64_t v = -1;
+
+	if (st && sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	if (st)
+		sqlite3_reset(st);
 	return v;
 }
 
-static int step_done(struct lib_store *s, sqlite3_stmt *st, struct lib_err *e)
+/* Create the schema, or migrate an older one, in one transaction. */
+static int store_schema(struct lib_store *s, const char *path, bool create, struct lib_err *e)
 {
-	int rc;
+	int64_t ver;
+	int r = exec(s, "BEGIN IMMEDIATE", e);
 
-	if (!st)
-		return lib_sql_fail(s, e);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return lib_sql_fail(s, e);
-	return 0;
-}
-
-static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_t to, int state,
-			struct lib_err *e)
-{
-	sqlite3_stmt *st = lib_stmt(s,
-		"WITH RECURSIVE c(x) AS (SELECT ?1 UNION ALL SELECT x + 1 FROM c WHERE x + 1 < ?2)"
-		" INSERT INTO books(id, state) SELECT (?3 << 32) + x, ?4 FROM c");
-
-	if (from >= to)
-		return 0;
-	if (!st)
-		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int64(st, 3, ig);
-	sqlite3_bind_int(st, 4, state);
-	return step_done(s, st, e);
-}
-
-static int refresh_free(struct lib_store *s, uint32_t ig, struct lib_err *e)
-{
-	sqlite3_stmt *st = lib_stmt(s,
-		"UPDATE igs SET free = (SELECT count(*) FROM books WHERE state = 0"
-		" AND id BETWEEN (?1 << 32) AND (?1 << 32) + 4294967295) WHERE ig = ?1");
-
-	if (!st)
-		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, ig);
-	return step_done(s, st, e);
-}
-
-/* Books of an IG that are INUSE or ZOMBIE, at or beyond index 'from'. */
-static int64_t busy_books(struct lib_store *s, uint32_t ig, uint64_t from)
-{
-	return query_int(s, "SELECT count(*) FROM books WHERE id BETWEEN ?1 AND ?2"
-			 " AND state IN (1, 2)",
-			 lib_book_id(ig, 0) + (int64_t)from, lib_book_id(ig, 0xffffffffU), -1);
-}
-
-static int sync_nodes(struct lib_store *s, struct lib_err *e)
-{
-	const struct lib_config *c = s->cfg;
-	sqlite3_stmt *st;
-	int r;
-
-	/* nodes gone from the config must not hold activations */
-	st = lib_stmt(s, "SELECT a.node, sh.name FROM activations a JOIN shelves sh"
-		      " ON sh.id = a.shelf");
-	if (!st)
-		return lib_sql_fail(s, e);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *node = (const char *)sqlite3_column_text(st, 0);
-
-		if (lib_config_find_node(c, node) < 0) {
-			r = lib_fail(e, EBUSY,
-				     "%s: node '%s' was removed from the fabric but holds an activation of shelf '%s'; deactivate it first",
-				     c->path, node, (const char *)sqlite3_column_text(st, 1));
-			sqlite3_reset(st);
-			return r;
-		}
-	}
-	sqlite3_reset(st);
-	for (int i = 0; i < c->nnodes; i++) {
-		st = lib_stmt(s, "INSERT OR IGNORE INTO nodes(name) VALUES (?1)");
-		if (!st)
-			return lib_sql_fail(s, e);
-		sqlite3_bind_text(st, 1, c->nodes[i].name, -1, SQLITE_STATIC);
-		r = step_done(s, st, e);
-		if (r < 0)
-			return r;
-		st = lib_stmt(s, "SELECT state FROM nodes WHERE name = ?1");
-		sqlite3_bind_text(st, 1, c->nodes[i].name, -1, SQLITE_STATIC);
-		s->node_offline[i] = sqlite3_step(st) == SQLITE_ROW &&
-				     !strcmp((const char *)sqlite3_column_text(st, 0), "offline");
-		sqlite3_reset(st);
-	}
-	return 0;
-}
-
-int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
-{
-	const struct lib_config *c = s->cfg;
-	sqlite3_stmt *st;
-	int64_t bs;
-	int r;
-
-	if (lib_store_begin(s) < 0)
-		return lib_sql_fail(s, e);
-	bs = query_int(s, "SELECT value FROM meta WHERE key = 'book_size'", 0, 0, 0);
-	if (bs && (uint64_t)bs != c->book_size) {
-		r = lib_fail(e, EINVAL,
-			     "%s: book_size %llu differs from the catalogue's %lld; the book size of an existing catalogue cannot change",
-			     c->path, (unsigned long long)c->book_size, (long long)bs);
-		goto fail;
-	}
-	st = lib_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES ('book_size', ?1)");
-	if (!st)
-		goto sqlfail;
-	sqlite3_bind_int64(st, 1, c->book_size);
-	r = step_done(s, st, e);
 	if (r < 0)
-		goto fail;
-	r = sync_nodes(s, e);
+		return r;
+	ver = user_version(s);
+	if (ver == 0) {
+		if (!create)
+			r = lib_fail(e, ENOENT, "%s: not a librarian catalogue (empty)", path);
+		else if (!(r = exec(s, schema_sql, e)))
+			r = exec(s, "PRAGMA user_version = " STR(LIB_SCHEMA_VERSION), e);
+	} else if (ver == 1) {
+		/* 1 -> 2: no book's content is known yet */
+		r = exec(s,
+			 "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
+			 " PRAGMA user_version = 2",
+			 e);
+		s->upgraded_from = 1;
+	} else if (ver > LIB_SCHEMA_VERSION) {
+		r = lib_fail(
+			e, EPROTO,
+			"%s: catalogue schema version %lld is newer than this librarian's (%d): it was written by a newer librarian; run that one (the catalogue was not changed)",
+			path, (long long)ver, LIB_SCHEMA_VERSION);
+	} else if (ver != LIB_SCHEMA_VERSION) {
+		r = lib_fail(
+			e, EPROTO,
+			"%s: catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)",
+			path, (long long)ver, LIB_SCHEMA_VERSION);
+	}
+	if (r == 0)
+		r = exec(s, "COMMIT", e);
 	if (r < 0)
-		goto fail;
-
-	/* IGs in the catalogue: keep, resize or drop */
-	{
-		int64_t *old = NULL;
-		int nold = 0, cap = 0;
-
-		st = lib_stmt(s, "SELECT ig, books FROM igs");
-		if (!st)
-			goto sqlfail;
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (nold + 2 > cap) {
-				int64_t *n;
-
-				cap = cap ? cap * 2 : 64;
-				n = realloc(old, cap * sizeof(*old));
-				if (!n) {
-					free(old);
-					sqlite3_reset(st);
-					r = lib_fail(e, ENOMEM, "out of memory");
-					goto fail;
-				}
-				old = n;
-			}
-			old[nold++] = sqlite3_column_int64(st, 0);
-			old[nold++] = sqlite3_column_int64(st, 1);
-		}
-		sqlite3_reset(st);
-		for (int i = 0; i < nold; i += 2) {
-			uint32_t ig = old[i];
-			uint64_t have = old[i + 1];
-			int k = lib_config_find_ig(c, ig);
-			uint64_t want = k < 0 ? 0 : c->igs[k].books;
-			int64_t busy;
-
-			if (want == have)
-				continue;
-			if (want < have) {
-				busy = busy_books(s, ig, want);
-				if (busy) {
-					r = lib_fail(e, EBUSY,
-						     k < 0 ? "%s: IG %u was removed from the fabric but %lld of its books are allocated or waiting to be zeroed; refusing to start" :
-						     "%s: IG %u shrinks to %llu books but %lld books beyond that are allocated or waiting to be zeroed; refusing to start",
-						     c->path, ig, (unsigned long long)want, (long long)busy);
-					if (k < 0)
-						r = lib_fail(e, EBUSY,
-							     "%s: IG %u was removed from the fabric but %lld of its books are allocated or waiting to be zeroed; refusing to start",
-							     c->path, ig, (long long)busy);
-					free(old);
-					goto fail;
-				}
-				st = lib_stmt(s, "DELETE FROM books WHERE id BETWEEN ?1 AND ?2");
-				sqlite3_bind_int64(st, 1, lib_book_id(ig, 0) + (int64_t)want);
-				sqlite3_bind_int64(st, 2, lib_book_id(ig, 0xffffffffU));
-				r = step_done(s, st, e);
-			} else {
-				int node = c->igs[k].node;
-
-				r = insert_books(s, ig, have, want,
-						 s->node_offline[node] ? BOOK_OFFLINE : BOOK_FREE, e);
-			}
-			if (r < 0) {
-				free(old);
-				goto fail;
-			}
-			if (k < 0) {
-				st = lib_stmt(s, "DELETE FROM igs WHERE ig = ?1");
-				sqlite3_bind_int64(st, 1, ig);
-			} else {
-				st = lib_stmt(s, "UPDATE igs SET books = ?2 WHERE ig = ?1");
-				sqlite3_bind_int64(st, 1, ig);
-				sqlite3_bind_int64(st, 2, want);
-			}
-			r = step_done(s, st, e);
-			if (r == 0 && k >= 0)
-				r = refresh_free(s, ig, e);
-			if (r < 0) {
-				free(old);
-				goto fail;
-			}
-		}
-		free(old);
-	}
-	/* new IGs, and node assignment of all */
-	for (int i = 0; i < c->nigs; i++) {
-		const struct lib_ig *g = &c->igs[i];
-		int state = s->node_offline[g->node] ? BOOK_OFFLINE : BOOK_FREE;
-		bool existing = false;
-
-		if (query_int(s, "SELECT count(*) FROM igs WHERE ig = ?1", g->ig, 0, 0) == 0) {
-			r = insert_books(s, g->ig, 0, g->books, state, e);
-			if (r < 0)
-				goto fail;
-			st = lib_stmt(s, "INSERT INTO igs(ig, node, books, free) VALUES (?1, ?2, ?3, ?4)");
-			if (!st)
-				goto sqlfail;
-			sqlite3_bind_int64(st, 1, g->ig);
-			sqlite3_bind_text(st, 2, c->nodes[g->node].name, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 3, g->books);
-			sqlite3_bind_int64(st, 4, state == BOOK_FREE ? (int64_t)g->books : 0);
-		} else {
-			existing = true;
-			st = lib_stmt(s, "UPDATE igs SET node = ?2 WHERE ig = ?1 AND node <> ?2");
-			if (!st)
-				goto sqlfail;
-			sqlite3_bind_int64(st, 1, g->ig);
-			sqlite3_bind_text(st, 2, c->nodes[g->node].name, -1, SQLITE_STATIC);
-		}
-		r = step_done(s, st, e);
-		if (r < 0)
-			goto fail;
-		if (existing && sqlite3_changes(s->db)) {
-			/* a module moved to another node: its free books are not known zero */
-			st = lib_stmt(s, "UPDATE books SET zeroed = 0 WHERE state = 0"
-				      " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
-			if (!st)
-				goto sqlfail;
-			sqlite3_bind_int64(st, 1, lib_book_id(g->ig, 0));
-			sqlite3_bind_int64(st, 2, lib_book_id(g->ig, 0xffffffffU));
-			r = step_done(s, st, e);
-			if (r < 0)
-				goto fail;
-		}
-	}
-	if (lib_store_commit(s) < 0)
-		goto sqlfail;
-	return 0;
-sqlfail:
-	r = lib_sql_fail(s, e);
-fail:
-	lib_store_rollback(s);
+		lib_store_rollback(s);
 	return r;
 }
 
-int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
-		   struct lib_store **out, struct lib_err *e)
+static int store_pragmas(struct lib_store *s, struct lib_err *e)
 {
-	struct lib_store *s;
-	int64_t ver;
-	int r, flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+	int r = exec(s, "PRAGMA journal_mode = WAL", e);
 
-	s = calloc(1, sizeof(*s));
+	if (r == 0)
+		r = exec(s,
+			 s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
+							"PRAGMA synchronous = FULL",
+			 e);
+	/*
+	 * SQLite's auto-checkpoint on this connection (the tools' default; the
+	 * daemon moves checkpoints to a thread, lib_store_checkpointer()).
+	 */
+	if (r == 0)
+		r = exec(s,
+			 "PRAGMA cache_size = -40960; PRAGMA temp_store = MEMORY;"
+			 " PRAGMA wal_autocheckpoint = 256;",
+			 e);
+	return r;
+}
+
+static struct lib_store *store_alloc(const struct lib_config *cfg)
+{
+	struct lib_store *s = calloc(1, sizeof(*s));
+
 	if (!s)
-		return lib_fail(e, ENOMEM, "out of memory");
+		return NULL;
 	s->cfg = cfg;
 	if (cfg) {
 		s->node_offline = calloc(cfg->nnodes + 1, 1);
@@ -404,7 +342,7 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 			free(s->node_offline);
 			free(s->ig_changed);
 			free(s);
-			return lib_fail(e, ENOMEM, "out of memory");
+			return NULL;
 		}
 	}
 	if (RAND_bytes((unsigned char *)&s->rand_state, sizeof(s->rand_state)) != 1 ||
@@ -412,8 +350,18 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		s->rand_state = (uint64_t)time(NULL) | 1;
 	if (RAND_bytes((unsigned char *)&s->instance, sizeof(s->instance)) != 1 || !s->instance)
 		s->instance = lib_random(s) | 1;
-	if (create)
-		flags |= SQLITE_OPEN_CREATE;
+	return s;
+}
+
+int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
+		   struct lib_store **out, struct lib_err *e)
+{
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+	struct lib_store *s = store_alloc(cfg);
+	int r;
+
+	if (!s)
+		return lib_fail(e, ENOMEM, "out of memory");
 	if (sqlite3_open_v2(path, &s->db, flags, lib_wal_vfs()) != SQLITE_OK) {
 		r = lib_fail(e, errno == ENOENT ? ENOENT : EIO, "%s: cannot open database: %s",
 			     path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -421,181 +369,16 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 	}
 	sqlite3_extended_result_codes(s->db, 0);
 	sqlite3_busy_timeout(s->db, 5000);
-	r = exec(s, "PRAGMA journal_mode = WAL", e);
+	r = store_pragmas(s, e);
+	if (r == 0)
+		r = store_schema(s, path, create, e);
 	if (r < 0)
 		goto fail;
-	r = exec(s, cfg && !cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
-		 "PRAGMA synchronous = FULL", e);
-	if (r < 0)
-		goto fail;
-	/*
-	 * SQLite's auto-checkpoint on this connection (the tools' default; the
-	 * daemon moves checkpoints to a thread, lib_store_checkpointer()).
-	 */
-	r = exec(s, "PRAGMA cache_size = -40960; PRAGMA temp_store = MEMORY;"
-		 " PRAGMA wal_autocheckpoint = 256;", e);
-	if (r < 0)
-		goto fail;
-	/* create or migrate in one transaction: a catalogue is wholly one version */
-	r = exec(s, "BEGIN IMMEDIATE", e);
-	if (r < 0)
-		goto fail;
-	ver = query_int(s, "PRAGMA user_version", 0, 0, -1);
-	if (ver == 0) {
-		if (!create) {
-			r = lib_fail(e, ENOENT, "%s: not a librarian catalogue (empty)", path);
-			goto rollback;
-		}
-		r = exec(s, schema_sql, e);
-		if (!r)
-			r = exec(s, "PRAGMA user_version = " STR(LIB_SCHEMA_VERSION), e);
-	} else if (ver == 1) {
-		/* 1 -> 2: no book's content is known yet */
-		r = exec(s, "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
-			 " PRAGMA user_version = 2", e);
-		s->upgraded_from = 1;
-	} else if (ver > LIB_SCHEMA_VERSION) {
-		r = lib_fail(e, EPROTO,
-			     "%s: catalogue schema version %lld is newer than this librarian's (%d): it was written by a newer librarian; run that one (the catalogue was not changed)",
-			     path, (long long)ver, LIB_SCHEMA_VERSION);
-	} else if (ver != LIB_SCHEMA_VERSION) {
-		r = lib_fail(e, EPROTO,
-			     "%s: catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)",
-			     path, (long long)ver, LIB_SCHEMA_VERSION);
-	}
-	if (r < 0)
-		goto rollback;
-	r = exec(s, "COMMIT", e);
-	if (r < 0)
-		goto rollback;
 	*out = s;
 	return 0;
-rollback:
-	lib_store_rollback(s);
 fail:
 	lib_store_close(s);
 	return r;
-}
-
-/*
- * Background checkpoints (daemon only). A checkpoint copies the WAL's pages
- * into the database file and syncs it: with a million books the pages a few
- * hundred requests touch are scattered, and done on the request path every
- * few requests (SQLite's auto-checkpoint) this was the largest cost of a
- * request and all of its tail latency. Here a thread with its own connection
- * runs PASSIVE checkpoints, which never block the serving connection; after
- * a complete one, the next write transaction starts the WAL over from its
- * beginning. Under a steady stream of writes the thread's checkpoint is
- * never complete (frames arrive while it syncs), so once the WAL reaches
- * CKPT_INLINE_FRAMES the serving connection, which no write can overtake,
- * copies what the thread has not yet copied: a small remainder, which
- * bounds the WAL.
- */
-#define CKPT_FRAMES 4000	/* wake the thread at this many WAL frames */
-#define CKPT_INLINE_FRAMES 12000	/* ~48 MiB: finish on the request path */
-
-struct lib_ckpt {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	sqlite3 *db;
-	bool want, stop;
-};
-
-static void *ckpt_main(void *arg)
-{
-	struct lib_ckpt *c = arg;
-
-	pthread_mutex_lock(&c->lock);
-	for (;;) {
-		while (!c->want && !c->stop)
-			pthread_cond_wait(&c->cond, &c->lock);
-		if (c->stop)
-			break;
-		c->want = false;
-		pthread_mutex_unlock(&c->lock);
-		sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-		pthread_mutex_lock(&c->lock);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
-static int ckpt_wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
-{
-	struct lib_ckpt *c = arg;
-
-	if (frames >= CKPT_INLINE_FRAMES) {
-		sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-	} else if (frames >= CKPT_FRAMES) {
-		pthread_mutex_lock(&c->lock);
-		c->want = true;
-		pthread_cond_signal(&c->cond);
-		pthread_mutex_unlock(&c->lock);
-	}
-	return SQLITE_OK;
-}
-
-static void ckpt_free(struct lib_ckpt *c)
-{
-	sqlite3_close(c->db);
-	pthread_cond_destroy(&c->cond);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
-}
-
-int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e)
-{
-	struct lib_ckpt *c = s->ckpt;
-	const char *path;
-	int r;
-
-	if (!on) {
-		if (!c)
-			return 0;
-		sqlite3_wal_autocheckpoint(s->db, 256);	/* replaces the hook */
-		pthread_mutex_lock(&c->lock);
-		c->stop = true;
-		pthread_cond_signal(&c->cond);
-		pthread_mutex_unlock(&c->lock);
-		pthread_join(c->thread, NULL);
-		ckpt_free(c);
-		s->ckpt = NULL;
-		return 0;
-	}
-	if (c)
-		return 0;
-	/*
-	 * With synchronous = FULL every commit already waits for an fsync of
-	 * the WAL, and a checkpoint's fsync of the database running beside it
-	 * delays those further (measured: 623 -> 304 cycles/s at 40,000 books):
-	 * there the request path keeps SQLite's auto-checkpoint.
-	 */
-	if (!s->cfg || s->cfg->sync_full)
-		return 0;
-	path = sqlite3_db_filename(s->db, "main");
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return lib_fail(e, ENOMEM, "out of memory");
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->cond, NULL);
-	if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    lib_wal_vfs()) != SQLITE_OK ||
-	    sqlite3_exec(c->db, s->cfg && !s->cfg->sync_full ? "PRAGMA synchronous = NORMAL" :
-			 "PRAGMA synchronous = FULL", NULL, NULL, NULL) != SQLITE_OK) {
-		r = lib_fail(e, EIO, "%s: cannot open a checkpoint connection: %s", path,
-			     c->db ? sqlite3_errmsg(c->db) : "out of memory");
-		ckpt_free(c);
-		return r;
-	}
-	r = pthread_create(&c->thread, NULL, ckpt_main, c);
-	if (r) {
-		ckpt_free(c);
-		return lib_fail(e, r, "cannot start the checkpoint thread: %s", strerror(r));
-	}
-	s->ckpt = c;
-	sqlite3_wal_hook(s->db, ckpt_wal_hook, c);
-	return 0;
 }
 
 void lib_store_close(struct lib_store *s)
@@ -612,136 +395,21 @@ void lib_store_close(struct lib_store *s)
 	free(s);
 }
 
+void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out)
+{
+	int hi;
+
+	memset(out, 0, sizeof(*out));
+	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_HIT, &out->cache_hit, &hi, 0);
+	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_MISS, &out->cache_miss, &hi, 0);
+	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &out->cache_write, &hi, 0);
+	for (int i = 0; i < s->nst; i++)
+		out->vm_steps += sqlite3_stmt_status(s->st[i], SQLITE_STMTSTATUS_VM_STEP, 0);
+}
+
 /* What a FREE book of config IG k holds may have changed (see lib_store). */
 void lib_store_ig_changed(struct lib_store *s, int k)
 {
 	if (s->ig_changed && k >= 0 && k < s->cfg->nigs)
 		s->ig_changed[k] = ++s->changes;
-}
-
-/*
- * For a backup copy: a catalogue restored from it can be older than the
- * fabric, and a book FREE in the copy may have been allocated and written
- * after the copy was taken. The copy forgets which FREE books were known zero
- * (INUSE books' flags are never read again: they are cleared when freed).
- */
-int lib_store_forget_zeroed(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int64_t ver = -1;
-
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		ver = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (ver < 2)
-		return ver < 0 ? -EIO : 0;
-	return sqlite3_exec(db, "UPDATE books SET zeroed = 0 WHERE state = 0 AND zeroed <> 0",
-			    NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
-}
-
-/*
- * Each query lists violations; the check prints them and counts them. A query
- * runs on catalogues of its schema version or later.
- */
-static const struct {
-	const char *what;
-	const char *sql;
-	int version;
-} checks[] = {
-	{ "book with an invalid state",
-	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE state NOT IN (0, 1, 2, 3)", 1 },
-	{ "INUSE book not on exactly one shelf",
-	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE (state = 1) <> (shelf IS NOT NULL)"
-	  " OR (shelf IS NULL) <> (seq IS NULL)", 1 },
-	{ "book on a shelf that does not exist",
-	  "SELECT id >> 32, id & 4294967295, shelf FROM books b WHERE shelf IS NOT NULL AND"
-	  " NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = b.shelf)", 1 },
-	{ "book of an IG that does not exist or beyond its size",
-	  "SELECT id >> 32, id & 4294967295, 0 FROM books b WHERE NOT EXISTS (SELECT 1 FROM igs g"
-	  " WHERE g.ig = b.id >> 32 AND (b.id & 4294967295) < g.books)", 1 },
-	{ "shelf whose book count disagrees (shelf id, recorded, actual)",
-	  "SELECT s.id, s.books, (SELECT count(*) FROM books b WHERE b.shelf = s.id) AS n FROM shelves s"
-	  " WHERE n <> s.books", 1 },
-	{ "shelf whose book sequence has holes (shelf id, books, max seq)",
-	  "SELECT s.id, s.books, (SELECT max(seq) FROM books b WHERE b.shelf = s.id) AS m FROM shelves s"
-	  " WHERE s.books > 0 AND m <> s.books - 1", 1 },
-	{ "IG whose free count disagrees (ig, recorded, actual)",
-	  "SELECT g.ig, g.free, (SELECT count(*) FROM books b WHERE b.state = 0 AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
-	  " AS n FROM igs g WHERE n <> g.free", 1 },
-	{ "IG whose book count disagrees (ig, recorded, actual)",
-	  "SELECT g.ig, g.books, (SELECT count(*) FROM books b WHERE b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295) AS n"
-	  " FROM igs g WHERE n <> g.books", 1 },
-	{ "attribute of a missing shelf (shelf id)",
-	  "SELECT shelf, 0, 0 FROM attrs a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)", 1 },
-	{ "activation of a missing shelf (shelf id)",
-	  "SELECT shelf, 0, 0 FROM activations a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)", 1 },
-	{ "shelf with an exclusive activation and another activation (shelf id)",
-	  "SELECT shelf, count(*), 0 FROM activations GROUP BY shelf HAVING count(*) > 1"
-	  " AND sum(mode = 'rw') > 0", 1 },
-	{ "book with an invalid zeroed flag (ig, book, zeroed)",
-	  "SELECT id >> 32, id & 4294967295, zeroed FROM books WHERE zeroed NOT IN (0, 1)", 2 },
-	{ "ZOMBIE or OFFLINE book marked zeroed (ig, book, state)",
-	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE zeroed <> 0 AND state IN (2, 3)",
-	  2 },
-};
-
-int lib_store_check(sqlite3 *db, FILE *rep)
-{
-	sqlite3_stmt *st;
-	int64_t ver = -1;
-	int bad = 0;
-
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			ver = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	if (ver < 0) {
-		fprintf(rep, "cannot read the schema version: %s\n", sqlite3_errmsg(db));
-		return 1;
-	}
-	if (ver < 1 || ver > LIB_SCHEMA_VERSION) {
-		fprintf(rep, "catalogue schema version %lld is not supported (this librarian knows versions 1 to %d)\n",
-			(long long)ver, LIB_SCHEMA_VERSION);
-		return 1;
-	}
-	if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *t = (const char *)sqlite3_column_text(st, 0);
-
-			if (strcmp(t, "ok")) {
-				fprintf(rep, "integrity: %s\n", t);
-				bad++;
-			}
-		}
-		sqlite3_finalize(st);
-	} else {
-		fprintf(rep, "cannot run integrity_check: %s\n", sqlite3_errmsg(db));
-		return 1;
-	}
-	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
-		int n = 0;
-
-		if (checks[i].version > ver)
-			continue;
-		if (sqlite3_prepare_v2(db, checks[i].sql, -1, &st, NULL) != SQLITE_OK) {
-			fprintf(rep, "cannot check '%s': %s\n", checks[i].what, sqlite3_errmsg(db));
-			bad++;
-			continue;
-		}
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (n++ < 10)
-				fprintf(rep, "%s: %lld %lld %lld\n", checks[i].what,
-					(long long)sqlite3_column_int64(st, 0),
-					(long long)sqlite3_column_int64(st, 1),
-					(long long)sqlite3_column_int64(st, 2));
-		}
-		if (n > 10)
-			fprintf(rep, "%s: ... %d in all\n", checks[i].what, n);
-		bad += n;
-		sqlite3_finalize(st);
-	}
-	return bad;
 }

@@ -34,10 +34,10 @@
 #include <string.h>
 #include <sqlite3.h>
 
-#include "librarian.h"
+#include "store.h"
 
-#define WAL_HDR 32		/* WAL file header */
-#define FRAME_HDR 24		/* frame header; bytes 4-7: database size after a commit, else 0 */
+#define WAL_HDR 32 /* WAL file header */
+#define FRAME_HDR 24 /* frame header; bytes 4-7: database size after a commit, else 0 */
 /*
  * Gather at most this much: the most the unix VFS writes in one call (its
  * seekAndWriteFd() masks the length with 0x1ffff; SQLite itself never
@@ -49,11 +49,11 @@ struct wv_file {
 	sqlite3_file base;
 	sqlite3_file *real;
 	bool wal;
-	bool gather;		/* false once the WAL header made no sense: pass through */
-	uint32_t frame;		/* FRAME_HDR + page size, 0 = not known yet */
+	bool gather; /* false once the WAL header made no sense: pass through */
+	uint32_t frame; /* FRAME_HDR + page size, 0 = not known yet */
 	unsigned char *buf;
 	size_t len;
-	sqlite3_int64 off;	/* file offset of buf[0] */
+	sqlite3_int64 off; /* file offset of buf[0] */
 };
 
 static sqlite3_vfs wv_vfs;
@@ -106,7 +106,7 @@ static bool wv_ends_commit(struct wv_file *p)
 		return false;
 	h = end - p->frame;
 	if (h < p->off)
-		return true;	/* its header was written before: be safe */
+		return true; /* its header was written before: be safe */
 	return be32(p->buf + (h - p->off) + 4) != 0;
 }
 
@@ -123,7 +123,7 @@ static int wv_write(sqlite3_file *f, const void *data, int n, sqlite3_int64 off)
 		return p->real->pMethods->xWrite(p->real, data, n, off);
 	}
 	if (off == 0 && n >= WAL_HDR) {
-		p->frame = wal_frame_size(data);	/* a new WAL header */
+		p->frame = wal_frame_size(data); /* a new WAL header */
 		if (!p->frame)
 			p->gather = false;
 	}
@@ -155,11 +155,11 @@ static int wv_write(sqlite3_file *f, const void *data, int n, sqlite3_int64 off)
 	return SQLITE_OK;
 }
 
-#define FLUSH_OR_FAIL(p)                               \
-	do {                                            \
-		int rc_ = wv_flush(p);                  \
-		if (rc_ != SQLITE_OK)                   \
-			return rc_;                     \
+#define FLUSH_OR_FAIL(p)               \
+	do {                           \
+		int rc_ = wv_flush(p); \
+		if (rc_ != SQLITE_OK)  \
+			return rc_;    \
 	} while (0)
 
 static int wv_close(sqlite3_file *f)
@@ -326,7 +326,7 @@ static int wv_open(sqlite3_vfs *v, sqlite3_filename name, sqlite3_file *f, int f
 	p->real = (sqlite3_file *)(p + 1);
 	rc = real_vfs(v)->xOpen(real_vfs(v), name, p->real, flags, out);
 	if (!p->real->pMethods)
-		return rc;	/* nothing to close */
+		return rc; /* nothing to close */
 	p->wal = flags & SQLITE_OPEN_WAL;
 	p->gather = true;
 	p->base.pMethods = &wv_io;

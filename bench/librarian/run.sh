@@ -12,9 +12,9 @@ cd "$(dirname "$0")/../.." || exit 1
 SECS=${1:-10}
 SIZES=${2:-"40000 1000000"}
 SYNCS=${3:-"full normal"}
-make -s -C librarian librarian build/lib-bench >/dev/null || exit 1
+{ make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
 LIB=librarian/librarian
-BENCH=librarian/build/lib-bench
+BENCH=build/bench/lib-bench
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-bench.XXXXXX")
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT

@@ -34,18 +34,18 @@
 #define LFS_PROTOCOL_VERSION 1
 #define LFS_DEFAULT_PORT 9093
 #define LFS_DEFAULT_ADDR "127.0.0.1:9093"
-#define LFS_MAX_MESSAGE_DEFAULT (1U << 20)	/* requests */
-#define LFS_MAX_REPLY (64U << 20)		/* replies */
+#define LFS_MAX_MESSAGE_DEFAULT (1U << 20) /* requests */
+#define LFS_MAX_REPLY (64U << 20) /* replies */
 #define LFS_PSK_IDENTITY_MAX 64
 
 struct lfs_lib;
 
 struct lfs_lib_opts {
-	const char *addr;	/* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
-	const char *node;	/* PSK identity (node name or admin name); TLS only */
-	const char *key_file;	/* PSK key file; TLS only */
-	int connect_timeout_ms;	/* 0 = 5000 */
-	int reply_timeout_ms;	/* 0 = 30000 */
+	const char *addr; /* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
+	const char *node; /* PSK identity (node name or admin name); TLS only */
+	const char *key_file; /* PSK key file; TLS only */
+	int connect_timeout_ms; /* 0 = 5000 */
+	int reply_timeout_ms; /* 0 = 30000 */
 };
 
 /*

@@ -117,8 +117,9 @@ t_like "$(lmsg checked n2 "$tok" '[[2,5],[9,0]]')" "EINVAL: books\[1\] = \[9,0\]
 t_like "$(lmsg checked n2 "$tok" '[[2,5],[2]]')" "EINVAL: books\[1\] = \[2\] is not a book" "a short pair is refused"
 t_like "$(lmsg checked n2 "$tok" '{"a":1}')" "EINVAL: argument 'books' must be a list" "books not a list is refused"
 t_like "$(lmsg checked n2 "$tok" '[[2,5],[3,0]]')" "EPERM: book \[3, 0\] is in IG 3 of node 'n3'" "one foreign book refuses the whole report"
+t_like "$(lmsg checked n2 "$tok" '[[4294967298,5]]')" "EINVAL: books\[0\] = \[4294967298,5\] is not a book of the fabric \(\[ig, book\]\): IG 4294967298 is out of range" "IG 2^32 + 2 is refused, not taken for IG 2"
 t_is "$(db "SELECT zeroed FROM books WHERE id = (2 << 32) + 5")" 0 "so 2:5 was not marked by it"
-for bad in '[0]' '"x"' '[-1,0]' '[0,4294967296]' '[65536,0]' '[0,0,0]'; do
+for bad in '[0]' '"x"' '[-1,0]' '[0,4294967296]' '[65536,0]' '[4294967298,0]' '[0,0,0]'; do
 	t_like "$(lmsg ltls n2 free.unknown "{\"after\":$bad}")" "EINVAL: argument 'after' = .* must be an \[ig, book\] pair" "after $bad is refused, named"
 done
 t_like "$(lmsg ltls n2 free.unknown '{"limit":0}')" "EINVAL: argument 'limit' = 0 is out of range" "limit 0 is refused"

@@ -27,9 +27,11 @@ bad "librarian = {
 };
 $F" "bad.conf:2: unknown setting 'lease_tme' in 'librarian'" "an unknown setting is named with its line"
 bad "librarian = { book_size = \"3M\"; };
-$F" 'bad.conf:1: book_size 3145728 must be a power of two of at least 2M' "a book size that is not a power of two"
+$F" 'bad.conf:1: book size 3145728 is not a power of two from 2097152 \(2 MiB\) to 1099511627776 \(1 TiB\)' "a book size that is not a power of two"
 bad "librarian = { book_size = \"1M\"; };
-$F" 'must be a power of two of at least 2M' "a book size below 2M"
+$F" 'book size 1048576 is not a power of two from 2097152' "a book size below 2M"
+bad "librarian = { book_size = \"2T\"; };
+$F" 'bad.conf:1: book size 2199023255552 is not a power of two from 2097152 \(2 MiB\) to 1099511627776 \(1 TiB\)' "a book size above 1T (the kernel's limit)"
 bad "librarian = { book_size = \"eight\"; };
 $F" "book_size 'eight' is not a size" "a book size that is not a size"
 bad "librarian = { lease_time = 5; heartbeat_interval = 5; };
@@ -51,9 +53,19 @@ bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
 bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
   { name = "a b"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "node name 'a b' may contain only" "a bad node name"
 bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = ".n"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:2: node name '\.n' must not start with '\.' or '-'" "a node name starting with '.'"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "-n"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:2: node name '-n' must not start with '\.' or '-'" "a node name starting with '-'"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "n'"$(printf 'a%.0s' $(seq 64))"'"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:2: node name 'na+' is 65 characters long: at most 64" "a node name of 65 characters"
+bad 'fabric = { racks = ( { name = "-r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:1: rack name '-r' must not start with '\.' or '-'" "rack names follow the node name rule"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
   { name = "a"; key_file = "/nonexistent/a.key"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:2: node 'a': key file '/nonexistent/a.key': No such file" "a missing key file is named"
 bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
-  { name = "a"; igs = ( { ig = 70000; books = 4; } ); } ); } ); } ); };' "'ig' = 70000 is out of range \\[0, 65535\\]" "an IG number out of range"
+  { name = "a"; igs = ( { ig = 70000; books = 4; } ); } ); } ); } ); };' "bad.conf:2: IG 70000 is out of range: IG numbers are 0 to 65535" "an IG number out of range"
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "a"; igs = ( { ig = 4294967296L; books = 4; } ); } ); } ); } ); };' "bad.conf:2: IG 4294967296 is out of range: IG numbers are 0 to 65535" "IG 2^32 is out of range, not IG 0"
 bad "librarian = { listen = \"127.0.0.1:99999\"; };
 $F" "listen address '127.0.0.1:99999': bad port '99999'" "a bad listen address"
 t_fails "a missing config file is an error" "$LIB" -c "$T/none.conf"

@@ -30,7 +30,7 @@ static const char *const opname[NOPS] = { "create", "destroy", "zeroed" };
 struct slot {
 	long cycles;
 	int nlat[NOPS];
-	float lat[NOPS][MAXLAT / 32];	/* microseconds */
+	float lat[NOPS][MAXLAT / 32]; /* microseconds */
 };
 
 static double now_s(void)
@@ -43,7 +43,8 @@ static double now_s(void)
 
 static struct lfs_lib *conn(const char *addr, const char *node, const char *key)
 {
-	struct lfs_lib_opts o = { .addr = addr, .node = strncmp(addr, "unix:", 5) ? node : NULL,
+	struct lfs_lib_opts o = { .addr = addr,
+				  .node = strncmp(addr, "unix:", 5) ? node : NULL,
 				  .key_file = key };
 	struct lfs_lib *l;
 	char *err = NULL;
@@ -132,8 +133,8 @@ static int cycle(const char *addr, const char *node, const char *key, int client
 	took = now_s() - start;
 	for (int i = 0; i < clients; i++)
 		cycles += slots[i].cycles;
-	printf("clients %d  books/shelf %d  cycles %ld in %.2f s  = %.0f cycles/s\n", clients, books,
-	       cycles, took, cycles / took);
+	printf("clients %d  books/shelf %d  cycles %ld in %.2f s  = %.0f cycles/s\n", clients,
+	       books, cycles, took, cycles / took);
 	for (int op = 0; op < NOPS; op++) {
 		long n = 0;
 		float *all;
@@ -165,10 +166,12 @@ static int grow(const char *addr, const char *node, const char *key, int books, 
 
 		must(l, "shelf.create", json_pack("{s:s}", "name", "bench-grow"), NULL);
 		t0 = now_s();
-		must(l, "shelf.resize", json_pack("{s:s,s:i}", "name", "bench-grow", "books", books), &res);
+		must(l, "shelf.resize",
+		     json_pack("{s:s,s:i}", "name", "bench-grow", "books", books), &res);
 		t[i] = now_s() - t0;
 		must(l, "shelf.destroy", json_pack("{s:s}", "name", "bench-grow"), NULL);
-		must(l, "zombie.zeroed", json_pack("{s:O}", "books", json_object_get(res, "added")), NULL);
+		must(l, "zombie.zeroed", json_pack("{s:O}", "books", json_object_get(res, "added")),
+		     NULL);
 		json_decref(res);
 	}
 	for (int i = 0; i < repeat; i++)
@@ -197,8 +200,9 @@ static int list(const char *addr, const char *node, const char *key, int shelves
 		json_t *res = NULL;
 
 		snprintf(name, sizeof(name), "bench-list-%05d", i);
-		if (lfs_lib_call(l, "shelf.create", json_pack("{s:s,s:i}", "name", name, "books", 1),
-				 &res) < 0 && strcmp(lfs_lib_errcode(l), "EEXIST")) {
+		if (lfs_lib_call(l, "shelf.create",
+				 json_pack("{s:s,s:i}", "name", name, "books", 1), &res) < 0 &&
+		    strcmp(lfs_lib_errcode(l), "EEXIST")) {
 			fprintf(stderr, "lib-bench: create: %s\n", lfs_lib_errmsg(l));
 			return 1;
 		}
@@ -208,7 +212,8 @@ static int list(const char *addr, const char *node, const char *key, int shelves
 		json_t *res = NULL;
 		double t0 = now_s();
 
-		must(l, "shelf.list", json_pack("{s:s,s:i}", "prefix", "bench-list-", "limit", shelves), &res);
+		must(l, "shelf.list",
+		     json_pack("{s:s,s:i}", "prefix", "bench-list-", "limit", shelves), &res);
 		t[i] = now_s() - t0;
 		total = json_array_size(json_object_get(res, "shelves"));
 		json_decref(res);
@@ -231,11 +236,13 @@ static int list(const char *addr, const char *node, const char *key, int shelves
 int main(int argc, char **argv)
 {
 	if (argc == 8 && !strcmp(argv[4], "cycle"))
-		return cycle(argv[1], argv[2], argv[3], atoi(argv[5]), atoi(argv[6]), atoi(argv[7]));
+		return cycle(argv[1], argv[2], argv[3], atoi(argv[5]), atoi(argv[6]),
+			     atoi(argv[7]));
 	if (argc == 7 && !strcmp(argv[4], "grow"))
 		return grow(argv[1], argv[2], argv[3], atoi(argv[5]), atoi(argv[6]));
 	if (argc == 7 && !strcmp(argv[4], "list"))
 		return list(argv[1], argv[2], argv[3], atoi(argv[5]), atoi(argv[6]));
-	fprintf(stderr, "usage: lib-bench ADDR NODE KEY cycle CLIENTS SECONDS BOOKS | grow BOOKS REPEAT | list SHELVES REPEAT\n");
+	fprintf(stderr,
+		"usage: lib-bench ADDR NODE KEY cycle CLIENTS SECONDS BOOKS | grow BOOKS REPEAT | list SHELVES REPEAT\n");
 	return 2;
 }

@@ -123,7 +123,7 @@ static int hold(const char *addr, int n, int secs)
 
 	for (int i = 0; i < n; i++)
 		fds[i] = dial(addr);
-	nanosleep(&ts, NULL);	/* the point of the test: idle clients for a while */
+	nanosleep(&ts, NULL); /* the point of the test: idle clients for a while */
 	for (int i = 0; i < n; i++) {
 		struct pollfd p = { .fd = fds[i], .events = POLLIN };
 		char c;
@@ -195,7 +195,8 @@ static int ssl_frame(SSL *ssl, int fd, BIO *ext, FILE *out, const char *txt)
 		if (SSL_read_ex(ssl, rbuf + got, sizeof(rbuf) - got, &n) == 1) {
 			got += n;
 			if (got >= 4) {
-				uint32_t rl = (uint32_t)rbuf[0] << 24 | rbuf[1] << 16 | rbuf[2] << 8 | rbuf[3];
+				uint32_t rl = (uint32_t)rbuf[0] << 24 | rbuf[1] << 16 |
+					      rbuf[2] << 8 | rbuf[3];
 
 				if (got >= 4 + rl) {
 					printf("%.*s\n", (int)rl, rbuf + 4);
@@ -293,8 +294,11 @@ static int replay(const char *addr, const char *file)
 static int many(const char *addr, int n, const char *node, const char *key)
 {
 	struct lfs_lib **l = calloc(n, sizeof(*l));
-	struct lfs_lib_opts o = { .addr = addr, .node = node, .key_file = key,
-				  .connect_timeout_ms = 20000, .reply_timeout_ms = 20000 };
+	struct lfs_lib_opts o = { .addr = addr,
+				  .node = node,
+				  .key_file = key,
+				  .connect_timeout_ms = 20000,
+				  .reply_timeout_ms = 20000 };
 	int ok = 0, open_ok = 0;
 
 	for (int i = 0; i < n; i++) {
@@ -344,7 +348,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "replay") && argc == 4)
 		return replay(addr, argv[3]);
 	if (!strcmp(mode, "many") && (argc == 4 || argc == 6))
-		return many(addr, atoi(argv[3]), argc == 6 ? argv[4] : NULL, argc == 6 ? argv[5] : NULL);
+		return many(addr, atoi(argv[3]), argc == 6 ? argv[4] : NULL,
+			    argc == 6 ? argv[5] : NULL);
 	fd = dial(addr);
 	if (fd < 0) {
 		fprintf(stderr, "lib-raw: cannot connect to %s\n", addr);
@@ -383,7 +388,7 @@ int main(int argc, char **argv)
 		fcntl(fd, F_SETFL, O_NONBLOCK);
 		put_frame(fd, a, strlen(a));
 		for (int i = 0; i < n; i++)
-			put_frame(fd, q, strlen(q));	/* stops when the socket is full */
+			put_frame(fd, q, strlen(q)); /* stops when the socket is full */
 		nanosleep(&ts, NULL);
 		close(fd);
 		return 0;

@@ -77,7 +77,7 @@ static int run(const char *addr, const char *prefix, const char *journal, unsign
 		r = lfs_lib_call(l, op, args, NULL);
 		json_decref(args);
 		if (r < 0 && !lfs_lib_connected(l))
-			break;	/* the librarian is gone: the last op stays in flight */
+			break; /* the librarian is gone: the last op stays in flight */
 		if (r < 0) {
 			jprintf(fd, "E %s\n", lfs_lib_errcode(l));
 			if (r == -EEXIST && !strcmp(op, "shelf.create"))
@@ -95,8 +95,8 @@ static int run(const char *addr, const char *prefix, const char *journal, unsign
 
 struct expect {
 	char name[64];
-	int exists, books;		/* after the last acknowledged op */
-	int alt_valid, alt_exists, alt_books;	/* after the op in flight */
+	int exists, books; /* after the last acknowledged op */
+	int alt_valid, alt_exists, alt_books; /* after the op in flight */
 };
 
 static struct expect *find(struct expect *e, int *n, const char *name)
@@ -157,7 +157,8 @@ static int verify(const char *addr, int nj, char **journals)
 	for (int i = 0; i < ne; i++) {
 		json_t *args = json_pack("{s:s,s:i}", "name", e[i].name, "limit", 0), *res = NULL;
 		int r = lfs_lib_call(l, "shelf.get", args, &res);
-		int exists = r == 0, books = exists ? json_integer_value(json_object_get(res, "books")) : 0;
+		int exists = r == 0,
+		    books = exists ? json_integer_value(json_object_get(res, "books")) : 0;
 		bool ok = (exists == e[i].exists && books == e[i].books) ||
 			  (e[i].alt_valid && exists == e[i].alt_exists && books == e[i].alt_books);
 
@@ -186,6 +187,7 @@ int main(int argc, char **argv)
 		return run(argv[1], argv[3], argv[4], strtoul(argv[5], NULL, 0));
 	if (argc >= 4 && !strcmp(argv[2], "verify"))
 		return verify(argv[1], argc - 3, argv + 3);
-	fprintf(stderr, "usage: lib-stress ADDR run PREFIX JOURNAL SEED | ADDR verify JOURNAL...\n");
+	fprintf(stderr,
+		"usage: lib-stress ADDR run PREFIX JOURNAL SEED | ADDR verify JOURNAL...\n");
 	return 2;
 }

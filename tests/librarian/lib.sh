@@ -1,10 +1,11 @@
 # Shared setup for librarian host tests. Source after tests/lib/tap.sh.
-# Runs the ASan/UBSan build (librarian/build-san/); any sanitizer report from
-# the daemon, the client or a helper fails the test file (lt_done).
+# Runs the ASan/UBSan build (librarian/build-san/) and the test clients built
+# from tests/ (build/tests/, tests/librarian/helpers.mk); any sanitizer
+# report from the daemon, the client or a helper fails the test file (lt_done).
 
 LIB=${LIBRARIAN_BIN:-librarian/build-san/librarian}
-RAW=${LIBRARIAN_RAW:-librarian/build-san/lib-raw}
-STRESS=${LIBRARIAN_STRESS:-librarian/build-san/lib-stress}
+RAW=${LIBRARIAN_RAW:-build/tests/lib-raw}
+STRESS=${LIBRARIAN_STRESS:-build/tests/lib-stress}
 # The shell helpers' many short client calls use the optimised build (ASan's
 # start-up cost adds up); the daemon and the C helpers run sanitized.
 CLI=${LIBRARIAN_CLI:-librarian/librarian}

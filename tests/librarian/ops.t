@@ -8,6 +8,7 @@ lt_keys admin n1 n2 n3 n4 n5 n6
 lt_conf "$LT_FABRIC"
 lt_start || { t_ok 1 "librarian starts"; lt_done; }
 t_ok 0 "librarian starts on the explicit six-node fabric"
+lmsg() { "$@" 2>&1 >/dev/null; }
 
 # geometry and stats
 g=$(lc geometry)
@@ -59,9 +60,13 @@ t_is "$(lc attr.list '{"name":"db"}' | jq -r '.attrs | keys | join(",")')" "lfs.
 t_is "$(lc attr.remove '{"name":"db","key":"user.owner"}' | jq -r .key)" "user.owner" "attr remove"
 t_is "$(lerr lc attr.get '{"name":"db","key":"user.owner"}')" "ENODATA" "a removed attribute is gone (ENODATA)"
 t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.allocation","value":"x"}')" "EPERM" "lfs.allocation is read-only"
+t_is "$(lerr lc attr.set "{\"name\":\"db\",\"key\":\"$(printf 'k%.0s' $(seq 129))\",\"value\":\"x\"}")" "ENAMETOOLONG" "an attribute key of 129 characters is refused (ENAMETOOLONG, as documented)"
 t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.policy","value":"Sideways"}')" "EINVAL" "an unknown policy is refused"
 t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.igs","value":[0,99]}')" "EINVAL" "lfs.igs naming an unknown IG is refused"
 t_is "$(lc attr.set '{"name":"db","key":"lfs.igs","value":[5,2]}' >/dev/null; lc attr.get '{"name":"db","key":"lfs.igs"}' | jq -r .value)" "5,2" "lfs.igs is stored as a list"
+t_like "$(lmsg lc attr.set '{"name":"db","key":"lfs.igs","value":[4294967296]}')" "EINVAL: lfs.igs: 4294967296 is not an IG of the fabric: IG 4294967296 is out of range" "IG 2^32 in lfs.igs is refused, not taken for IG 0"
+t_is "$(lerr lc attr.set '{"name":"db","key":"lfs.igs","value":"4294967298"}')" "EINVAL" "also in the text form"
+t_is "$(lc attr.get '{"name":"db","key":"lfs.igs"}' | jq -r .value)" "5,2" "lfs.igs is unchanged"
 
 # activations
 t_is "$(ltls n1 shelf.activate '{"name":"db"}' | jq -c '.activations')" '[{"node":"n1","mode":"rw","since":'"$(lc shelf.get '{"name":"db"}' | jq '.activations[0].since')"'}]' "activate exclusively"
@@ -100,6 +105,9 @@ t_is "$(jq -r '.books|length' <<<"$zl")" "3" "zombie.list gives the node its boo
 t_is "$(ltls n2 zombie.list | jq -r '.books|length')" "0" "another node has none of them"
 t_is "$(lerr ltls n2 zombie.zeroed "{\"books\":$(jq -c .books <<<"$zl")}")" "EPERM" "a node cannot report another node's books zeroed"
 t_is "$(lerr ltls n1 zombie.zeroed '{"books":[[0,0]]}')" "EINVAL" "reporting an INUSE book zeroed is refused"
+wrapped=$(jq -c '[[.books[0][0] + 4294967296, .books[0][1]]]' <<<"$zl")
+t_like "$(lmsg ltls n1 zombie.zeroed "{\"books\":$wrapped}")" "EINVAL: books\[0\] = \[4294967296,[0-9]+\] is not a book of the fabric \(\[ig, book\]\): IG 4294967296 is out of range" "IG 2^32 is refused, not taken for IG 0"
+t_is "$(lc stats | jq -c '[.books.zombie, .books.free]')" "[3,132]" "so the zombie stays"
 t_is "$(ltls n1 zombie.zeroed "{\"books\":$(jq -c .books <<<"$zl")}" | jq -r .freed)" "3" "zombie.zeroed frees the books"
 t_is "$(lc stats | jq -c '[.books.zombie, .books.free]')" "[0,135]" "zeroed books are FREE again"
 
@@ -134,6 +142,53 @@ t_is "$(lc shelf.create '{"name":"cb","activate":"ro","node":"n5"}' | jq -c '[.a
 ltls n3 shelf.deactivate '{"name":"ca"}' >/dev/null && lc shelf.destroy '{"name":"ca"}' >/dev/null &&
 	lc shelf.deactivate '{"name":"cb","node":"n5"}' >/dev/null && lc shelf.destroy '{"name":"cb"}' >/dev/null
 t_is "$?" 0 "deactivate and destroy them"
+
+# shelf names: the kernel's rule (docs/RULES.md), so every shelf can be activated
+names() { { lc stats | jq -c .books; lc shelf.list | jq -c '[.shelves[] | [.name, .books, .gen]]'; } | tr '\n' ' '; }
+n64=$(printf 'a%.0s' $(seq 64))
+n65=${n64}b
+before=$(names)
+z0=$(lc zombie.list | jq -c .books)
+t_like "$(lmsg lc shelf.create '{"name":"a+b","books":1}')" "EINVAL: shelf name 'a\+b' may contain only letters, digits" "create: a+b is refused, named"
+t_like "$(lmsg lc shelf.create "{\"name\":\"$n65\",\"books\":1}")" "ENAMETOOLONG: shelf name '$n65' is 65 characters long: at most 64" "create: a 65-character name is refused, named"
+t_like "$(lmsg lc shelf.rename '{"name":"db","new_name":"a+b"}')" "EINVAL: new_name: shelf name 'a\+b' may contain only" "rename to a+b is refused"
+t_like "$(lmsg lc shelf.rename "{\"name\":\"db\",\"new_name\":\"$n65\"}")" "ENAMETOOLONG: new_name: shelf name '$n65' is 65 characters long" "rename to 65 characters is refused"
+t_is "$(names)" "$before" "the refused names changed nothing"
+t_is "$(lc shelf.create "{\"name\":\"$n64\",\"books\":1}" | jq -r '.name | length')" "64" "a 64-character name is accepted"
+t_is "$(lc shelf.destroy "{\"name\":\"$n64\"}" | jq -r .zombies)" "1" "and destroyed"
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c --argjson z0 "$z0" '.books - $z0')}" >/dev/null
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0}' "its book is free again"
+
+# shelves named under the old rule (128 characters, '+') are kept: shown, renamed, destroyed
+old=$(printf 'o%.0s' $(seq 120))+x
+lt_stop
+sqlite3 "$T/cat.db" "INSERT INTO shelves(name, uuid, owner, ctime, mtime, books, gen)
+	VALUES ('$old', '00000000-0000-4000-8000-000000000001', 'n5', 1, 1, 1, 1);
+UPDATE books SET state = 1, shelf = last_insert_rowid(), seq = 0
+	WHERE id = (SELECT min(id) FROM books WHERE state = 0 AND id >> 32 = 5);
+UPDATE igs SET free = free - 1 WHERE ig = 5;
+INSERT INTO attrs(shelf, key, value) SELECT id, 'lfs.policy', 'RandomBooks' FROM shelves WHERE name = '$old';
+INSERT INTO shelves(name, uuid, owner, ctime, mtime) VALUES ('old+two', '00000000-0000-4000-8000-000000000002', 'n5', 1, 1);"
+lt_start || t_ok 1 "librarian restarts on a catalogue with old names"
+t_run "the catalogue with old names is consistent" lt_check_db
+t_is "$(lc shelf.get "{\"name\":\"$old\"}" | jq -r '[.name == "'"$old"'", .books] | @tsv')" "true	1" "a 122-character name with '+' is found"
+t_is "$(lc shelf.list '{"prefix":"o"}' | jq -r '.shelves | map(.name | length) | join(",")')" "7,122" "and listed"
+t_is "$(lc attr.set "{\"name\":\"$old\",\"key\":\"user.k\",\"value\":\"v\"}" | jq -r .key)" "user.k" "its attributes can be set"
+t_is "$(lc shelf.activate "{\"name\":\"old+two\",\"node\":\"n5\"}" | jq -r '.activations[0].node')" "n5" "it can be activated"
+t_is "$(lc shelf.deactivate '{"name":"old+two","node":"n5"}' | jq -r .node)" "n5" "and deactivated"
+t_is "$(lerr lc shelf.create '{"name":"old+three"}')" "EINVAL" "no new shelf gets such a name"
+t_is "$(lc attr.set '{"name":"db","key":"lfs.anti_affinity","value":"old+two,logs2"}' | jq -r .key)" "lfs.anti_affinity" "an old-named shelf can be an anti-affinity partner"
+t_like "$(lmsg lc attr.set '{"name":"db","key":"lfs.anti_affinity","value":"old+three"}')" "EINVAL: lfs.anti_affinity: shelf name 'old\+three' may contain only" "a partner name no shelf has or can get is refused"
+t_is "$(lc attr.remove '{"name":"db","key":"lfs.anti_affinity"}' | jq -r .key)" "lfs.anti_affinity" "(partner removed)"
+t_like "$(lmsg lc shelf.rename "{\"name\":\"$old\",\"new_name\":\"old+x\"}")" "EINVAL: new_name: shelf name 'old\+x'" "it cannot be renamed to another old name"
+t_is "$(lc shelf.rename "{\"name\":\"$old\",\"new_name\":\"renamed\"}" | jq -r '[.name, .books, .gen] | @tsv')" "renamed	1	2" "it is renamed to a valid name"
+t_is "$(lc shelf.destroy '{"name":"old+two"}' | jq -r .name)" "old+two" "an old-named shelf is destroyed"
+t_is "$(lc shelf.destroy '{"name":"renamed"}' | jq -r .zombies)" "1" "the renamed one too"
+t_like "$(lmsg lc shelf.get "{\"name\":\"$(printf 'x%.0s' $(seq 129))\"}")" "ENAMETOOLONG: shelf name 'x+' is 129 characters long: no shelf has a name longer than 128" "a lookup of 129 characters is refused"
+t_like "$(lmsg lc shelf.destroy '{"name":"a\u0001b"}')" "EINVAL: shelf name 'a.x01b' has a character that is not printable" "a lookup with a control character is refused"
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c --argjson z0 "$z0" '.books - $z0')}" >/dev/null
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0}' "their books are free again"
+t_run "the catalogue is consistent" lt_check_db
 
 # restart with the same database keeps everything
 before=$(lc shelf.get '{"name":"db"}' | jq -c 'del(.activations)')

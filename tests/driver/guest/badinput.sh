@@ -78,6 +78,10 @@ refused "name with a space" EINVAL "shelf name 'a b' is not 1-64 characters" \
 refused "name with a slash" EINVAL "shelf name 'x/y'" nlraw create name=str:x/y books=books:0:3
 refused "name .." EINVAL "shelf name '..'" nlraw create name=str:.. books=books:0:3
 refused "empty name" EINVAL "shelf name ''" nlraw create name=str: books=books:0:3
+refused "name starting with -" EINVAL "shelf name '-x' is not 1-64 characters" \
+	nlraw create name=str:-x books=books:0:3
+refused "name starting with ." EINVAL "shelf name '.x'" nlraw create name=str:.x books=books:0:3
+refused "name with +" EINVAL "shelf name 'a\+b'" nlraw create name=str:a+b books=books:0:3
 refused "name of 65 characters" EINVAL "LFS_A_NAME" \
 	nlraw create name=str:$(printf 'n%.0s' {1..65}) books=books:0:3
 refused "null UUID" EINVAL "null UUID" nlraw $C uuid=hex:$(printf '0%.0s' {1..32}) books=books:0:3

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What config.c and config_fabric.c share while they read librarian.conf. */
+#ifndef LIB_CONFIG_H
+#define LIB_CONFIG_H
+
+#include <libconfig.h>
+
+#include "librarian.h"
+
+struct cfg_parse {
+	config_t lc;
+	struct lib_config *cfg;
+	struct lib_err *e;
+	char *dir; /* directory of the config file, for relative paths */
+	char *keys_dir;
+};
+
+/* EINVAL with "file:line: " and the message. */
+int lib_cfg_fail(struct cfg_parse *p, const config_setting_t *s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* v relative to the configuration file's directory (malloc'd). */
+char *lib_cfg_path(struct cfg_parse *p, const char *v);
+/* Refuse settings of grp not in known: a typo must not be silently ignored. */
+int lib_cfg_known(struct cfg_parse *p, const config_setting_t *grp, const char *const *known);
+int lib_cfg_string(struct cfg_parse *p, const config_setting_t *grp, const char *name,
+		   const char **out, bool required);
+int lib_cfg_int(struct cfg_parse *p, const config_setting_t *grp, const char *name, long long lo,
+		long long hi, long long *out, bool required);
+/* A size: integer bytes or a SIZE string such as "8G" (lfs_size_parse). */
+int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *what, uint64_t *out);
+/* A name in the fabric (node, rack, enclosure, admin): the node name rule. */
+int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *what, const char *v);
+
+/* config_fabric.c */
+int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks);
+int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The operations of the protocol (docs/PROTOCOL.md), one file per family:
+ * ops_shelf.c (shelf.*), ops_attr.c (attr.*, and the attributes a grow
+ * reads), ops_activation.c (shelf.activate, shelf.deactivate), ops_books.c
+ * (zombie.*, free.*), ops_node.c (auth, geometry, stats, heartbeat,
+ * node.set_state). dispatch.c holds the table of operations and runs each
+ * request in its savepoint; request.c reads arguments; reply.c builds the
+ * JSON that several operations return.
+ *
+ * A handler gets its arguments already checked against the table's list,
+ * sets rq->result and returns 0, or returns -errno with rq->err naming what
+ * was wrong (FAIL). It reads and writes the catalogue through store.h.
+ */
+#ifndef LIB_OPS_H
+#define LIB_OPS_H
+
+#include <jansson.h>
+
+#include "librarian.h"
+#include "store.h"
+
+struct req {
+	struct lib_server *srv;
+	struct lib_store *s;
+	const struct lib_config *c;
+	struct lib_identity *who;
+	bool *authed;
+	const char *op;
+	json_t *args;
+	json_t *result;
+	struct lib_err err;
+	int pending_node; /* node.set_state: applied after commit */
+	bool pending_offline;
+};
+
+#define FAIL(rq, code, ...) lib_fail(&(rq)->err, code, __VA_ARGS__)
+
+/* request.c: arguments, names and the acting node. */
+const char *lib_shown(const char *v, char *buf, size_t len);
+int lib_args_check(struct req *rq, const char *const *allowed);
+int lib_arg_str(struct req *rq, const char *key, bool required, const char **out);
+int lib_arg_int(struct req *rq, const char *key, int64_t lo, int64_t hi, bool required,
+		int64_t *out);
+int lib_arg_bool(struct req *rq, const char *key, bool *out);
+/* The node an operation acts for: the caller, or for the admin "node": NAME. */
+int lib_arg_node(struct req *rq, bool required, int *node);
+/* "name": an existing shelf. */
+int lib_arg_shelf(struct req *rq, struct lib_shelf *sh);
+/* A shelf by name (the lookup rule, see request.c), ENOENT naming it. */
+int lib_shelf_lookup(struct req *rq, const char *name, struct lib_shelf *sh);
+/* A name for a new shelf (lfs_rule_shelf_name); prefix starts the message. */
+int lib_check_new_name(struct req *rq, const char *prefix, const char *name);
+int lib_check_lookup_name(struct req *rq, const char *name);
+
+/* reply.c: JSON shared by several operations. */
+json_t *lib_book_pair(int64_t id);
+/* Appends [ig, book] of id to the JSON array arg (a lib_id_fn). */
+int lib_append_book(void *arg, int64_t id);
+json_t *lib_reply_map(struct req *rq, int64_t shelf, int64_t offset, int64_t limit);
+json_t *lib_reply_shelf(struct req *rq, int64_t shelf);
+json_t *lib_reply_shelf_map(struct req *rq, int64_t shelf, int64_t offset, int64_t limit);
+json_t *lib_reply_attrs(struct req *rq, int64_t shelf);
+json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row);
+char *lib_reply_allocation(struct req *rq, int64_t shelf);
+
+/* ops_attr.c: attributes checked and stored; what a grow reads from them. */
+int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v);
+int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct lib_shelf_ctx *x);
+void lib_shelf_ctx_free(struct lib_shelf_ctx *x);
+
+/* ops_activation.c */
+int lib_require_unshared(struct req *rq, struct lib_shelf *sh, const char *what);
+
+/* ops_shelf.c */
+int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n, bool *zeroed);
+
+/* The handlers, in the table of dispatch.c. */
+int lib_op_auth(struct req *rq);
+int lib_op_geometry(struct req *rq);
+int lib_op_stats(struct req *rq);
+int lib_op_heartbeat(struct req *rq);
+int lib_op_node_set_state(struct req *rq);
+int lib_op_shelf_create(struct req *rq);
+int lib_op_shelf_destroy(struct req *rq);
+int lib_op_shelf_resize(struct req *rq);
+int lib_op_shelf_rename(struct req *rq);
+int lib_op_shelf_list(struct req *rq);
+int lib_op_shelf_get(struct req *rq);
+int lib_op_attr_get(struct req *rq);
+int lib_op_attr_set(struct req *rq);
+int lib_op_attr_list(struct req *rq);
+int lib_op_attr_remove(struct req *rq);
+int lib_op_activate(struct req *rq);
+int lib_op_deactivate(struct req *rq);
+int lib_op_zombie_list(struct req *rq);
+int lib_op_zombie_zeroed(struct req *rq);
+int lib_op_free_scrub(struct req *rq);
+int lib_op_free_unknown(struct req *rq);
+int lib_op_free_checked(struct req *rq);
+
+#endif

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shelf attributes: attr.get, attr.set, attr.list, attr.remove. Keys
+ * starting with "lfs." are the system's: lfs.policy, lfs.igs and
+ * lfs.anti_affinity are checked and stored in one form, lfs.allocation is
+ * computed (reply.c). A grow reads the first three (lib_shelf_ctx_load).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+static int check_key(struct req *rq, const char *key)
+{
+	char msg[300];
+	int r = lfs_rule_attr_key(key, msg, sizeof(msg));
+
+	return r < 0 ? FAIL(rq, -r, "%s", msg) : 0;
+}
+
+/* lfs.igs in its stored form, "0,3,7", as a JSON array (NULL: not that form). */
+static json_t *ig_text_array(struct req *rq, const char *text)
+{
+	json_t *arr = json_array();
+	const char *p = text;
+	char b[120];
+
+	while (*p) {
+		char *end;
+		long long x = strtoll(p, &end, 10);
+
+		if (end == p || (*end && *end != ',')) {
+			json_decref(arr);
+			FAIL(rq, EINVAL,
+			     "lfs.igs '%s' must be a list of IG numbers such as \"0,3,7\"",
+			     lib_shown(text, b, sizeof(b)));
+			return NULL;
+		}
+		json_array_append_new(arr, json_integer(x));
+		p = *end ? end + 1 : end;
+	}
+	return arr;
+}
+
+/* One entry of lfs.igs: a whole number (2^32 must not wrap to IG 0) of an IG of the fabric. */
+static int ig_entry(struct req *rq, json_t *el)
+{
+	char msg[200] = "", b[120];
+	char *t;
+	int r;
+
+	if (json_is_integer(el) &&
+	    lfs_rule_ig(json_integer_value(el), "IG", msg, sizeof(msg)) == 0 &&
+	    lib_config_find_ig(rq->c, json_integer_value(el)) >= 0)
+		return 0;
+	t = json_dumps(el, JSON_ENCODE_ANY);
+	r = FAIL(rq, EINVAL, "lfs.igs: %s is not an IG of the fabric%s%s",
+		 t ? lib_shown(t, b, sizeof(b)) : "?", msg[0] ? ": " : "", msg);
+	free(t);
+	return r;
+}
+
+static int ig_array_parse(struct req *rq, json_t *arr, uint32_t **out, int *n)
+{
+	json_t *el;
+	size_t i;
+
+	if (!json_is_array(arr) || !json_array_size(arr) || json_array_size(arr) > LIB_MAX_IGS)
+		return FAIL(rq, EINVAL, "lfs.igs must be a non-empty list of IG numbers");
+	json_array_foreach(arr, i, el) {
+		int r = ig_entry(rq, el);
+
+		if (r < 0)
+			return r;
+	}
+	*out = calloc(json_array_size(arr), sizeof(**out));
+	if (!*out)
+		return FAIL(rq, ENOMEM, "out of memory");
+	json_array_foreach(arr, i, el)
+		(*out)[i] = json_integer_value(el);
+	*n = json_array_size(arr);
+	return 0;
+}
+
+/* lfs.igs: a JSON array of IG numbers, or the stored text. */
+static int ig_list_parse(struct req *rq, json_t *v, uint32_t **out, int *n)
+{
+	json_t *arr = json_is_string(v) ? ig_text_array(rq, json_string_value(v)) : json_incref(v);
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (!arr)
+		return json_is_string(v) ?
+			       -rq->err.err :
+			       FAIL(rq, EINVAL, "lfs.igs must be a non-empty list of IG numbers");
+	r = ig_array_parse(rq, arr, out, n);
+	json_decref(arr);
+	return r;
+}
+
+static int set_igs(struct req *rq, int64_t shelf, json_t *v)
+{
+	uint32_t *igs;
+	size_t len, off = 0;
+	char *t;
+	int n, r = ig_list_parse(rq, v, &igs, &n);
+
+	if (r < 0)
+		return r;
+	len = (size_t)n * 12 + 1;
+	t = malloc(len);
+	if (!t) {
+		free(igs);
+		return FAIL(rq, ENOMEM, "out of memory");
+	}
+	t[0] = 0;
+	for (int i = 0; i < n; i++)
+		off += snprintf(t + off, len - off, "%s%u", i ? "," : "", igs[i]);
+	free(igs);
+	r = lib_store_attr_put(rq->s, shelf, "lfs.igs", t, &rq->err);
+	free(t);
+	return r;
+}
+
+/*
+ * An anti-affinity partner: a name a new shelf may have, or the name of an
+ * existing shelf (which may be named under the old rule, see
+ * lib_check_lookup_name). A partner that does not exist yet constrains nothing.
+ */
+static int check_partner(struct req *rq, const char *v)
+{
+	struct lib_shelf o;
+	char msg[300];
+	int r = lfs_rule_shelf_name(v, msg, sizeof(msg)), found = -ENOENT;
+
+	if (r == 0)
+		return 0;
+	if (!strchr(v, ',') && strlen(v) <= LIB_OLD_NAME_MAX)
+		found = lib_store_shelf_find(rq->s, v, &o, &rq->err);
+	if (found == 0 || found != -ENOENT)
+		return found;
+	return FAIL(rq, -r, "lfs.anti_affinity: %s", msg);
+}
+
+/* lfs.anti_affinity as a JSON array of names: checked, stored as "a,b". */
+static int put_partners(struct req *rq, int64_t shelf, json_t *arr)
+{
+	json_t *el;
+	size_t i, len = 0;
+	char *text;
+	int r;
+
+	if (!json_is_array(arr) || !json_array_size(arr) || json_array_size(arr) > 16)
+		return FAIL(rq, EINVAL, "lfs.anti_affinity must name 1-16 shelves");
+	json_array_foreach(arr, i, el) {
+		if (!json_is_string(el))
+			return FAIL(rq, EINVAL, "lfs.anti_affinity must be a list of shelf names");
+		r = check_partner(rq, json_string_value(el));
+		if (r < 0)
+			return r;
+		len += strlen(json_string_value(el)) + 1;
+	}
+	text = calloc(1, len + 1);
+	if (!text)
+		return FAIL(rq, ENOMEM, "out of memory");
+	json_array_foreach(arr, i, el) {
+		if (i)
+			strcat(text, ",");
+		strcat(text, json_string_value(el));
+	}
+	r = lib_store_attr_put(rq->s, shelf, "lfs.anti_affinity", text, &rq->err);
+	free(text);
+	return r;
+}
+
+/* lfs.anti_affinity: shelf names, as a JSON array or "a,b". */
+static int set_partners(struct req *rq, int64_t shelf, json_t *v)
+{
+	const char *p;
+	json_t *arr;
+	int r;
+
+	if (!json_is_string(v))
+		return put_partners(rq, shelf, v);
+	arr = json_array();
+	for (p = json_string_value(v); *p;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+
+		json_array_append_new(arr, json_stringn(p, l));
+		p += l + (c ? 1 : 0);
+	}
+	r = put_partners(rq, shelf, arr);
+	json_decref(arr);
+	return r;
+}
+
+/* "RandomBooks, LocalNode, ...": the names of lfs_rules.h, for messages. */
+static const char *policy_list(char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < LFS_POL_COUNT && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%s", i ? ", " : "", lfs_policy_name(i));
+	return buf;
+}
+
+static int set_policy(struct req *rq, int64_t shelf, json_t *v)
+{
+	enum lfs_policy p;
+	char b[200], list[300];
+
+	if (!json_is_string(v) || lfs_policy_parse(json_string_value(v), &p) < 0)
+		return FAIL(rq, EINVAL, "unknown policy '%s' (%s)",
+			    json_is_string(v) ? lib_shown(json_string_value(v), b, sizeof(b)) : "?",
+			    policy_list(list, sizeof(list)));
+	return lib_store_attr_put(rq->s, shelf, "lfs.policy", json_string_value(v), &rq->err);
+}
+
+/* A user attribute: a string of at most LIB_ATTR_VALUE_MAX bytes, within the count. */
+static int set_user(struct req *rq, int64_t shelf, const char *key, json_t *v)
+{
+	bool has;
+	int n, r;
+
+	if (!json_is_string(v))
+		return FAIL(rq, EINVAL, "value of attribute '%s' must be a string", key);
+	if (strlen(json_string_value(v)) > LIB_ATTR_VALUE_MAX)
+		return FAIL(rq, E2BIG, "value of attribute '%s' is %zu bytes (at most %d)", key,
+			    strlen(json_string_value(v)), LIB_ATTR_VALUE_MAX);
+	if (memchr(json_string_value(v), 0, json_string_length(v)))
+		return FAIL(rq, EINVAL, "value of attribute '%s' contains a NUL byte", key);
+	r = lib_store_attr_user_count(rq->s, shelf, key, &n, &has, &rq->err);
+	if (r < 0)
+		return r;
+	if (n >= LIB_ATTRS_PER_SHELF && !has)
+		return FAIL(rq, ENOSPC, "shelf already has %d attributes (the limit)",
+			    LIB_ATTRS_PER_SHELF);
+	return lib_store_attr_put(rq->s, shelf, key, json_string_value(v), &rq->err);
+}
+
+/* Check and store one attribute; lfs.* keys are the system's. */
+int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v)
+{
+	int r = check_key(rq, key);
+
+	if (r < 0)
+		return r;
+	if (!strcmp(key, "lfs.allocation"))
+		return FAIL(rq, EPERM, "attribute 'lfs.allocation' is read-only");
+	if (!strcmp(key, "lfs.policy"))
+		return set_policy(rq, shelf, v);
+	if (!strcmp(key, "lfs.igs"))
+		return set_igs(rq, shelf, v);
+	if (!strcmp(key, "lfs.anti_affinity"))
+		return set_partners(rq, shelf, v);
+	if (!strncmp(key, "lfs.", 4))
+		return FAIL(
+			rq, EINVAL,
+			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.allocation)",
+			key);
+	return set_user(rq, shelf, key, v);
+}
+
+/* The ids of the shelves named in lfs.anti_affinity text (not the shelf itself). */
+static int load_partners(struct req *rq, struct lib_shelf *sh, char *text, struct lib_shelf_ctx *x)
+{
+	char *save = NULL, *tok;
+
+	x->avoid = calloc(17, sizeof(*x->avoid));
+	if (!x->avoid)
+		return FAIL(rq, ENOMEM, "out of memory");
+	for (tok = strtok_r(text, ",", &save); tok && x->navoid < 16;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct lib_shelf o;
+		int r;
+
+		if (!strcmp(tok, sh->name))
+			continue;
+		r = lib_store_shelf_find(rq->s, tok, &o, &rq->err);
+		/* a partner that does not exist (yet) constrains nothing */
+		if (r == 0)
+			x->avoid[x->navoid++] = o.id;
+		else if (r != -ENOENT)
+			return r;
+	}
+	return 0;
+}
+
+/* What a grow of the shelf needs from its attributes: policy, lfs.igs, partners. */
+int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct lib_shelf_ctx *x)
+{
+	char buf[LIB_ATTR_VALUE_MAX + 1];
+	int r;
+
+	memset(x, 0, sizeof(*x));
+	x->shelf_id = sh->id;
+	x->nbooks = sh->books;
+	x->node = node;
+	x->policy = rq->c->default_policy;
+	r = lib_store_attr_get(rq->s, sh->id, "lfs.policy", buf, sizeof(buf), &rq->err);
+	if (r == 0 && lfs_policy_parse(buf, &x->policy) < 0)
+		return FAIL(rq, EINVAL, "shelf '%s' has an unknown policy '%s'", sh->name, buf);
+	if (r < 0 && r != -ENODATA)
+		return r;
+	r = lib_store_attr_get(rq->s, sh->id, "lfs.igs", buf, sizeof(buf), &rq->err);
+	if (r == 0) {
+		json_t *text = json_string(buf);
+
+		r = ig_list_parse(rq, text, &x->req_igs, &x->nreq_igs);
+		json_decref(text);
+	}
+	if (r < 0 && r != -ENODATA)
+		return r;
+	r = lib_store_attr_get(rq->s, sh->id, "lfs.anti_affinity", buf, sizeof(buf), &rq->err);
+	if (r == 0)
+		r = load_partners(rq, sh, buf, x);
+	return r == -ENODATA ? 0 : r;
+}
+
+void lib_shelf_ctx_free(struct lib_shelf_ctx *x)
+{
+	free(x->req_igs);
+	free(x->avoid);
+}
+
+int lib_op_attr_get(struct req *rq)
+{
+	char buf[LIB_ATTR_VALUE_MAX + 1], b[200];
+	const char *key, *v = buf;
+	struct lib_shelf sh;
+	int r;
+
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "key", true, &key)) < 0 ||
+	    (r = check_key(rq, key)) < 0)
+		return r;
+	if (!strcmp(key, "lfs.allocation")) {
+		char *t = lib_reply_allocation(rq, sh.id);
+
+		rq->result = json_pack("{s:s,s:s}", "key", key, "value", t ? t : "{}");
+		free(t);
+		return 0;
+	}
+	r = lib_store_attr_get(rq->s, sh.id, key, buf, sizeof(buf), &rq->err);
+	if (r == -ENODATA && !strcmp(key, "lfs.policy")) {
+		v = lfs_policy_name(rq->c->default_policy);
+		r = 0;
+	}
+	if (r == -ENODATA)
+		return FAIL(rq, ENODATA, "shelf '%s' has no attribute '%s'", sh.name,
+			    lib_shown(key, b, sizeof(b)));
+	if (r < 0)
+		return r;
+	rq->result = json_pack("{s:s,s:s}", "key", key, "value", v);
+	return 0;
+}
+
+int lib_op_attr_set(struct req *rq)
+{
+	struct lib_shelf sh;
+	const char *key;
+	json_t *v;
+	int r;
+
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "key", true, &key)) < 0)
+		return r;
+	v = json_object_get(rq->args, "value");
+	if (!v)
+		return FAIL(rq, EINVAL, "op 'attr.set' needs the argument 'value'");
+	r = lib_attr_set(rq, sh.id, key, v);
+	if (r < 0)
+		return r;
+	rq->result = json_pack("{s:s,s:s}", "name", sh.name, "key", key);
+	return 0;
+}
+
+int lib_op_attr_list(struct req *rq)
+{
+	struct lib_shelf sh;
+	int r = lib_arg_shelf(rq, &sh);
+
+	if (r < 0)
+		return r;
+	rq->result = json_pack("{s:s,s:o}", "name", sh.name, "attrs", lib_reply_attrs(rq, sh.id));
+	return 0;
+}
+
+int lib_op_attr_remove(struct req *rq)
+{
+	struct lib_shelf sh;
+	const char *key;
+	char b[200];
+	int r;
+
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "key", true, &key)) < 0 ||
+	    (r = check_key(rq, key)) < 0)
+		return r;
+	if (!strcmp(key, "lfs.allocation"))
+		return FAIL(rq, EPERM, "attribute 'lfs.allocation' is read-only");
+	r = lib_store_attr_delete(rq->s, sh.id, key, &rq->err);
+	if (r == -ENODATA)
+		return FAIL(rq, ENODATA, "shelf '%s' has no attribute '%s'", sh.name,
+			    lib_shown(key, b, sizeof(b)));
+	if (r < 0)
+		return r;
+	rq->result = json_pack("{s:s,s:s}", "name", sh.name, "key", key);
+	return 0;
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Shelves: shelf.create, shelf.destroy, shelf.resize, shelf.rename,
+ * shelf.list and shelf.get. A grow takes books under the shelf's policy
+ * (alloc.c) or none; a shrink or destroy turns the books it releases into
+ * ZOMBIE books for their nodes to zero.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <openssl/rand.h>
+
+#include "ops.h"
+
+static int64_t max_books(const struct lib_config *c)
+{
+	return (int64_t)c->total_books;
+}
+
+/* Grow by n books; *zeroed (if not NULL): all of them were known to be zero. */
+int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n, bool *zeroed)
+{
+	struct lib_shelf_ctx x;
+	int r = lib_shelf_ctx_load(rq, sh, node, &x);
+
+	if (r == 0)
+		r = lib_alloc_books(rq->s, &x, n, &rq->err);
+	if (r == 0 && zeroed)
+		*zeroed = x.zeroed;
+	lib_shelf_ctx_free(&x);
+	if (r == 0) {
+		sh->books += n;
+		r = lib_store_shelf_set_books(rq->s, sh->id, sh->books, time(NULL), &rq->err);
+	}
+	return r;
+}
+
+static int make_uuid(char out[37])
+{
+	unsigned char u[16];
+
+	if (RAND_bytes(u, sizeof(u)) != 1)
+		return -EIO;
+	u[6] = (u[6] & 0x0f) | 0x40;
+	u[8] = (u[8] & 0x3f) | 0x80;
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
+	return 0;
+}
+
+struct create {
+	const char *name;
+	int64_t books;
+	const char *activate; /* "rw", "ro" or NULL */
+	int node; /* placement and activation are relative to it */
+	json_t *attrs;
+};
+
+static int create_args(struct req *rq, struct create *cr)
+{
+	int r;
+
+	if ((r = lib_arg_str(rq, "name", true, &cr->name)) < 0 ||
+	    (r = lib_check_new_name(rq, "", cr->name)) < 0 ||
+	    (r = lib_arg_int(rq, "books", 0, max_books(rq->c), false, &cr->books)) < 0 ||
+	    (r = lib_arg_str(rq, "activate", false, &cr->activate)) < 0)
+		return r;
+	if (cr->activate && strcmp(cr->activate, "rw") && strcmp(cr->activate, "ro"))
+		return FAIL(
+			rq, EINVAL,
+			"activate '%.20s' must be \"rw\" (exclusive) or \"ro\" (shared read-only)",
+			cr->activate);
+	if ((r = lib_arg_node(rq, cr->activate != NULL, &cr->node)) < 0)
+		return r;
+	cr->attrs = json_object_get(rq->args, "attrs");
+	if (cr->attrs &&
+	    (!json_is_object(cr->attrs) || json_object_size(cr->attrs) > LIB_ATTRS_PER_SHELF))
+		return FAIL(rq, EINVAL, "argument 'attrs' must be an object of at most %d strings",
+			    LIB_ATTRS_PER_SHELF);
+	return 0;
+}
+
+/* The name is free and the catalogue has room for one more shelf. */
+static int create_room(struct req *rq, const char *name)
+{
+	struct lib_shelf o;
+	int64_t count;
+	int r = lib_store_shelf_find(rq->s, name, &o, &rq->err);
+
+	if (r == 0)
+		return FAIL(rq, EEXIST, "shelf '%s' already exists", name);
+	if (r != -ENOENT)
+		return r;
+	r = lib_store_shelf_count(rq->s, NULL, &count, &rq->err);
+	if (r < 0)
+		return r;
+	if (count >= rq->c->max_shelves)
+		return FAIL(rq, ENOSPC, "the catalogue already holds %lld shelves (max_shelves)",
+			    (long long)count);
+	return 0;
+}
+
+/* lfs.policy (the default if not given), lfs.igs, lfs.anti_affinity, then the user's. */
+static int create_attrs(struct req *rq, int64_t shelf, json_t *attrs)
+{
+	static const char *const sys[][2] = { { "igs", "lfs.igs" },
+					      { "anti_affinity", "lfs.anti_affinity" } };
+	json_t *v = json_object_get(rq->args, "policy");
+	const char *key;
+	int r;
+
+	if (v)
+		r = lib_attr_set(rq, shelf, "lfs.policy", v);
+	else
+		r = lib_store_attr_put(rq->s, shelf, "lfs.policy",
+				       lfs_policy_name(rq->c->default_policy), &rq->err);
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && r == 0; i++)
+		if ((v = json_object_get(rq->args, sys[i][0])))
+			r = lib_attr_set(rq, shelf, sys[i][1], v);
+	if (r < 0)
+		return r;
+	json_object_foreach(attrs, key, v) {
+		if (!strncmp(key, "lfs.", 4))
+			return FAIL(
+				rq, EINVAL,
+				"set system attribute '%s' with its own argument (policy, igs, anti_affinity)",
+				key);
+		r = lib_attr_set(rq, shelf, key, v);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int lib_op_shelf_create(struct req *rq)
+{
+	struct create cr = { 0 };
+	struct lib_shelf sh = { 0 };
+	int64_t now = time(NULL);
+	bool zeroed = true; /* an empty shelf has no byte that is not zero */
+	char uuid[37];
+	int r;
+
+	if ((r = create_args(rq, &cr)) < 0 || (r = create_room(rq, cr.name)) < 0)
+		return r;
+	if (make_uuid(uuid) < 0)
+		return FAIL(rq, EIO, "no random numbers for a UUID");
+	r = lib_store_shelf_insert(rq->s, cr.name, uuid, rq->who->name, now, &sh.id, &rq->err);
+	if (r < 0)
+		return r;
+	snprintf(sh.name, sizeof(sh.name), "%s", cr.name);
+	if ((r = create_attrs(rq, sh.id, cr.attrs)) < 0)
+		return r;
+	if (cr.books && (r = lib_shelf_grow(rq, &sh, cr.node, cr.books, &zeroed)) < 0)
+		return r;
+	/* create and activate in one request: a new shelf has no other holder */
+	if (cr.activate && (r = lib_store_activation_put(rq->s, sh.id, rq->c->nodes[cr.node].name,
+							 cr.activate, now, &rq->err)) < 0)
+		return r;
+	rq->result = lib_reply_shelf_map(rq, sh.id, 0, LIB_BOOKS_LIMIT);
+	/* every book was zeroed by its node since it was last freed: skip probing it */
+	json_object_set_new(rq->result, "zeroed", json_boolean(zeroed));
+	return 0;
+}
+
+int lib_op_shelf_destroy(struct req *rq)
+{
+	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
+	struct lib_shelf sh;
+	bool force;
+	int64_t z;
+	int n, r;
+
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_bool(rq, "force", &force)) < 0)
+		return r;
+	if (force && !rq->who->admin)
+		return FAIL(rq, EPERM, "\"force\" needs the admin identity");
+	n = force ? 0 :
+		    lib_store_activation_others(rq->s, sh.id, NULL, false, holder, sizeof(holder),
+						mode, sizeof(mode), &rq->err);
+	if (n < 0)
+		return n;
+	if (n > 0)
+		return FAIL(
+			rq, EBUSY,
+			"cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
+			sh.name, holder, mode, n > 1 ? " and others" : "");
+	z = lib_store_shelf_release(rq->s, sh.id, 0, &rq->err);
+	if (z < 0)
+		return z;
+	r = lib_store_shelf_delete(rq->s, sh.id, &rq->err);
+	if (r < 0)
+		return r;
+	rq->result = json_pack("{s:s,s:I}", "name", sh.name, "zombies", (json_int_t)z);
+	return 0;
+}
+
+/* Books at position books and beyond become ZOMBIE; *delta lists them. */
+static int shelf_shrink(struct req *rq, struct lib_shelf *sh, int64_t books, json_t **delta)
+{
+	int64_t old = sh->books, r;
+
+	if (old - books <= LIB_BOOKS_LIMIT)
+		*delta = json_pack("{s:o}", "removed",
+				   lib_reply_map(rq, sh->id, books, old - books));
+	r = lib_store_shelf_release(rq->s, sh->id, books, &rq->err);
+	if (r >= 0)
+		r = lib_store_shelf_set_books(rq->s, sh->id, books, time(NULL), &rq->err);
+	return r < 0 ? r : 0;
+}
+
+int lib_op_shelf_resize(struct req *rq)
+{
+	struct lib_shelf sh;
+	int64_t books = 0, old;
+	json_t *delta = NULL;
+	int node, r;
+
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 ||
+	    (r = lib_arg_int(rq, "books", 0, max_books(rq->c), true, &books)) < 0 ||
+	    (r = lib_arg_node(rq, false, &node)) < 0 ||
+	    (r = lib_require_unshared(rq, &sh, "resize")) < 0)
+		return r;
+	old = sh.books;
+	if (books > old) {
+		r = lib_shelf_grow(rq, &sh, node, books - old, NULL);
+		if (r == 0 && books - old <= LIB_BOOKS_LIMIT)
+			delta = json_pack("{s:o}", "added",
+					  lib_reply_map(rq, sh.id, old, books - old));
+	} else if (books < old) {
+		r = shelf_shrink(rq, &sh, books, &delta);
+	}
+	if (r < 0) {
+		json_decref(delta);
+		return r;
+	}
+	rq->result = lib_reply_shelf(rq, sh.id);
+	json_object_set_new(rq->result, "old_books", json_integer(old));
+	if (delta)
+		json_object_update(rq->result, delta);
+	json_decref(delta);
+	return 0;
+}
+
+int lib_op_shelf_rename(struct req *rq)
+{
+	struct lib_shelf sh, o;
+	const char *nn;
+	int r;
+
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "new_name", true, &nn)) < 0 ||
+	    (r = lib_check_new_name(rq, "new_name: ", nn)) < 0 ||
+	    (r = lib_require_unshared(rq, &sh, "rename")) < 0)
+		return r;
+	r = lib_store_shelf_find(rq->s, nn, &o, &rq->err);
+	if (r == 0)
+		return FAIL(rq, EEXIST, "cannot rename shelf '%s': shelf '%s' already exists",
+			    sh.name, nn);
+	if (r != -ENOENT)
+		return r;
+	r = lib_store_shelf_rename(rq->s, sh.id, nn, time(NULL), &rq->err);
+	if (r < 0)
+		return r;
+	rq->result = lib_reply_shelf(rq, sh.id);
+	return 0;
+}
+
+struct list_walk {
+	struct req *rq;
+	json_t *shelves;
+};
+
+static int list_shelf(void *arg, const struct lib_shelf_row *row)
+{
+	struct list_walk *w = arg;
+
+	json_array_append_new(w->shelves, lib_reply_shelf_row(w->rq, row));
+	return 0;
+}
+
+int lib_op_shelf_list(struct req *rq)
+{
+	const char *prefix = NULL;
+	int64_t offset = 0, limit = 1000, total = 0;
+	struct list_walk w = { .rq = rq };
+	int r;
+
+	if ((r = lib_arg_str(rq, "prefix", false, &prefix)) < 0 ||
+	    (r = lib_arg_int(rq, "offset", 0, INT64_MAX / 2, false, &offset)) < 0 ||
+	    (r = lib_arg_int(rq, "limit", 1, LIB_LIST_LIMIT, false, &limit)) < 0)
+		return r;
+	if (!prefix)
+		prefix = "";
+	w.shelves = json_array();
+	r = lib_store_shelf_list(rq->s, prefix, offset, limit, list_shelf, &w, &rq->err);
+	if (r == 0)
+		r = lib_store_shelf_count(rq->s, prefix, &total, &rq->err);
+	if (r < 0) {
+		json_decref(w.shelves);
+		return r;
+	}
+	rq->result = json_pack("{s:o,s:I,s:I}", "shelves", w.shelves, "total", (json_int_t)total,
+			       "offset", (json_int_t)offset);
+	return 0;
+}
+
+int lib_op_shelf_get(struct req *rq)
+{
+	const char *name = NULL, *uuid = NULL;
+	int64_t offset = 0, limit = LIB_BOOKS_LIMIT;
+	struct lib_shelf sh;
+	char b[100];
+	int r;
+
+	if ((r = lib_arg_str(rq, "name", false, &name)) < 0 ||
+	    (r = lib_arg_str(rq, "uuid", false, &uuid)) < 0 ||
+	    (r = lib_arg_int(rq, "offset", 0, INT64_MAX / 2, false, &offset)) < 0 ||
+	    (r = lib_arg_int(rq, "limit", 0, LIB_BOOKS_LIMIT, false, &limit)) < 0)
+		return r;
+	if (!!name == !!uuid)
+		return FAIL(rq, EINVAL, "shelf.get needs exactly one of \"name\" or \"uuid\"");
+	if (name)
+		r = lib_shelf_lookup(rq, name, &sh);
+	else if ((r = lib_store_shelf_find_uuid(rq->s, uuid, &sh, &rq->err)) == -ENOENT)
+		r = FAIL(rq, ENOENT, "no shelf with UUID '%s'", lib_shown(uuid, b, sizeof(b)));
+	if (r < 0)
+		return r;
+	rq->result = lib_reply_shelf_map(rq, sh.id, offset, limit);
+	json_object_set_new(rq->result, "attrs", lib_reply_attrs(rq, sh.id));
+	return 0;
+}

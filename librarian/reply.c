@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The JSON several operations reply with: a shelf's summary, its book map,
+ * its attributes and lfs.allocation. Books are [ig, book] pairs.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+json_t *lib_book_pair(int64_t id)
+{
+	return json_pack("[II]", (json_int_t)(id >> 32), (json_int_t)(id & 0xffffffff));
+}
+
+int lib_append_book(void *arg, int64_t id)
+{
+	return json_array_append_new(arg, lib_book_pair(id)) ? -1 : 0;
+}
+
+json_t *lib_reply_map(struct req *rq, int64_t shelf, int64_t offset, int64_t limit)
+{
+	json_t *a = json_array();
+
+	if (a &&
+	    lib_store_shelf_books(rq->s, shelf, offset, limit, lib_append_book, a, &rq->err) < 0) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* shelf.list's activations, "node:mode,...", as [{node, mode}, ...]. */
+static json_t *activations_from_text(const char *text)
+{
+	json_t *a = json_array();
+	char *dup, *save = NULL, *tok;
+
+	if (!text || !a)
+		return a;
+	dup = strdup(text);
+	for (tok = dup ? strtok_r(dup, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+
+		if (!colon)
+			continue;
+		*colon = 0;
+		json_array_append_new(a, json_pack("{s:s,s:s}", "node", tok, "mode", colon + 1));
+	}
+	free(dup);
+	return a;
+}
+
+json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row)
+{
+	const char *policy = row->policy ? row->policy : lfs_policy_name(rq->c->default_policy);
+
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "name", row->name, "uuid",
+			 row->uuid, "owner", row->owner, "ctime", (json_int_t)row->ctime, "mtime",
+			 (json_int_t)row->mtime, "books", (json_int_t)row->books, "size",
+			 (json_int_t)(row->books * (int64_t)rq->c->book_size), "gen",
+			 (json_int_t)row->gen, "policy", policy, "activations",
+			 activations_from_text(row->activations));
+}
+
+static int append_activation(void *arg, const struct lib_activation *a)
+{
+	return json_array_append_new(arg, json_pack("{s:s,s:s,s:I}", "node", a->node, "mode",
+						    a->mode, "since", (json_int_t)a->since)) ?
+		       -1 :
+		       0;
+}
+
+struct shelf_walk {
+	struct req *rq;
+	json_t *o;
+};
+
+static int shelf_object(void *arg, const struct lib_shelf_row *row)
+{
+	struct shelf_walk *w = arg;
+
+	w->o = lib_reply_shelf_row(w->rq, row);
+	return 0;
+}
+
+/* The shelf's summary: what shelf.list shows of it, with "since" in activations. */
+json_t *lib_reply_shelf(struct req *rq, int64_t shelf)
+{
+	struct shelf_walk w = { .rq = rq };
+	json_t *acts;
+
+	if (lib_store_shelf_show(rq->s, shelf, shelf_object, &w, &rq->err) < 0 || !w.o)
+		return NULL;
+	acts = json_array();
+	if (acts &&
+	    lib_store_activations_of_shelf(rq->s, shelf, append_activation, acts, &rq->err) < 0)
+		json_array_clear(acts);
+	json_object_set_new(w.o, "activations", acts);
+	return w.o;
+}
+
+/* Summary plus the book map (up to limit books from offset). */
+json_t *lib_reply_shelf_map(struct req *rq, int64_t shelf, int64_t offset, int64_t limit)
+{
+	json_t *o = lib_reply_shelf(rq, shelf);
+	int64_t n;
+
+	if (!o)
+		return NULL;
+	n = json_integer_value(json_object_get(o, "books"));
+	json_object_set_new(o, "map_offset", json_integer(offset));
+	json_object_set_new(o, "map", lib_reply_map(rq, shelf, offset, limit));
+	json_object_set_new(o, "map_complete", json_boolean(offset + limit >= n));
+	return o;
+}
+
+struct alloc_walk {
+	const struct lib_config *c;
+	json_t *igs, *nodes;
+};
+
+static int count_allocation(void *arg, int64_t ig, int64_t n)
+{
+	struct alloc_walk *w = arg;
+	int k = lib_config_find_ig(w->c, ig);
+	const char *node = k >= 0 ? w->c->nodes[w->c->igs[k].node].name : "?";
+	char key[24];
+
+	snprintf(key, sizeof(key), "%" PRId64, ig);
+	json_object_set_new(w->igs, key, json_integer(n));
+	json_object_set_new(w->nodes, node,
+			    json_integer(n + json_integer_value(json_object_get(w->nodes, node))));
+	return 0;
+}
+
+/* lfs.allocation: the shelf's books per IG and per node, as JSON text. */
+char *lib_reply_allocation(struct req *rq, int64_t shelf)
+{
+	struct alloc_walk w = { .c = rq->c, .igs = json_object(), .nodes = json_object() };
+	json_t *o;
+	char *txt;
+
+	lib_store_shelf_igs(rq->s, shelf, count_allocation, &w, &rq->err);
+	o = json_pack("{s:o,s:o}", "igs", w.igs, "nodes", w.nodes);
+	txt = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return txt;
+}
+
+static int set_attr(void *arg, const char *key, const char *value)
+{
+	json_object_set_new(arg, key, json_string(value));
+	return 0;
+}
+
+/* Every attribute of the shelf, lfs.allocation included. */
+json_t *lib_reply_attrs(struct req *rq, int64_t shelf)
+{
+	json_t *o = json_object();
+	char *alloc;
+
+	lib_store_attr_each(rq->s, shelf, set_attr, o, &rq->err);
+	alloc = lib_reply_allocation(rq, shelf);
+	if (alloc)
+		json_object_set_new(o, "lfs.allocation", json_string(alloc));
+	free(alloc);
+	return o;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The catalogue in SQLite: every SQL statement of the librarian is in a
+ * store*.c file, next to the function that runs it. Functions return 0 (or
+ * a count) or a negative errno; a database error fills the struct lib_err
+ * with SQLite's message. "Not found" is -ENOENT (-ENODATA for attributes)
+ * without a message: the caller knows what it was looking for.
+ *
+ * A book's id is (IG << 32) | index, so ordering by id is LZA order and an
+ * IG's books are one id range. Book states are stored as enum
+ * lib_book_state; SQL text names them (state = BOOK_FREE) and lib_stmt()
+ * puts in their values, so a literal state never appears in a statement.
+ */
+#ifndef LIB_STORE_H
+#define LIB_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+#include "librarian.h"
+
+#define LIB_STMT_CACHE 96
+#define LIB_SCHEMA_VERSION 2 /* PRAGMA user_version of the catalogue */
+
+struct lib_store {
+	sqlite3 *db;
+	const struct lib_config *cfg;
+	const char *sql[LIB_STMT_CACHE];
+	sqlite3_stmt *st[LIB_STMT_CACHE];
+	int nst;
+	uint64_t rand_state;
+	char *node_offline; /* per config node: 1 if offline */
+	int upgraded_from; /* schema version migrated from at open, 0 if none */
+	struct lib_ckpt *ckpt; /* background checkpoints, daemon only */
+	/*
+	 * Tokens of free.unknown / free.checked (ops_books.c): every event
+	 * that can change what a FREE book holds (a book of its IG allocated,
+	 * its node going offline or online) stamps the IG with ++changes. A
+	 * token is "instance-changes" at listing time; a report with it marks
+	 * a book only if its IG has no later stamp. instance is random per
+	 * process, so tokens do not survive a restart.
+	 */
+	uint64_t instance;
+	uint64_t changes;
+	uint64_t *ig_changed; /* per config IG */
+};
+
+static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)
+{
+	return ((int64_t)ig << 32) | idx;
+}
+
+static inline int64_t lib_ig_first(uint32_t ig)
+{
+	return lib_book_id(ig, 0);
+}
+
+static inline int64_t lib_ig_last(uint32_t ig)
+{
+	return lib_book_id(ig, 0xffffffffU);
+}
+
+/* Rows handed to a caller, one at a time; a nonzero return stops the walk. */
+typedef int lib_id_fn(void *arg, int64_t id);
+typedef int lib_count_fn(void *arg, int64_t key, int64_t n);
+
+/* store.c: the connection, schema, statements and transactions. */
+int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
+		   struct lib_store **out, struct lib_err *e);
+void lib_store_close(struct lib_store *s);
+int lib_store_begin(struct lib_store *s);
+int lib_store_commit(struct lib_store *s);
+void lib_store_rollback(struct lib_store *s);
+bool lib_store_in_transaction(struct lib_store *s);
+/* One request inside the round's transaction: a savepoint, released or undone. */
+int lib_store_savepoint(struct lib_store *s, struct lib_err *e);
+int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e);
+int lib_sql_fail(struct lib_store *s, struct lib_err *e);
+/* A cached statement for sql (compared by address); book state names expanded. */
+sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql);
+/* sql with every BOOK_* name replaced by its value (malloc'd), for one-off statements. */
+char *lib_sql_expand(const char *sql);
+/* Run st to its end (or first row) and reset it: 0 or -errno with e filled. */
+int lib_stmt_run(struct lib_store *s, sqlite3_stmt *st, struct lib_err *e);
+/* Hand each row of st to fn: its first column, or its first two. */
+int lib_stmt_ids(struct lib_store *s, sqlite3_stmt *st, lib_id_fn *fn, void *arg,
+		 struct lib_err *e);
+int lib_stmt_counts(struct lib_store *s, sqlite3_stmt *st, lib_count_fn *fn, void *arg,
+		    struct lib_err *e);
+uint64_t lib_random(struct lib_store *s);
+void lib_store_ig_changed(struct lib_store *s, int k);
+
+/* The serving connection's work since start: load-independent cost measures. */
+struct lib_db_stats {
+	int cache_hit, cache_miss, cache_write; /* page reads from cache, missed; pages written */
+	int64_t vm_steps; /* virtual-machine steps of the cached statements */
+};
+void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out);
+
+/* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
+#define LIB_WAL_VFS "lfs-wal"
+const char *lib_wal_vfs(void);
+void lib_wal_vfs_stats(unsigned long long *writes, unsigned long long *calls);
+
+/* store_ckpt.c: background checkpoints (daemon only). */
+int lib_store_checkpointer(struct lib_store *s, bool on, struct lib_err *e);
+void lib_store_checkpoint_final(struct lib_store *s);
+
+/* store_geometry.c: make the catalogue match the configured fabric. */
+int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
+
+/* store_tools.c: the offline tools (check, backup). */
+int lib_store_check(sqlite3 *db, FILE *report);
+int lib_store_forget_zeroed(sqlite3 *db);
+/* The violations found (listed in report), or -errno with msg. */
+int lib_store_check_file(const char *path, FILE *report, char *msg, size_t len);
+/* A checked copy of src in dest (via a temporary file), or -errno with msg. */
+int lib_store_backup(const char *src, const char *dest, FILE *report, char *msg, size_t len);
+
+/* store_shelf.c: the shelves table. */
+struct lib_shelf {
+	int64_t id;
+	char name[LIB_OLD_NAME_MAX + 1];
+	int64_t books;
+	int64_t gen;
+};
+
+/* A shelf as replies show it; the strings live until the callback returns. */
+struct lib_shelf_row {
+	const char *name, *uuid, *owner;
+	const char *policy; /* NULL: the configured default */
+	const char *activations; /* shelf.list only: "node:mode,..." or NULL */
+	int64_t ctime, mtime, books, gen;
+};
+typedef int lib_shelf_fn(void *arg, const struct lib_shelf_row *row);
+
+int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf *sh,
+			 struct lib_err *e);
+int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_shelf *sh,
+			      struct lib_err *e);
+int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n, struct lib_err *e);
+int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
+			   const char *owner, int64_t now, int64_t *id, struct lib_err *e);
+int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, int64_t now,
+			      struct lib_err *e);
+int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, int64_t now,
+			   struct lib_err *e);
+/* The shelf, its attributes and activations (its books are released first). */
+int lib_store_shelf_delete(struct lib_store *s, int64_t id, struct lib_err *e);
+int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void *arg,
+			 struct lib_err *e);
+int lib_store_shelf_list(struct lib_store *s, const char *prefix, int64_t offset, int64_t limit,
+			 lib_shelf_fn *fn, void *arg, struct lib_err *e);
+
+/* store_attr.c: the attrs table. */
+typedef int lib_attr_fn(void *arg, const char *key, const char *value);
+
+int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf, size_t len,
+		       struct lib_err *e);
+int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, const char *value,
+		       struct lib_err *e);
+int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key, struct lib_err *e);
+/* User attributes (not lfs.*) of the shelf, and whether key is one of them. */
+int lib_store_attr_user_count(struct lib_store *s, int64_t shelf, const char *key, int *n,
+			      bool *has, struct lib_err *e);
+int lib_store_attr_each(struct lib_store *s, int64_t shelf, lib_attr_fn *fn, void *arg,
+			struct lib_err *e);
+
+/* store_activation.c: the activations table. */
+struct lib_activation {
+	const char *shelf; /* activations_of_node only */
+	const char *node, *mode;
+	int64_t since;
+};
+typedef int lib_activation_fn(void *arg, const struct lib_activation *a);
+
+int lib_store_activations_of_shelf(struct lib_store *s, int64_t shelf, lib_activation_fn *fn,
+				   void *arg, struct lib_err *e);
+int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_activation_fn *fn,
+				  void *arg, struct lib_err *e);
+/*
+ * Activations of the shelf by nodes other than node (NULL: all), only
+ * exclusive ones if rw_only: their count, the first one's holder and mode.
+ */
+int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node, bool rw_only,
+				char *holder, size_t hlen, char *mode, size_t mlen,
+				struct lib_err *e);
+int lib_store_activation_put(struct lib_store *s, int64_t shelf, const char *node, const char *mode,
+			     int64_t since, struct lib_err *e);
+/* Returns 1 if there was one, 0 if not. */
+int lib_store_activation_delete(struct lib_store *s, int64_t shelf, const char *node,
+				struct lib_err *e);
+int lib_store_activations_end_node(struct lib_store *s, const char *node, struct lib_err *e);
+
+/* store_books.c: the books of shelves, allocation picks, per-IG counts. */
+struct lib_counts {
+	int64_t free, zombie, inuse, shelves, activations;
+};
+
+int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e);
+/* The shelf's books in order, from position offset. */
+int lib_store_shelf_books(struct lib_store *s, int64_t shelf, int64_t offset, int64_t limit,
+			  lib_id_fn *fn, void *arg, struct lib_err *e);
+/* Books of the shelf per IG (key: IG number). */
+int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, void *arg,
+			struct lib_err *e);
+/* The shelf's books at position keep and beyond become ZOMBIE: their count. */
+int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep,
+				struct lib_err *e);
+/* The FREE book of [lo, hi] nearest to lo (or to hi if desc): 0, -ENOENT or -EIO. */
+int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id,
+			bool *zeroed);
+int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
+			struct lib_err *e);
+/* igs.free of every IG (key: IG number). */
+int lib_store_ig_free_all(struct lib_store *s, lib_count_fn *fn, void *arg, struct lib_err *e);
+int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t delta, struct lib_err *e);
+/* Books of the IG in state st (BOOK_FREE or BOOK_ZOMBIE). */
+int64_t lib_store_ig_count(struct lib_store *s, uint32_t ig, enum lib_book_state st,
+			   struct lib_err *e);
+
+/* store_zero.c: zombies and known-zero books (books.zeroed). */
+int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn *fn, void *arg,
+		      struct lib_err *e);
+/* A ZOMBIE book its node zeroed: FREE and known zero, or OFFLINE. 1 if it was ZOMBIE. */
+int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e);
+/* FREE books not known zero of the IG with ids from 'from', lowest first. */
+int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit, lib_id_fn *fn,
+		      void *arg, struct lib_err *e);
+/* A FREE book not known zero that read as zeroes: 1 if it was marked. */
+int lib_store_book_checked(struct lib_store *s, int64_t id, struct lib_err *e);
+/* Up to limit FREE books not known zero of the IG become ZOMBIE: how many did. */
+int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct lib_err *e);
+/* Whether the IG has FREE books not known zero: 1, 0 or -errno. */
+int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e);
+
+/* store_node.c: node states and what they do to the books. */
+/* The IG's FREE books become OFFLINE (or back), no longer known zero; igs.free follows. */
+int lib_store_ig_set_offline(struct lib_store *s, uint32_t ig, bool offline, struct lib_err *e);
+int lib_store_node_put_state(struct lib_store *s, const char *node, bool offline,
+			     struct lib_err *e);
+/* node_offline[] from the nodes table (at start, after a lost transaction). */
+void lib_store_node_load(struct lib_store *s);
+
+#endif

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The books of shelves and of IGs: a shelf's map, allocation's picks, the
+ * per-IG free counts (igs.free, kept equal to the IG's FREE books).
+ */
+#include <errno.h>
+
+#include "store.h"
+
+int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e)
+{
+	sqlite3_stmt *st =
+		lib_stmt(s, "SELECT (SELECT total(free) FROM igs),"
+			    " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
+			    " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
+			    " (SELECT count(*) FROM activations)");
+	int rc;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->free = sqlite3_column_int64(st, 0);
+		out->zombie = sqlite3_column_int64(st, 1);
+		out->inuse = sqlite3_column_int64(st, 2);
+		out->shelves = sqlite3_column_int64(st, 3);
+		out->activations = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : lib_sql_fail(s, e);
+}
+
+int lib_store_shelf_books(struct lib_store *s, int64_t shelf, int64_t offset, int64_t limit,
+			  lib_id_fn *fn, void *arg, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE shelf = ?1 AND seq >= ?2"
+				       " ORDER BY seq LIMIT ?3");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, shelf);
+	sqlite3_bind_int64(st, 2, offset);
+	sqlite3_bind_int64(st, 3, limit);
+	return lib_stmt_ids(s, st, fn, arg, e);
+}
+
+int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, void *arg,
+			struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT id >> 32, count(*) FROM books WHERE shelf = ?1"
+				       " GROUP BY 1 ORDER BY 1");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, shelf);
+	return lib_stmt_counts(s, st, fn, arg, e);
+}
+
+/* The shelf may have written them: they are no longer known to be zero. */
+int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE, shelf = NULL,"
+				       " seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
+	int r;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, shelf);
+	sqlite3_bind_int64(st, 2, keep);
+	r = lib_stmt_run(s, st, e);
+	return r < 0 ? r : sqlite3_changes(s->db);
+}
+
+int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id,
+			bool *zeroed)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (desc)
+		st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = BOOK_FREE"
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1");
+	else
+		st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = BOOK_FREE"
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
+	if (!st)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		*zeroed = sqlite3_column_int(st, 1) == 1;
+	}
+	sqlite3_reset(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? -ENOENT : -EIO;
+}
+
+int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
+			struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_INUSE, shelf = ?2, seq = ?3"
+				       " WHERE id = ?1");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int64(st, 2, shelf);
+	sqlite3_bind_int64(st, 3, seq);
+	return lib_stmt_run(s, st, e);
+}
+
+int lib_store_ig_free_all(struct lib_store *s, lib_count_fn *fn, void *arg, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT ig, free FROM igs");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	return lib_stmt_counts(s, st, fn, arg, e);
+}
+
+int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t delta, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "UPDATE igs SET free = free + ?2 WHERE ig = ?1");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, ig);
+	sqlite3_bind_int64(st, 2, delta);
+	return lib_stmt_run(s, st, e);
+}
+
+int64_t lib_store_ig_count(struct lib_store *s, uint32_t ig, enum lib_book_state state,
+			   struct lib_err *e)
+{
+	/* one statement per state: each uses the state's partial index */
+	static const char *const sql[] = {
+		[BOOK_FREE] = "SELECT count(*) FROM books WHERE state = BOOK_FREE"
+			      " AND id BETWEEN ?1 AND ?2",
+		[BOOK_ZOMBIE] = "SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE"
+				" AND id BETWEEN ?1 AND ?2",
+	};
+	sqlite3_stmt *st;
+	int64_t n = 0;
+	int rc;
+
+	if ((size_t)state >= sizeof(sql) / sizeof(sql[0]) || !sql[state])
+		return lib_fail(e, EINVAL, "books of IG %u counted in an unindexed state %d", ig,
+				state);
+	st = lib_stmt(s, sql[state]);
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
+	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? n : lib_sql_fail(s, e);
+}

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Make the catalogue match the configured fabric at start, in one
+ * transaction: nodes, the book size, and each IG's books (new IGs and grown
+ * ones get books; an IG that is gone or smaller loses its books, unless one
+ * of them is allocated or waiting to be zeroed: then the start is refused).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+static int64_t query_int(struct lib_store *s, const char *sql, int64_t a, int64_t b, int64_t dflt)
+{
+	sqlite3_stmt *st = lib_stmt(s, sql);
+	int64_t v = dflt;
+
+	if (!st)
+		return dflt;
+	sqlite3_bind_int64(st, 1, a);
+	sqlite3_bind_int64(st, 2, b);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return v;
+}
+
+static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_t to, int state,
+			struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(
+		s,
+		"WITH RECURSIVE c(x) AS (SELECT ?1 UNION ALL SELECT x + 1 FROM c WHERE x + 1 < ?2)"
+		" INSERT INTO books(id, state) SELECT (?3 << 32) + x, ?4 FROM c");
+
+	if (from >= to)
+		return 0;
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, to);
+	sqlite3_bind_int64(st, 3, ig);
+	sqlite3_bind_int(st, 4, state);
+	return lib_stmt_run(s, st, e);
+}
+
+static int refresh_free(struct lib_store *s, uint32_t ig, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(
+		s, "UPDATE igs SET free = (SELECT count(*) FROM books WHERE state = BOOK_FREE"
+		   " AND id BETWEEN (?1 << 32) AND (?1 << 32) + 4294967295) WHERE ig = ?1");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, ig);
+	return lib_stmt_run(s, st, e);
+}
+
+/* Books of an IG that are INUSE or ZOMBIE, at or beyond index 'from'. */
+static int64_t busy_books(struct lib_store *s, uint32_t ig, uint64_t from)
+{
+	return query_int(s,
+			 "SELECT count(*) FROM books WHERE id BETWEEN ?1 AND ?2"
+			 " AND state IN (BOOK_INUSE, BOOK_ZOMBIE)",
+			 lib_ig_first(ig) + (int64_t)from, lib_ig_last(ig), -1);
+}
+
+/* The catalogue's book size is fixed: recorded the first time, checked after. */
+static int sync_book_size(struct lib_store *s, struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	int64_t bs = query_int(s, "SELECT value FROM meta WHERE key = 'book_size'", 0, 0, 0);
+	sqlite3_stmt *st;
+
+	if (bs && (uint64_t)bs != c->book_size)
+		return lib_fail(
+			e, EINVAL,
+			"%s: book_size %llu differs from the catalogue's %lld; the book size of an existing catalogue cannot change",
+			c->path, (unsigned long long)c->book_size, (long long)bs);
+	st = lib_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES ('book_size', ?1)");
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, c->book_size);
+	return lib_stmt_run(s, st, e);
+}
+
+static int sync_nodes(struct lib_store *s, struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	sqlite3_stmt *st;
+	int r;
+
+	/* nodes gone from the config must not hold activations */
+	st = lib_stmt(s, "SELECT a.node, sh.name FROM activations a JOIN shelves sh"
+			 " ON sh.id = a.shelf");
+	if (!st)
+		return lib_sql_fail(s, e);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *node = (const char *)sqlite3_column_text(st, 0);
+
+		if (lib_config_find_node(c, node) < 0) {
+			r = lib_fail(
+				e, EBUSY,
+				"%s: node '%s' was removed from the fabric but holds an activation of shelf '%s'; deactivate it first",
+				c->path, node, (const char *)sqlite3_column_text(st, 1));
+			sqlite3_reset(st);
+			return r;
+		}
+	}
+	sqlite3_reset(st);
+	for (int i = 0; i < c->nnodes; i++) {
+		st = lib_stmt(s, "INSERT OR IGNORE INTO nodes(name) VALUES (?1)");
+		if (!st)
+			return lib_sql_fail(s, e);
+		sqlite3_bind_text(st, 1, c->nodes[i].name, -1, SQLITE_STATIC);
+		r = lib_stmt_run(s, st, e);
+		if (r < 0)
+			return r;
+	}
+	lib_store_node_load(s);
+	return 0;
+}
+
+/* An IG of the catalogue that has 'have' books: drop it, shrink it or grow it. */
+static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	int k = lib_config_find_ig(c, ig);
+	uint64_t want = k < 0 ? 0 : c->igs[k].books;
+	sqlite3_stmt *st;
+	int r;
+
+	if (want == have)
+		return 0;
+	if (want < have) {
+		int64_t busy = busy_books(s, ig, want);
+
+		if (busy && k < 0)
+			return lib_fail(
+				e, EBUSY,
+				"%s: IG %u was removed from the fabric but %lld of its books are allocated or waiting to be zeroed; refusing to start",
+				c->path, ig, (long long)busy);
+		if (busy)
+			return lib_fail(
+				e, EBUSY,
+				"%s: IG %u shrinks to %llu books but %lld books beyond that are allocated or waiting to be zeroed; refusing to start",
+				c->path, ig, (unsigned long long)want, (long long)busy);
+		st = lib_stmt(s, "DELETE FROM books WHERE id BETWEEN ?1 AND ?2");
+		if (!st)
+			return lib_sql_fail(s, e);
+		sqlite3_bind_int64(st, 1, lib_ig_first(ig) + (int64_t)want);
+		sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+		r = lib_stmt_run(s, st, e);
+	} else {
+		r = insert_books(s, ig, have, want,
+				 s->node_offline[c->igs[k].node] ? BOOK_OFFLINE : BOOK_FREE, e);
+	}
+	if (r < 0)
+		return r;
+	if (k < 0) {
+		st = lib_stmt(s, "DELETE FROM igs WHERE ig = ?1");
+		if (st)
+			sqlite3_bind_int64(st, 1, ig);
+		return lib_stmt_run(s, st, e);
+	}
+	st = lib_stmt(s, "UPDATE igs SET books = ?2 WHERE ig = ?1");
+	if (st) {
+		sqlite3_bind_int64(st, 1, ig);
+		sqlite3_bind_int64(st, 2, want);
+	}
+	r = lib_stmt_run(s, st, e);
+	return r < 0 ? r : refresh_free(s, ig, e);
+}
+
+/* IGs in the catalogue: keep, resize or drop each. */
+static int sync_old_igs(struct lib_store *s, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT ig, books FROM igs");
+	int64_t *old = NULL;
+	int nold = 0, cap = 0, r = 0;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (nold + 2 > cap) {
+			int64_t *n;
+
+			cap = cap ? cap * 2 : 64;
+			n = realloc(old, cap * sizeof(*old));
+			if (!n) {
+				r = lib_fail(e, ENOMEM, "out of memory");
+				break;
+			}
+			old = n;
+		}
+		old[nold++] = sqlite3_column_int64(st, 0);
+		old[nold++] = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	for (int i = 0; i < nold && r == 0; i += 2)
+		r = resize_ig(s, old[i], old[i + 1], e);
+	free(old);
+	return r;
+}
+
+/* A module moved to another node: its free books are not known zero. */
+static int forget_moved_ig(struct lib_store *s, uint32_t ig, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET zeroed = 0 WHERE state = BOOK_FREE"
+				       " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
+	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+	return lib_stmt_run(s, st, e);
+}
+
+/* A configured IG: its books if it is new, its node in any case. */
+static int sync_ig(struct lib_store *s, const struct lib_ig *g, struct lib_err *e)
+{
+	const char *node = s->cfg->nodes[g->node].name;
+	int state = s->node_offline[g->node] ? BOOK_OFFLINE : BOOK_FREE;
+	sqlite3_stmt *st;
+	int r;
+
+	if (query_int(s, "SELECT count(*) FROM igs WHERE ig = ?1", g->ig, 0, 0)) {
+		st = lib_stmt(s, "UPDATE igs SET node = ?2 WHERE ig = ?1 AND node <> ?2");
+		if (!st)
+			return lib_sql_fail(s, e);
+		sqlite3_bind_int64(st, 1, g->ig);
+		sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
+		r = lib_stmt_run(s, st, e);
+		if (r == 0 && sqlite3_changes(s->db))
+			r = forget_moved_ig(s, g->ig, e);
+		return r;
+	}
+	r = insert_books(s, g->ig, 0, g->books, state, e);
+	if (r < 0)
+		return r;
+	st = lib_stmt(s, "INSERT INTO igs(ig, node, books, free) VALUES (?1, ?2, ?3, ?4)");
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, g->ig);
+	sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, g->books);
+	sqlite3_bind_int64(st, 4, state == BOOK_FREE ? (int64_t)g->books : 0);
+	return lib_stmt_run(s, st, e);
+}
+
+int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
+{
+	int r;
+
+	if (lib_store_begin(s) < 0)
+		return lib_sql_fail(s, e);
+	r = sync_book_size(s, e);
+	if (r == 0)
+		r = sync_nodes(s, e);
+	if (r == 0)
+		r = sync_old_igs(s, e);
+	for (int i = 0; i < s->cfg->nigs && r == 0; i++)
+		r = sync_ig(s, &s->cfg->igs[i], e);
+	if (r == 0 && lib_store_commit(s) < 0)
+		r = lib_sql_fail(s, e);
+	if (r < 0)
+		lib_store_rollback(s);
+	return r;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Zeroing: ZOMBIE books wait for their node to zero them (zombie.list,
+ * zombie.zeroed); FREE books whose content is unknown (books.zeroed = 0) are
+ * sent to be zeroed (free.scrub) or found zero by reading (free.unknown,
+ * free.checked). See docs/LIBRARIAN.md, "Known-zero books".
+ */
+#include "store.h"
+
+int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn *fn, void *arg,
+		      struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_ZOMBIE"
+				       " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
+	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+	sqlite3_bind_int64(st, 3, limit);
+	return lib_stmt_ids(s, st, fn, arg, e);
+}
+
+/*
+ * Known zero from now on, while it stays FREE or is allocated. A book that
+ * goes OFFLINE does not keep the flag: going back online clears it anyway.
+ */
+int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = ?2, zeroed = (?2 = BOOK_FREE)"
+				       " WHERE id = ?1 AND state = BOOK_ZOMBIE");
+	int r;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int(st, 2, offline ? BOOK_OFFLINE : BOOK_FREE);
+	r = lib_stmt_run(s, st, e);
+	return r < 0 ? r : sqlite3_changes(s->db) > 0;
+}
+
+int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit, lib_id_fn *fn,
+		      void *arg, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
+				       " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, from > lib_ig_first(ig) ? from : lib_ig_first(ig));
+	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+	sqlite3_bind_int64(st, 3, limit);
+	return lib_stmt_ids(s, st, fn, arg, e);
+}
+
+int lib_store_book_checked(struct lib_store *s, int64_t id, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET zeroed = 1 WHERE id = ?1"
+				       " AND state = BOOK_FREE AND zeroed = 0");
+	int r;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, id);
+	r = lib_stmt_run(s, st, e);
+	return r < 0 ? r : sqlite3_changes(s->db) > 0;
+}
+
+/* They leave FREE, so the IG's free count drops by as many. */
+int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s,
+				    "UPDATE books SET state = BOOK_ZOMBIE WHERE id IN"
+				    " (SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
+				    " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3)");
+	int64_t moved;
+	int r;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
+	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+	sqlite3_bind_int64(st, 3, limit);
+	r = lib_stmt_run(s, st, e);
+	if (r < 0)
+		return r;
+	moved = sqlite3_changes(s->db);
+	if (moved && (r = lib_store_ig_free_add(s, ig, -moved, e)) < 0)
+		return r;
+	return moved;
+}
+
+int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT EXISTS (SELECT 1 FROM books WHERE state = BOOK_FREE"
+				       " AND zeroed = 0 AND id BETWEEN ?1 AND ?2)");
+	int rc, has = 0;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
+	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		has = sqlite3_column_int(st, 0) != 0;
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? has : lib_sql_fail(s, e);
+}

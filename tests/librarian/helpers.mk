@@ -1,0 +1,15 @@
+# The librarian's test clients (tests/librarian/*.t run them): lib-raw sends
+# raw frames, lib-stress drives concurrent writers, lib-bench is the
+# benchmark's client. Sanitized, with the client library's sources compiled
+# in; bench/librarian builds its own optimised lib-bench (librarian/Makefile).
+LIBRARIAN_TOP := $(TOP)/librarian
+LIBRARIAN_CLIENT := $(LIBRARIAN_TOP)/client.c $(LIBRARIAN_TOP)/tlspsk.c
+LIBRARIAN_HELPERS := $(B)/lib-raw $(B)/lib-stress $(B)/lib-bench
+HELPERS += $(LIBRARIAN_HELPERS)
+
+$(LIBRARIAN_HELPERS): $(B)/%: $(TOP)/tests/librarian/%.c $(LIBRARIAN_CLIENT) \
+		$(LIBRARIAN_TOP)/tlspsk.h $(LIBRARIAN_TOP)/include/lfs_librarian.h
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) $(SAN) -Wno-unused-parameter -I$(LIBRARIAN_TOP)/include -I$(LIBRARIAN_TOP) \
+		$(shell pkg-config --cflags jansson openssl) -o $@ $< $(LIBRARIAN_CLIENT) \
+		$(shell pkg-config --libs jansson openssl) -pthread
