@@ -147,7 +147,8 @@ int cmd_zero(int argc, char **argv)
 {
 	struct lfs_book *books;
 	struct lfs_client *c;
-	size_t n;
+	size_t n, skipped = 0;
+	bool *zeroed;
 	int ret;
 
 	if (argc != 2)
@@ -159,12 +160,24 @@ int cmd_zero(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_books_zero(c, books, n);
-	free(books);
-	if (ret)
+	zeroed = calloc(n, sizeof(*zeroed));
+	ret = zeroed ? lfs_books_zero(c, books, n, zeroed) : -ENOMEM;
+	if (ret) {
+		free(books);
+		free(zeroed);
 		return lfsctl_fail(c, "zero", argv[1], ret);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (zeroed[i])
+			continue;
+		fprintf(stderr, "%s zero: book %u:%u was not zeroed: a shelf holds it\n", prog,
+			books[i].ig, books[i].book);
+		skipped++;
+	}
+	free(books);
+	free(zeroed);
 	lfs_client_close(c);
-	return 0;
+	return skipped ? EXIT_FAILURE : 0;
 }
 
 /* check BOOKS: print the books that read as zeroes, one IG:BOOK per line */

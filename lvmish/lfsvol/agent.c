@@ -150,7 +150,8 @@ static int scrub_pass(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_cli
 	for (int rounds = 0; !stop && rounds < 1000000; rounds++) {
 		json_t *res = NULL, *el, *done;
 		struct lfs_book *books;
-		size_t n, i;
+		size_t n, i, nz;
+		bool *zeroed;
 		int r;
 
 		r = lfsvol_lib_call(lib, "listing ZOMBIE books", "zombie.list",
@@ -176,23 +177,43 @@ static int scrub_pass(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_cli
 		snprintf(st->scrub, sizeof(st->scrub), "zeroing %zu books (%lld done so far)", n,
 			 st->zeroed);
 		state_write(ctx, st);
-		r = lfs_books_zero(drv, books, n);
-		free(books);
+		zeroed = calloc(n, sizeof(*zeroed));
+		r = zeroed ? lfs_books_zero(drv, books, n, zeroed) : -ENOMEM;
 		if (r) {
 			snprintf(st->scrub, sizeof(st->scrub), "zeroing failed: %s",
 				 lfs_client_error(drv)[0] ? lfs_client_error(drv) : strerror(-r));
+			free(books);
+			free(zeroed);
 			json_decref(res);
 			return lfsvol_drv_fail(drv, r, "zeroing ZOMBIE books");
 		}
-		done = json_pack("{s:O}", "books", json_object_get(res, "books"));
+		/* report only the books the kernel zeroed: it skips those a shelf holds */
+		done = json_array();
+		for (i = 0; i < n; i++)
+			if (zeroed[i])
+				json_array_append_new(done, json_pack("[i,i]", books[i].ig, books[i].book));
+		nz = json_array_size(done);
+		free(books);
+		free(zeroed);
 		json_decref(res);
-		r = lfsvol_lib_call(lib, "reporting zeroed books", "zombie.zeroed", done, NULL);
+		if (nz)
+			r = lfsvol_lib_call(lib, "reporting zeroed books", "zombie.zeroed",
+					    json_pack("{s:o}", "books", done), NULL);
+		else
+			json_decref(done);
 		if (r)
 			return r;
-		st->zeroed += (long long)n;
+		st->zeroed += (long long)nz;
 		if (verbose)
-			lfsvol_info("zeroed %zu books (%lld in all)", n, st->zeroed);
+			lfsvol_info("zeroed %zu books (%lld in all), %zu held by shelves here", nz,
+				    st->zeroed, n - nz);
 		state_write(ctx, st);
+		if (nz < n) {
+			/* the rest are held by a shelf here: the next pass asks again */
+			snprintf(st->scrub, sizeof(st->scrub), "waiting: %zu books held by shelves here",
+				 n - nz);
+			return 0;
+		}
 	}
 	return 0;
 }

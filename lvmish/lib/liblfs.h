@@ -80,7 +80,11 @@ int lfs_shelf_remove(struct lfs_client *c, const char *name);
 int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out,
 		   size_t *n);
 void lfs_shelf_list_free(struct lfs_shelf_info *shelves, size_t n);
-int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n);
+/*
+ * Zero books no shelf holds, one at a time in the kernel; zeroed[i] tells
+ * whether book i was (a book a shelf holds is skipped, not an error).
+ */
+int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zeroed);
 /*
  * Read-only: zero[i] = book i reads as zeroes (LFS_CMD_BOOK_CHECK). A book a
  * shelf holds, or on a device without DAX, does not.

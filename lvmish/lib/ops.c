@@ -190,25 +190,6 @@ int lfs_shelf_remove(struct lfs_client *c, const char *name)
 	return lfs_request(c, msg, NULL, NULL);
 }
 
-int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n)
-{
-	size_t done = 0, part;
-	struct nl_msg *msg;
-	int ret;
-
-	while (done < n) {
-		part = n - done < LFS_BOOKS_PER_ATTR ? n - done : LFS_BOOKS_PER_ATTR;
-		msg = lfs_msg_new(c, LFS_CMD_BOOK_ZERO, NLM_F_ACK, MSG_BOOKS);
-		if (!msg || nla_put(msg, LFS_A_BOOKS, part * sizeof(*books), books + done))
-			return put_failed(c, msg);
-		ret = lfs_request(c, msg, NULL, NULL);
-		if (ret)
-			return ret;
-		done += part;
-	}
-	return 0;
-}
-
 struct check_zero {
 	const struct lfs_book *books;	/* this request's part */
 	size_t n;
@@ -237,19 +218,21 @@ static int check_zero_parse(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero)
+/* BOOK_ZERO and BOOK_CHECK: each reply lists the books of its request that qualify. */
+static int books_request(struct lfs_client *c, uint8_t cmd, const struct lfs_book *books, size_t n,
+			 bool *which)
 {
 	size_t done = 0, part;
 	struct nl_msg *msg;
 	int ret;
 
-	memset(zero, 0, n * sizeof(*zero));
+	memset(which, 0, n * sizeof(*which));
 	while (done < n) {
 		struct check_zero cz;
 
 		part = n - done < LFS_BOOKS_PER_ATTR ? n - done : LFS_BOOKS_PER_ATTR;
-		cz = (struct check_zero){ books + done, part, zero + done, 0 };
-		msg = lfs_msg_new(c, LFS_CMD_BOOK_CHECK, NLM_F_ACK, MSG_BOOKS);
+		cz = (struct check_zero){ books + done, part, which + done, 0 };
+		msg = lfs_msg_new(c, cmd, NLM_F_ACK, MSG_BOOKS);
 		if (!msg || nla_put(msg, LFS_A_BOOKS, part * sizeof(*books), books + done))
 			return put_failed(c, msg);
 		ret = lfs_request(c, msg, check_zero_parse, &cz);
@@ -258,6 +241,16 @@ int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, siz
 		done += part;
 	}
 	return 0;
+}
+
+int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero)
+{
+	return books_request(c, LFS_CMD_BOOK_CHECK, books, n, zero);
+}
+
+int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zeroed)
+{
+	return books_request(c, LFS_CMD_BOOK_ZERO, books, n, zeroed);
 }
 
 struct shelf_list {
