@@ -17,9 +17,10 @@ SUBDIRS := lvmish librarian lvmish/lfsvol
 
 all: module userspace helpers
 
-# Test and benchmark helpers (tests/Makefile).
+# Test and benchmark helpers (tests/Makefile, bench/Makefile).
 helpers: userspace
 	$(MAKE) -C tests
+	$(MAKE) -C bench
 
 module:
 	@test -n "$(KVER)" -a -d "$(KDIR)" || { echo "no kernel build tree for KVER='$(KVER)' (install linux-headers-amd64 or set KVER=)" >&2; exit 1; }

@@ -34,8 +34,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/tap.sh
 . tests/lvmish/lib.sh
 trap lv_cleanup EXIT
-mkdir -p build/lvmish-bench
-cc -O2 -Wall -Wextra -Werror -o build/lvmish-bench/timeit bench/lvmish/timeit.c || exit 1
+make -s -C bench "$PWD/build/lvmish-bench/timeit" || exit 1
 OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX)
 # LFS_BENCH_FABRIC: fabric device size in GiB (default 4; N <= (GiB * 16 - 1) / 4)
 fab=${LFS_BENCH_FABRIC:-4}

@@ -4,8 +4,9 @@
 . tests/lib/tap.sh
 L=lvmish/lfsctl/lfsctl
 
-out=$(lvmish/lib/test_parse 2>&1)
-t_ok $? "parser unit test (lvmish/lib/test_parse): $(grep -c '^ok' <<<"$out") checks" ||
+t_run "build the liblfs parser unit test (ASan/UBSan)" make -s -C tests "$PWD/build/tests/test_parse" || t_done
+out=$(build/tests/test_parse 2>&1)
+t_ok $? "parser unit test (tests/lvmish/test_parse.c): $(grep -c '^ok' <<<"$out") checks" ||
 	grep -v '^ok' <<<"$out" | sed 's/^/#   /'
 
 usage_error() { # DESC REGEX ARGS...: exit status 2 and the message

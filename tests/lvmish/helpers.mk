@@ -1,0 +1,17 @@
+# Unit tests of lvmish, with ASan/UBSan, run on the host:
+#   build/tests/test_parse     liblfs's BOOKS and UUID parsers (tests/driver/parse.t)
+#   build/tests/test_parsers   lfsvol's lfs.conf parser (tests/lvmish/parsers.t)
+HELPERS += $(B)/test_parse $(B)/test_parsers
+
+LFSVOL_DIR := $(TOP)/lvmish/lfsvol
+LFSVOL_PARSE_SRCS := $(LFSVOL_DIR)/size.c $(LFSVOL_DIR)/policy.c $(LFSVOL_DIR)/config.c
+LFSVOL_PKGS := libconfig jansson
+
+$(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c $(LIBLFS_HDRS)
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) $(SAN) $(LIBLFS_CFLAGS) -o $@ $< $(TOP)/lvmish/lib/parse.c
+
+$(B)/test_parsers: $(TOP)/tests/lvmish/test_parsers.c $(LFSVOL_PARSE_SRCS) $(LFSVOL_DIR)/lfsvol.h
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) $(SAN) -I$(LFSVOL_DIR) $(LIBLFS_CFLAGS) $(shell pkg-config --cflags $(LFSVOL_PKGS)) \
+		-o $@ $< $(LFSVOL_PARSE_SRCS) $(shell pkg-config --libs $(LFSVOL_PKGS))
