@@ -39,15 +39,6 @@ int lfs_detach(struct lfs_client *c, const char *path)
 	return lfs_request(c, msg, NULL, NULL);
 }
 
-int lfs_detach_ig(struct lfs_client *c, uint32_t ig)
-{
-	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_FABRIC_DETACH, NLM_F_ACK, MSG_SMALL);
-
-	if (!msg || nla_put_u32(msg, LFS_A_IG, ig))
-		return put_failed(c, msg);
-	return lfs_request(c, msg, NULL, NULL);
-}
-
 struct fabric_list {
 	struct lfs_fabric_info *v;
 	size_t n;

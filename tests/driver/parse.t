@@ -1,6 +1,7 @@
 #!/bin/bash
-# Host test: liblfs's SIZE/BOOKS/UUID/name parsers (ASan/UBSan build), and
-# lfsctl's own checks of its arguments, which need no kernel module.
+# Host test: liblfs's BOOKS/UUID parsers and lfsctl's use of the shared rules
+# (SIZE, names; ASan/UBSan build), and lfsctl's own checks of its arguments,
+# which need no kernel module.
 . tests/lib/tap.sh
 L=lvmish/lfsctl/lfsctl
 
@@ -21,8 +22,8 @@ usage_error "no command" "^usage: lfsctl COMMAND"
 usage_error "unknown command" "unknown command \`frob'" frob
 usage_error "create without books" "usage: lfsctl create NAME BOOKS" create a
 usage_error "bad book token" "invalid book \`0-1': expected IG:BOOK" create a 0:0,0-1
-usage_error "bad shelf name" "invalid shelf name \`a/b'" create a/b 0:0
-usage_error "bad size" "invalid size \`12Q'" attach /dev/pmem0 --ig 0 --book-size 12Q
+usage_error "bad shelf name" "shelf name 'a/b' may contain only letters" create a/b 0:0
+usage_error "bad size" "invalid unit \`Q' in SIZE \`12Q'" attach /dev/pmem0 --ig 0 --book-size 12Q
 usage_error "IG out of range" "invalid interleave group \`70000'" attach /dev/pmem0 --ig 70000 --book-size 2M
 usage_error "attach without --book-size" "usage: lfsctl attach DEVICE" attach /dev/pmem0 --ig 0
 usage_error "shrink to zero books" "invalid book count \`0'" shrink a --books 0
