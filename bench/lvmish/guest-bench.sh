@@ -12,7 +12,7 @@ TI=$LFS_TOP/build/lvmish-bench/timeit
 # lfsvol as installed on a local disk: the project tree is a 9p mount
 # without page cache, while lvm runs from the cached root filesystem.
 mkdir -p /tmp/bin
-cp "$LFS_TOP/lvmish/lfsvol/lfsvol" "$LFS_TOP/lvmish/lfsvol/lfsvol-core" /tmp/bin/ || exit 1
+cp "$LFS_TOP/lvmish/lfsvol/lfsvol" /tmp/bin/ || exit 1
 LFSVOL_BIN=/tmp/bin/lfsvol
 L() { "$LFSVOL_BIN" -c "$CONF" "$@"; }
 
@@ -87,7 +87,7 @@ lfs_ops() {
 # host load hits both alike.
 "$LFSVOL_BIN" -c "$CONF" agent >>/tmp/agent.log 2>&1 &
 apid=$!
-for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
+for j in $(seq 300); do [ -S /run/lfs/agent.sock ] && break; sleep 0.1; done
 # the agent's start-up pass (attach, heartbeat, scrub) runs no command: wait
 L status >/dev/null || exit 1
 # and its read-only check of the never-used books must be over before any

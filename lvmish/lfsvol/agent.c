@@ -54,7 +54,6 @@ struct agent_state {
 	long long zeroed;	/* books zeroed by this agent since it started */
 	long long pending;	/* ZOMBIE books of this node the librarian reported */
 	long long heartbeats;
-	long long commands;	/* lfsvol commands run for the front end (run.c) */
 	time_t last_heartbeat;
 	char librarian[256];	/* "connected" or why not */
 	char scrub[256];	/* "idle", "zeroing N of M", or an error */
@@ -100,13 +99,11 @@ static void state_write(struct lfsvol_ctx *ctx, const struct agent_state *st)
 	if (!st->daemon && daemon_owns_state(path))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s/.agent.json.%d", ctx->conf->state_dir, (int)getpid());
-	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:I,s:I,s:s}", "pid", (int)getpid(),
+	o = json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:I,s:I,s:s}", "pid", (int)getpid(),
 		      "daemon", st->daemon,
 		      "updated", (json_int_t)time(NULL), "zeroed", (json_int_t)st->zeroed,
 		      "zombies_pending", (json_int_t)st->pending,
 		      "heartbeats", (json_int_t)st->heartbeats,
-		      "commands_run", (json_int_t)st->commands,
-		      "commands_prepared", (json_int_t)lfsvol_run_spare_runs(),
 		      "last_heartbeat", (json_int_t)st->last_heartbeat,
 		      "librarian", st->librarian, "scrub", st->scrub,
 		      "checked_zero", (json_int_t)st->checked_zero,
@@ -382,7 +379,9 @@ static void check_collect(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct age
 		got += k > 0 ? (size_t)k : 0;
 	close(st->job_fd);
 	st->job_fd = -1;
-	st->job_pid = 0;	/* reaped with the commands (lfsvol_run_reap) */
+	/* it wrote its result (or died): it has exited, or is about to */
+	waitpid(st->job_pid, NULL, 0);
+	st->job_pid = 0;
 	if (got >= sizeof(int))
 		memcpy(&r, zero, sizeof(int));
 	if (!r && got < n + sizeof(int))
@@ -508,30 +507,6 @@ static int agent_pass(struct lfsvol_ctx *ctx, struct lv_lib **lib, struct lfs_cl
 	return failed ? LFSVOL_EFAIL : 0;
 }
 
-struct run_started {
-	struct lfsvol_ctx *ctx;
-	struct agent_state *st;
-	struct lv_lib *lib;
-};
-
-static void run_started(void *arg)
-{
-	struct run_started *rs = arg;
-
-	/* for the fork: what agent.info would answer it */
-	lfsvol_run_agent_dir = rs->ctx->conf->state_dir;
-	lfsvol_run_agent_info = rs->lib ? lv_info(rs->lib) : NULL;
-	rs->st->commands++;
-}
-
-/* After the fork, while the command runs: it waits for this before it ends. */
-static void run_counted(void *arg)
-{
-	struct run_started *rs = arg;
-
-	state_write(rs->ctx, rs->st);
-}
-
 int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	static const struct option opts[] = {
@@ -543,7 +518,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	struct lfs_client *drv = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool once = false;
-	int c, r, lock, lfd = -1, rfd = -1, cfd = -1, interval = 10, backoff = 1, nclients = 0;
+	int c, r, lock, lfd = -1, interval = 10, backoff = 1, nclients = 0;
 	/* agent.sock clients (commands' librarian sessions), served request by request */
 	int clients[AGENT_CLIENTS];
 	int64_t client_seen[AGENT_CLIENTS];
@@ -558,10 +533,6 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("usage: %s agent [--once]", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
-	if (lfsvol_in_agent_run) {
-		lfsvol_err("the agent cannot run inside the agent; set LFSVOL_NO_AGENT=1 to run it here");
-		return LFSVOL_EUSAGE;
-	}
 	st.daemon = !once;
 	r = lfsvol_need_root("agent");
 	if (!r)
@@ -570,7 +541,6 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = lfsvol_drv_open(&drv);
 	if (r)
 		return r;
-	lfsvol_run_set_conf(ctx);	/* commands forked from here may use it */
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	/* the agent must never wait on its own socket (nor --once on the daemon's lock holder) */
@@ -581,12 +551,6 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		if (lfd < 0)
 			lfsvol_err("cannot listen on %s/agent.sock (%s); lfsvol will talk to the librarian directly",
 				   ctx->conf->state_dir, strerror(-lfd));
-		rfd = lfsvol_run_listen(ctx->conf->state_dir);
-		if (rfd < 0)
-			lfsvol_err("cannot listen on %s/run.sock (%s); lfsvol will run commands itself",
-				   ctx->conf->state_dir, strerror(-rfd));
-		else
-			cfd = lfsvol_run_child_fd();
 	}
 	for (;;) {
 		lock = lock_state(ctx);
@@ -616,21 +580,14 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		end = lfsvol_now_ms() + 1000LL * (lib ? interval : backoff);
 		backoff = lib ? 1 : (backoff * 2 > interval ? interval : backoff * 2);
 		while (!stop) {
-			struct pollfd p[5 + AGENT_CLIENTS];
+			struct pollfd p[2 + AGENT_CLIENTS];
 			int64_t now = lfsvol_now_ms(), left = end - now;
-			int sfd, k;
+			int k;
 
 			if (left <= 0)
 				break;
 			/* the next batch of books to read, while nothing else is due */
 			check_start(ctx, lib, drv, &st);
-			/* the next command's process, forked while nothing waits for it */
-			if (rfd >= 0) {
-				/* it has what run_started() would tell a fork */
-				lfsvol_run_agent_dir = ctx->conf->state_dir;
-				lfsvol_run_agent_info = lib ? lv_info(lib) : NULL;
-				lfsvol_run_prepare(rfd);
-			}
 			/* a client silent for as long as a reply may take is dropped */
 			for (k = 0; k < nclients;) {
 				if (now - client_seen[k] < AGENT_CLIENT_IDLE_MS) {
@@ -642,31 +599,20 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 				clients[k] = clients[nclients];
 				client_seen[k] = client_seen[nclients];
 			}
-			/* a waiting spare accepts on run.sock itself */
-			sfd = rfd >= 0 ? lfsvol_run_spare_fd() : -1;
 			p[0] = (struct pollfd){ .fd = nclients < AGENT_CLIENTS ? lfd : -1, .events = POLLIN };
-			p[1] = (struct pollfd){ .fd = sfd >= 0 ? -1 : rfd, .events = POLLIN };
-			p[2] = (struct pollfd){ .fd = cfd, .events = POLLIN };
-			p[3] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-			p[4] = (struct pollfd){ .fd = st.job_fd, .events = POLLIN };
+			p[1] = (struct pollfd){ .fd = st.job_fd, .events = POLLIN };
 			for (k = 0; k < nclients; k++)
-				p[5 + k] = (struct pollfd){ .fd = clients[k], .events = POLLIN };
+				p[2 + k] = (struct pollfd){ .fd = clients[k], .events = POLLIN };
 			/* a sweep under way between batches, or due before the next pass */
 			if (st.job_fd < 0 && ctx->conf->check_free && lib &&
 			    (st.sweeping || st.next_sweep - now < left))
 				left = st.sweeping || st.next_sweep < now ? 0 : st.next_sweep - now;
-			if (poll(p, 5 + (nfds_t)nclients, (int)left) > 0) {
-				struct run_started rs = { ctx, &st, lib };
+			if (poll(p, 2 + (nfds_t)nclients, (int)left) > 0) {
 				int n = nclients;
 
-				/* before reaping: a spare that took a request is a command now */
-				if (p[3].revents)
-					lfsvol_run_taken(run_started, run_counted, &rs);
-				if (p[1].revents)
-					lfsvol_run_accept(rfd, run_started, run_counted, &rs);
 				/* from the last: closing one moves the last into its place */
 				for (k = n - 1; k >= 0; k--) {
-					if (!p[5 + k].revents)
+					if (!p[2 + k].revents)
 						continue;
 					client_seen[k] = lfsvol_now_ms();
 					if (lfsvol_agent_serve_one(clients[k], lib) == 0)
@@ -676,7 +622,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 					clients[k] = clients[nclients];
 					client_seen[k] = client_seen[nclients];
 				}
-				if (p[4].revents)
+				if (p[1].revents)
 					check_collect(ctx, lib, &st);
 				if (p[0].revents && nclients < AGENT_CLIENTS) {
 					int fd = lfsvol_agent_accept(lfd);
@@ -687,17 +633,11 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 					}
 				}
 			}
-			lfsvol_run_reap();
 		}
 		if (stop)
 			break;
 	}
 	check_stop(&st);
-	if (rfd >= 0) {
-		lfsvol_run_unlink(ctx->conf->state_dir);
-		close(rfd);
-		lfsvol_run_stop();
-	}
 	while (nclients > 0)
 		close(clients[--nclients]);
 	if (lfd >= 0) {

@@ -59,8 +59,12 @@ int lfsvol_lib_connect(struct lfsvol_ctx *ctx, struct lv_lib **out)
 	r = lfsvol_need_conf(ctx);
 	if (r)
 		return r;
-	/* an explicit --librarian means that one, not the agent's */
-	if (!ctx->no_agent && !ctx->librarian && !lv_open_agent(ctx->conf->state_dir, out))
+	/*
+	 * The running agent's session, unless an explicit --librarian names
+	 * another librarian or LFSVOL_NO_AGENT asks for a session of our own.
+	 */
+	if (!ctx->no_agent && !ctx->librarian && !getenv("LFSVOL_NO_AGENT") &&
+	    !lv_open_agent(ctx->conf->state_dir, out))
 		return 0;
 	o.addr = ctx->conf->librarian;
 	o.node = ctx->conf->node;
@@ -139,11 +143,6 @@ int lfsvol_drv_open(struct lfs_client **out)
 {
 	int r;
 
-	*out = lfsvol_in_agent_run ? lfsvol_run_take_drv() : NULL;
-	if (*out) {
-		lfsvol_trace("netlink session: prepared");
-		return 0;
-	}
 	r = lfs_client_open(out);
 	lfsvol_trace("netlink session: %d", r);
 	if (r == -ENOENT) {

@@ -127,9 +127,6 @@ struct lfsvol_ctx {
 	bool json;
 	bool no_agent;		/* the agent itself: never proxy through the agent */
 	bool takeover;		/* activate --takeover: from holders whose lease expired */
-	bool conf_borrowed;	/* conf is the agent's (lfsvol_run_agent_conf): not ours to free */
-	bool conf_stat_ok;
-	struct stat conf_stat;	/* the config file's identity just before it was read */
 };
 
 extern const char *lfsvol_prog;
@@ -179,27 +176,6 @@ void lv_close(struct lv_lib *l);
 bool lv_via_agent(const struct lv_lib *l);
 int lfsvol_msg_send(int fd, json_t *msg);
 int lfsvol_msg_recv(int fd, json_t **msg, int ms);
-/* run.c: commands run by the agent for the lfsvol front end (front.c) */
-extern bool lfsvol_in_agent_run;
-/* set by the agent for the commands it forks: its state_dir and session info */
-extern const char *lfsvol_run_agent_dir;
-extern json_t *lfsvol_run_agent_info;
-extern struct lfsvol_conf *lfsvol_run_agent_conf;
-/* In a command run by a spare: the netlink session it opened ahead, once; else NULL. */
-struct lfs_client *lfsvol_run_take_drv(void);
-void lfsvol_run_set_conf(struct lfsvol_ctx *ctx);
-bool lfsvol_run_conf_same(const char *path);
-int lfsvol_main(int argc, char **argv);
-int lfsvol_run_listen(const char *state_dir);
-void lfsvol_run_unlink(const char *state_dir);
-int lfsvol_run_accept(int rfd, void (*started)(void *), void (*counted)(void *), void *arg);
-int lfsvol_run_reap(void);
-int lfsvol_run_child_fd(void);
-void lfsvol_run_prepare(int rfd);
-int lfsvol_run_spare_fd(void);
-void lfsvol_run_taken(void (*started)(void *), void (*counted)(void *), void *arg);
-void lfsvol_run_stop(void);
-long long lfsvol_run_spare_runs(void);
 int lfsvol_agent_listen(const char *state_dir);
 int lfsvol_agent_accept(int lfd);
 int lfsvol_agent_serve_one(int fd, struct lv_lib *lib);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "lfsvol.h"
 
@@ -98,17 +97,8 @@ int lfsvol_need_conf(struct lfsvol_ctx *ctx)
 		explicit = true;
 	else
 		path = LFSVOL_DEFAULT_CONF;
-	if (lfsvol_in_agent_run && lfsvol_run_conf_same(path)) {
-		/* the agent's own config, unchanged since it read it: this fork has it */
-		ctx->conf = lfsvol_run_agent_conf;
-		ctx->conf_borrowed = true;
-		r = 0;
-	} else {
-		/* before reading: a change after this shows in the identity */
-		ctx->conf_stat_ok = !stat(path, &ctx->conf_stat);
-		r = lfsvol_conf_load(path, !explicit, &ctx->conf, msg, sizeof(msg));
-	}
-	lfsvol_trace("config %s %s: %d", path, ctx->conf_borrowed ? "as the agent read it" : "read", r);
+	r = lfsvol_conf_load(path, !explicit, &ctx->conf, msg, sizeof(msg));
+	lfsvol_trace("config %s read: %d", path, r);
 	if (r) {
 		lfsvol_err("%s", msg);
 		if (r == -ENOENT)
@@ -128,7 +118,7 @@ int lfsvol_need_conf(struct lfsvol_ctx *ctx)
 	return 0;
 }
 
-int lfsvol_main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
@@ -141,7 +131,7 @@ int lfsvol_main(int argc, char **argv)
 	int c, r;
 
 	lfsvol_tracing = tr && *tr && strcmp(tr, "0");
-	lfsvol_trace("%s starts", lfsvol_in_agent_run ? "command (in the agent)" : "lfsvol-core");
+	lfsvol_trace("lfsvol starts");
 
 	/* '+': stop at the command; its options are its own. */
 	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
@@ -180,16 +170,10 @@ int lfsvol_main(int argc, char **argv)
 		argv += optind;
 		optind = 0;	/* glibc: reinitialise, forget the "+" ordering */
 		r = commands[i].fn(argc, argv, &ctx);
-		if (!ctx.conf_borrowed)
-			lfsvol_conf_free(ctx.conf);
+		lfsvol_conf_free(ctx.conf);
 		lfsvol_trace("%s done: %d", commands[i].name, r);
 		return r;
 	}
 	lfsvol_err("invalid command `%s'; run `%s --help' for the list", argv[optind], lfsvol_prog);
 	return LFSVOL_EUSAGE;
-}
-
-int main(int argc, char **argv)
-{
-	return lfsvol_main(argc, argv);
 }

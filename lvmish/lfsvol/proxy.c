@@ -161,12 +161,6 @@ static int agent_connect(const char *state_dir, struct lv_lib *l)
 		r = -errno;
 		goto fail;
 	}
-	/* a command the agent forked knows the agent's session already */
-	if (lfsvol_in_agent_run && lfsvol_run_agent_info && lfsvol_run_agent_dir &&
-	    !strcmp(state_dir, lfsvol_run_agent_dir)) {
-		l->info = json_incref(lfsvol_run_agent_info);
-		return 0;
-	}
 	r = agent_call(l, "agent.info", NULL, &l->info);
 	if (!r)
 		return 0;
