@@ -20,6 +20,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <openssl/crypto.h>
+#include <openssl/ssl.h>
 
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
@@ -108,6 +110,22 @@ static int own_opts(struct lfsvol_conf *conf, struct lfs_lib_opts *o)
 	return 0;
 }
 
+/*
+ * OpenSSL as lfsvol needs it: its TLS parameters are fixed (TLS 1.3, two
+ * ciphersuites, an external PSK), so the system's openssl.cnf has nothing to
+ * add, and reading it costs a good part of a session's set-up under
+ * emulation; an explicit OPENSSL_CONF is honoured. No clean-up at exit:
+ * the process ends right after.
+ */
+static void openssl_init(void)
+{
+	uint64_t opts = OPENSSL_INIT_NO_ATEXIT;
+
+	if (!getenv("OPENSSL_CONF"))
+		opts |= OPENSSL_INIT_NO_LOAD_CONFIG;
+	OPENSSL_init_ssl(opts, NULL);
+}
+
 static int own_open(struct lfsvol_lib *l)
 {
 	struct lfsvol_conf *conf = l->ctx->conf;
@@ -118,6 +136,7 @@ static int own_open(struct lfsvol_lib *l)
 	r = own_opts(conf, &o);
 	if (r)
 		return r;
+	openssl_init();
 	r = lfs_lib_connect(&o, &l->own, &msg);
 	lfsvol_trace("librarian session of our own: %d", r);
 	if (!r)
