@@ -3,6 +3,7 @@
 # pmem1, interleaved per iteration, with systemd-udevd running.
 . "$LFS_TOP/tests/lvmish/guest/common.sh"
 N=${BENCH_N:-15}
+K=${BENCH_TRACES:-5}
 T=$LFS_RESULTS/times
 : >"$T"
 # timeit LABEL FILE CMD...: spawn-to-exit time of CMD, appended to FILE (ms).
@@ -12,7 +13,7 @@ TI=$LFS_TOP/build/lvmish-bench/timeit
 # lfsvol as installed on a local disk: the project tree is a 9p mount
 # without page cache, while lvm runs from the cached root filesystem.
 mkdir -p /tmp/bin
-cp "$LFS_TOP/lvmish/lfsvol/lfsvol" /tmp/bin/ || exit 1
+cp "$LFS_TOP/lvmish/lfsvol/lfsvol" "$LFS_TOP/build/lvmish-bench/tlsphase" /tmp/bin/ || exit 1
 LFSVOL_BIN=/tmp/bin/lfsvol
 L() { "$LFSVOL_BIN" -c "$CONF" "$@"; }
 
@@ -82,9 +83,39 @@ lfs_ops() {
 	[ -b /dev/lfs/$1 ] || { echo "no /dev/lfs/$1 after activate"; exit 1; }
 }
 
-# The deployment: lfs-agent.service running for a long time; the lfsvol
-# front end hands it each command. LVM2 and lfsvol alternate, so a changing
-# host load hits both alike.
+# traces FILE NAME...: create -a, deactivate and activate of each NAME with
+# LFSVOL_TRACE=1, from spawn to exit (TIMEIT_TRACE), appended to FILE
+traces() {
+	local f=$1 n
+	shift
+	for n in "$@"; do
+		for c in "create $n -s 64M -p RequestIG --ig 1 -a" "deactivate $n" "activate $n"; do
+			echo "== ${c%% *}" >>"$f"
+			# shellcheck disable=SC2086
+			TIMEIT_TRACE=1 LFSVOL_TRACE=1 $TI trace /dev/null "$LFSVOL_BIN" -c "$CONF" $c \
+				2>>"$f" || exit 1
+		done
+	done
+}
+
+# remove_zeroed NAME...: remove the shelves, and wait until the agent (or
+# scrub, without it) has zeroed their books: they are then FREE and known zero.
+remove_zeroed() {
+	local n j
+	for n in "$@"; do L remove "$n" >/dev/null || exit 1; done
+	if [ "${1:-}" ] && [ -n "$apid" ]; then
+		for j in $(seq 600); do
+			[ "$(L fabric --json | jq '.[0].zombie')" = 0 ] && return 0
+			sleep 0.1
+		done
+		echo "the agent did not zero the removed books"; exit 1
+	fi
+	L scrub >/dev/null || exit 1
+}
+
+# The deployment: lfs-agent.service running for a long time, each lfsvol
+# command borrowing its librarian session. LVM2 and lfsvol alternate, so a
+# changing host load hits both alike.
 "$LFSVOL_BIN" -c "$CONF" agent >>/tmp/agent.log 2>&1 &
 apid=$!
 for j in $(seq 300); do [ -S /run/lfs/agent.sock ] && break; sleep 0.1; done
@@ -114,10 +145,31 @@ for i in $(seq "$N"); do
 	lvm_ops "u$i" _unknown
 	lfs_ops u$i _unknown 0
 done
+# Traces with the agent, on scrubbed books: loop 1's first K shelves go,
+# the agent zeroes their books, the traced shelves get them.
+mapfile -t tn < <(seq -f "t%g" "$K")
+remove_zeroed $(seq -f "a%g" "$K")
+traces "$LFS_RESULTS/trace-agent" "${tn[@]}"
+remove_zeroed "${tn[@]}"
 kill "$apid"
 wait "$apid"
-# Without the agent: lfsvol-core runs each command, a TLS session each.
+apid=
+# Traces without the agent, on the scrubbed books the traced shelves had.
+traces "$LFS_RESULTS/trace-plain" "${tn[@]}"
+# The plain path: no agent, a TLS session of lfsvol's own per command
+# (books with leftover bytes, as loop 3), beside LVM2 again.
 for i in $(seq "$N"); do
-	lfs_ops n$i _noagent 0
+	lvm_ops "n$i" _plain
+	lfs_ops n$i _plain 0
 done
+# Where a session of lfsvol's own goes (tlsphase), K times each way.
+host=${LFS_LIBRARIAN%:*} port=${LFS_LIBRARIAN#*:}
+for i in $(seq "$K"); do
+	for m in lib raw pipelined; do
+		/tmp/bin/tlsphase $m "$host" "$port" node01 /tmp/node01.key | sed "s/^/$m /" \
+			>>"$LFS_RESULTS/tlsphase" || exit 1
+	done
+done
+# Start-up: --help, no librarian, no kernel.
+for i in $(seq 20); do $TI lfsvol_help "$LFS_RESULTS/startup" "$LFSVOL_BIN" --help || exit 1; done
 echo "ok 1 - benchmark ran"
