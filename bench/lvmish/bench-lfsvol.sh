@@ -66,11 +66,9 @@ function ratios(s, what) {
 }
 END {
 	nops = split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lvcreate lvchange_an lvchange_ay", base, " ")
-	nsuf = split(" _fresh _unknown _plain", suf, " ")
-	suf[0] = ""
+	nsuf = split("_fresh _unknown _plain", suf, " ")
 	printf "%-26s %4s %10s %10s\n", "operation", "n", "median ms", "p90 ms"
 	for (s = 0; s <= nsuf; s++) {
-		if (s == 1) continue
 		for (i = 1; i <= nops; i++) {
 			o = base[i] (s ? suf[s] : "")
 			med[o] = q(o, 0.5)
