@@ -165,7 +165,7 @@ done
 # Where a session of lfsvol's own goes (tlsphase), K times each way.
 host=${LFS_LIBRARIAN%:*} port=${LFS_LIBRARIAN#*:}
 for i in $(seq "$K"); do
-	for m in lib raw pipelined; do
+	for m in lib raw pipelined tcp; do
 		/tmp/bin/tlsphase $m "$host" "$port" node01 /tmp/node01.key | sed "s/^/$m /" \
 			>>"$LFS_RESULTS/tlsphase" || exit 1
 	done

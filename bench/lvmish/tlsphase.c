@@ -12,6 +12,9 @@
  *   pipelined  as raw, but auth and the first request sent together (what
  *              sending the first request without waiting for the auth reply
  *              would save)
+ *   tcp        the network path alone: connect, send an HTTP request and wait
+ *              for the librarian's TLS layer to refuse it (in the test VMs
+ *              this includes QEMU starting a relay for the connection)
  * The TLS set-up copies librarian/tlspsk.c's (TLS 1.3 only, external PSK,
  * psk_dhe_ke, no tickets).
  */
@@ -169,6 +172,27 @@ static int raw(const char *host, int port, int pipelined)
 	return 0;
 }
 
+static int tcp(const char *host, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	static const char bogus[] = "GET / HTTP/1.0\r\n\r\n"; /* OpenSSL refuses it at once */
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	char buf[256];
+
+	inet_pton(AF_INET, host, &sa.sin_addr);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return 1;
+	phase("tcp_connect");
+	if (write(fd, bogus, sizeof(bogus) - 1) != sizeof(bogus) - 1)
+		return 1;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	phase("refused");
+	close(fd);
+	return 0;
+}
+
 static int lib(const char *host, const char *port, const char *keyfile)
 {
 	char addr[300], *msg = NULL;
@@ -198,7 +222,7 @@ int main(int argc, char **argv)
 	int r;
 
 	if (argc != 6) {
-		fprintf(stderr, "usage: tlsphase lib|raw|pipelined HOST PORT NODE KEYFILE\n");
+		fprintf(stderr, "usage: tlsphase lib|raw|pipelined|tcp HOST PORT NODE KEYFILE\n");
 		return 2;
 	}
 	node = argv[4];
@@ -211,6 +235,8 @@ int main(int argc, char **argv)
 	keylen = (size_t)r;
 	if (!strcmp(argv[1], "lib"))
 		r = lib(argv[2], argv[3], argv[5]);
+	else if (!strcmp(argv[1], "tcp"))
+		r = tcp(argv[2], atoi(argv[3]));
 	else
 		r = raw(argv[2], atoi(argv[3]), !strcmp(argv[1], "pipelined"));
 	if (r)
