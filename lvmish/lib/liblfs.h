@@ -47,15 +47,6 @@ struct lfs_shelf_info {
 
 /* Connect and resolve the family; -ENOENT if the module is not loaded. */
 int lfs_client_open(struct lfs_client **out);
-/*
- * The same, for a session opened ahead of its use: lfs_client_stale() then
- * tells whether any generic netlink family was registered or unregistered
- * since (lfs.ko reloaded: the family id may have changed), and the session
- * must not be used. lfs_client_fds(): the range of its descriptors.
- */
-int lfs_client_open_watched(struct lfs_client **out);
-bool lfs_client_stale(const struct lfs_client *c);
-void lfs_client_fds(const struct lfs_client *c, int *lo, int *hi);
 void lfs_client_close(struct lfs_client *c);
 const char *lfs_client_error(const struct lfs_client *c);
 
