@@ -78,12 +78,12 @@ int cmd_detach(int argc, char **argv)
 
 static json_t *fabric_json(const struct lfs_fabric_info *f)
 {
-	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i}",
-			 "ig", (json_int_t)f->ig, "device", f->path, "major", major(f->devt),
-			 "minor", minor(f->devt), "book_size", (json_int_t)f->book_size,
-			 "offset", (json_int_t)f->offset, "size", (json_int_t)f->dev_size,
-			 "nr_books", (json_int_t)f->nr_books, "books_used",
-			 (json_int_t)f->books_used, "dax", f->dax, "numa_node", f->numa_node);
+	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "ig",
+			 (json_int_t)f->ig, "device", f->path, "major", major(f->devt), "minor",
+			 minor(f->devt), "book_size", (json_int_t)f->book_size, "offset",
+			 (json_int_t)f->offset, "size", (json_int_t)f->dev_size, "nr_books",
+			 (json_int_t)f->nr_books, "books_used", (json_int_t)f->books_used, "dax",
+			 f->dax, "numa_node", f->numa_node);
 }
 
 static void fabric_table(const struct lfs_fabric_info *v, size_t n)
@@ -91,8 +91,8 @@ static void fabric_table(const struct lfs_fabric_info *v, size_t n)
 	char bs[32], off[32], size[32];
 	size_t i;
 
-	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %s\n", "IG", "DEVICE", "SIZE",
-	       "BOOK", "OFFSET", "BOOKS", "USED", "DAX", "NODE");
+	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %s\n", "IG", "DEVICE", "SIZE", "BOOK",
+	       "OFFSET", "BOOKS", "USED", "DAX", "NODE");
 	for (i = 0; i < n; i++) {
 		lfs_size_short(v[i].book_size, bs, sizeof(bs));
 		lfs_size_short(v[i].offset, off, sizeof(off));

@@ -39,9 +39,11 @@ static void show_usage(FILE *f)
 	for (i = 0; i < NR_COMMANDS; i++)
 		fprintf(f, "  %s %s\n      %s\n", commands[i].name, commands[i].args,
 			commands[i].help);
-	fprintf(f, "\nBOOKS is a comma list of IG:BOOK or IG:FIRST-LAST, e.g. 0:0-3,1:0-3.\n"
-		   "SIZE is a number of bytes with an optional K, M, G, T or P suffix.\n"
-		   "`%s COMMAND --help' describes one command; see lfsctl(8).\n", prog);
+	fprintf(f,
+		"\nBOOKS is a comma list of IG:BOOK or IG:FIRST-LAST, e.g. 0:0-3,1:0-3.\n"
+		"SIZE is a number of bytes with an optional K, M, G, T or P suffix.\n"
+		"`%s COMMAND --help' describes one command; see lfsctl(8).\n",
+		prog);
 }
 
 int lfsctl_usage(const char *cmd)
@@ -73,8 +75,8 @@ struct lfs_client *lfsctl_connect(const char *cmd)
 	int ret = lfs_client_open(&c);
 
 	if (ret == -ENOENT) {
-		fprintf(stderr, "%s %s: the lfs kernel module is not loaded (modprobe lfs)\n",
-			prog, cmd);
+		fprintf(stderr, "%s %s: the lfs kernel module is not loaded (modprobe lfs)\n", prog,
+			cmd);
 		return NULL;
 	}
 	if (ret) {

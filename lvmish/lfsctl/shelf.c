@@ -57,8 +57,7 @@ int cmd_create(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, zeroed, books, n,
-			       &info);
+	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, zeroed, books, n, &info);
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "create", argv[optind], ret);
@@ -226,8 +225,8 @@ static void shelf_table(const struct lfs_shelf_info *v, size_t n)
 	char uuid[37], dev[48], bs[32], size[32], *books;
 	size_t i;
 
-	printf("%-20s %-12s %-9s %-7s %-7s %-4s %-5s %-36s %s\n", "NAME", "DEVICE", "SIZE",
-	       "BOOKS", "BOOK", "DAX", "OPEN", "UUID", "LAYOUT");
+	printf("%-20s %-12s %-9s %-7s %-7s %-4s %-5s %-36s %s\n", "NAME", "DEVICE", "SIZE", "BOOKS",
+	       "BOOK", "DAX", "OPEN", "UUID", "LAYOUT");
 	for (i = 0; i < n; i++) {
 		lfs_format_uuid(v[i].uuid, uuid);
 		snprintf(dev, sizeof(dev), "/dev/%s", v[i].disk);

@@ -24,10 +24,10 @@ struct act {
 	struct lfs_client *drv;
 	const char *name;
 	const struct lfsvol_activation *how;
-	json_t *sh;		/* the librarian's answer: name, uuid, map */
+	json_t *sh; /* the librarian's answer: name, uuid, map */
 	char what[128];
 	char disk[32];
-	bool already;		/* active here already with the same UUID */
+	bool already; /* active here already with the same UUID */
 };
 
 static bool same_uuid(const struct lfs_shelf_info *k, json_t *sh)
@@ -72,14 +72,15 @@ static int kernel_activate(struct act *a)
 				   "the librarian's reply lacks the shelf's UUID");
 	r = lfsvol_lib_shelf_map(a->lib, a->name, a->sh, &books, &n);
 	if (r)
-		return lfsvol_fail(LFSVOL_ELIBRARIAN, r,
-				   "cannot read the book map of shelf `%s' from the librarian: %s",
-				   a->name,
-				   lfsvol_lib_errmsg(a->lib)[0] ? lfsvol_lib_errmsg(a->lib) : strerror(-r));
+		return lfsvol_fail(
+			LFSVOL_ELIBRARIAN, r,
+			"cannot read the book map of shelf `%s' from the librarian: %s", a->name,
+			lfsvol_lib_errmsg(a->lib)[0] ? lfsvol_lib_errmsg(a->lib) : strerror(-r));
 	if (!n) {
 		free(books);
-		return lfsvol_usage("shelf `%s' has no books; give it some with `%s resize %s -s 1b'",
-				    a->name, lfsvol_prog, a->name);
+		return lfsvol_usage(
+			"shelf `%s' has no books; give it some with `%s resize %s -s 1b'", a->name,
+			lfsvol_prog, a->name);
 	}
 	/*
 	 * "zeroed" (shelf.create only): every book was scrubbed since its last
@@ -96,8 +97,7 @@ static int kernel_activate(struct act *a)
 }
 
 /* Is every IG of the map attached here? *missing: the first that is not. */
-static bool map_attached(json_t *sh, const struct lfs_fabric_info *fv, size_t nf,
-			 uint32_t *missing)
+static bool map_attached(json_t *sh, const struct lfs_fabric_info *fv, size_t nf, uint32_t *missing)
 {
 	size_t i;
 	json_t *el;
@@ -133,9 +133,10 @@ static int retry_attached(struct act *a)
 		ok = map_attached(a->sh, fv, nf, &missing);
 	free(fv);
 	if (!ok)
-		return lfsvol_fail(LFSVOL_EDRIVER, -ENODEV,
-				   "%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
-				   a->what, missing, a->ctx->conf->path);
+		return lfsvol_fail(
+			LFSVOL_EDRIVER, -ENODEV,
+			"%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
+			a->what, missing, a->ctx->conf->path);
 	lfsvol_trace("fabrics attached, IGs checked");
 	r = kernel_activate(a);
 	if (r == -ENODEV)
@@ -157,9 +158,10 @@ static int already_active(struct act *a)
 
 	r = lfs_shelf_list(a->drv, a->name, &kv, &kn);
 	if (r == -ENOENT)
-		return lfsvol_fail(LFSVOL_EREFUSED, -EAGAIN,
-				   "%s: the kernel reported a shelf of that name, then none; try again",
-				   a->what);
+		return lfsvol_fail(
+			LFSVOL_EREFUSED, -EAGAIN,
+			"%s: the kernel reported a shelf of that name, then none; try again",
+			a->what);
 	if (r)
 		return lfsvol_drv_fail(a->drv, r, a->what);
 	if (!a->how->given && same_uuid(&kv[0], a->sh)) {
@@ -168,9 +170,10 @@ static int already_active(struct act *a)
 		if (!a->how->quiet)
 			lfsvol_info("shelf %s is already active as /dev/%s", a->name, a->disk);
 	} else {
-		r = lfsvol_fail(LFSVOL_EREFUSED, -EEXIST,
-				"%s: another shelf named `%s' is active here as /dev/%s (different UUID); deactivate it first",
-				a->what, a->name, kv[0].disk);
+		r = lfsvol_fail(
+			LFSVOL_EREFUSED, -EEXIST,
+			"%s: another shelf named `%s' is active here as /dev/%s (different UUID); deactivate it first",
+			a->what, a->name, kv[0].disk);
 	}
 	lfs_shelf_list_free(kv, kn);
 	return r;
@@ -189,7 +192,8 @@ static int activation(struct act *a)
 						 a->how->shared ? "ro" : "rw", "takeover",
 						 a->how->takeover),
 				       &a->sh);
-	lfsvol_trace(a->how->given ? "activated by shelf.create" : "librarian shelf.activate: %d", r);
+	lfsvol_trace(a->how->given ? "activated by shelf.create" : "librarian shelf.activate: %d",
+		     r);
 	return r;
 }
 
@@ -205,8 +209,8 @@ static int kernel_part(struct act *a)
 	if (!r && a->how->shared && !a->already && set_read_only(a->disk)) {
 		lfs_shelf_remove(a->drv, a->name);
 		r = lfsvol_fail(LFSVOL_EDRIVER, -EIO,
-				"%s: cannot make /dev/%s read-only for a shared activation", a->what,
-				a->disk);
+				"%s: cannot make /dev/%s read-only for a shared activation",
+				a->what, a->disk);
 	}
 	return r;
 }
@@ -232,13 +236,15 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct l
 	 * The agent runs from udev rules too: there udev makes the name after
 	 * this event, so waiting for it would only stall the event queue.
 	 */
-	r = how->quiet && lfsvol_udev_running() ? 0 :
-						   lfsvol_dev_link_wait(name, a.disk, LINK_TIMEOUT_MS);
+	r = how->quiet && lfsvol_udev_running() ?
+		    0 :
+		    lfsvol_dev_link_wait(name, a.disk, LINK_TIMEOUT_MS);
 	lfsvol_trace("/dev/lfs/%s: %d", name, r);
 	if (r)
-		r = lfsvol_fail(LFSVOL_EFAIL, r,
-				"%s: /dev/%s exists but udev made no /dev/lfs/%s within %d s; are the LFS udev rules installed?",
-				a.what, a.disk, name, LINK_TIMEOUT_MS / 1000);
+		r = lfsvol_fail(
+			LFSVOL_EFAIL, r,
+			"%s: /dev/%s exists but udev made no /dev/lfs/%s within %d s; are the LFS udev rules installed?",
+			a.what, a.disk, name, LINK_TIMEOUT_MS / 1000);
 	else if (!a.already && !how->quiet)
 		lfsvol_info("activated shelf %s as /dev/lfs/%s (/dev/%s)", name, name, a.disk);
 out:
@@ -301,8 +307,9 @@ static int activate_options(int argc, char **argv, struct activate_opts *o, json
 			return lfsvol_exit_as(LFSVOL_EUSAGE, -EINVAL);
 	}
 	if ((optind == argc) == !(o->all || o->autoa))
-		return lfsvol_usage("usage: %s activate NAME...|--all|--auto [--shared] [--takeover]",
-				    lfsvol_prog);
+		return lfsvol_usage(
+			"usage: %s activate NAME...|--all|--auto [--shared] [--takeover]",
+			lfsvol_prog);
 	for (int k = optind; k < argc; k++) {
 		r = lfsvol_check_name(argv[k]);
 		if (r)
@@ -370,9 +377,10 @@ static int deactivate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct
 	if (act) {
 		/* mounted means open (the kernel checks again, atomically) */
 		if (act->open)
-			return lfsvol_fail(LFSVOL_EREFUSED, -EBUSY,
-					   "%s: /dev/lfs/%s (/dev/%s) is mounted or open; unmount it first",
-					   what, name, act->disk);
+			return lfsvol_fail(
+				LFSVOL_EREFUSED, -EBUSY,
+				"%s: /dev/lfs/%s (/dev/%s) is mounted or open; unmount it first",
+				what, name, act->disk);
 		lfsvol_trace("deactivate %s: checked", name);
 		r = lfsvol_kernel_remove(ctx->conf, drv, name);
 		if (r)

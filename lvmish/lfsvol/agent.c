@@ -37,15 +37,15 @@
 struct agent {
 	struct lfsvol_ctx *ctx;
 	struct agent_state st;
-	struct lfsvol_lib *lib;	/* NULL while the librarian is unreachable */
+	struct lfsvol_lib *lib; /* NULL while the librarian is unreachable */
 	struct lfs_client *drv;
 	bool once;
-	int lfd;		/* agent.sock, or -1 */
+	int lfd; /* agent.sock, or -1 */
 	int clients[AGENT_CLIENTS];
 	int64_t seen[AGENT_CLIENTS];
 	int nclients;
-	int interval;		/* the librarian's heartbeat_interval, seconds */
-	int backoff;		/* seconds before the next try while unreachable */
+	int interval; /* the librarian's heartbeat_interval, seconds */
+	int backoff; /* seconds before the next try while unreachable */
 };
 
 static void on_signal(int sig)
@@ -277,7 +277,8 @@ static int agent_run(struct agent *a)
 		if (a->once || lfsvol_agent_stop)
 			return r;
 		agent_wait(a, lfsvol_now_ms() + 1000LL * (a->lib ? a->interval : a->backoff));
-		a->backoff = a->lib ? 1 : (a->backoff * 2 > a->interval ? a->interval : a->backoff * 2);
+		a->backoff = a->lib ? 1 :
+				      (a->backoff * 2 > a->interval ? a->interval : a->backoff * 2);
 		if (lfsvol_agent_stop)
 			return 0;
 	}
@@ -304,8 +305,9 @@ static int agent_open(struct agent *a)
 	mkdir(a->ctx->conf->state_dir, 0755);
 	a->lfd = lfsvol_proxy_listen(a->ctx->conf->state_dir);
 	if (a->lfd < 0)
-		lfsvol_err("cannot listen on %s/agent.sock (%s); lfsvol will talk to the librarian directly",
-			   a->ctx->conf->state_dir, strerror(-a->lfd));
+		lfsvol_err(
+			"cannot listen on %s/agent.sock (%s); lfsvol will talk to the librarian directly",
+			a->ctx->conf->state_dir, strerror(-a->lfd));
 	return 0;
 }
 

@@ -21,25 +21,25 @@ struct lfs_client;
 struct lfsvol_lib;
 
 struct agent_state {
-	long long zeroed;	/* books zeroed by this agent since it started */
-	long long pending;	/* ZOMBIE books of this node the librarian reported */
+	long long zeroed; /* books zeroed by this agent since it started */
+	long long pending; /* ZOMBIE books of this node the librarian reported */
 	long long heartbeats;
 	time_t last_heartbeat;
-	char librarian[256];	/* "connected" or why not */
-	char scrub[256];	/* "idle", "zeroing N of M", or an error */
-	bool daemon;		/* the running agent, not a --once pass or scrub */
+	char librarian[256]; /* "connected" or why not */
+	char scrub[256]; /* "idle", "zeroing N of M", or an error */
+	bool daemon; /* the running agent, not a --once pass or scrub */
 	/* the read-only check of FREE books of unknown content (daemon only) */
-	long long checked_zero;	/* found zero and marked known zero by the librarian */
-	long long checked_other;	/* found not zero, or not marked (changed meanwhile) */
-	long long checked_skipped;	/* passed over in the last sweep: not readable here */
-	char check[320];	/* "idle ...", "reading N books ...", or an error */
-	bool sweeping;		/* a sweep is under way */
-	json_t *after;		/* [ig, book]: the sweep goes on after this book */
-	int64_t next_sweep;	/* ms (lfsvol_now_ms); 0: at once */
-	uint64_t fabric_sig;	/* attached devices at the last pass */
-	pid_t job_pid;		/* the child reading a batch, 0 if none */
-	int job_fd;		/* its result pipe, -1 if none */
-	json_t *job_books;	/* the batch, as listed */
+	long long checked_zero; /* found zero and marked known zero by the librarian */
+	long long checked_other; /* found not zero, or not marked (changed meanwhile) */
+	long long checked_skipped; /* passed over in the last sweep: not readable here */
+	char check[320]; /* "idle ...", "reading N books ...", or an error */
+	bool sweeping; /* a sweep is under way */
+	json_t *after; /* [ig, book]: the sweep goes on after this book */
+	int64_t next_sweep; /* ms (lfsvol_now_ms); 0: at once */
+	uint64_t fabric_sig; /* attached devices at the last pass */
+	pid_t job_pid; /* the child reading a batch, 0 if none */
+	int job_fd; /* its result pipe, -1 if none */
+	json_t *job_books; /* the batch, as listed */
 	char job_token[64];
 };
 

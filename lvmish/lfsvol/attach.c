@@ -31,17 +31,18 @@ static int attach_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	r = lfsvol_fabric_resolve(f, path, sizeof(path));
 	if (r) {
 		if (!quiet)
-			lfsvol_err("%s:%d: fabric device for IG %u is not present (yet)", conf->path,
-				   f->line, f->ig);
+			lfsvol_err("%s:%d: fabric device for IG %u is not present (yet)",
+				   conf->path, f->line, f->ig);
 		return r;
 	}
 	if (!realpath(path, real))
 		snprintf(real, sizeof(real), "%s", path);
 	if (!f->force && !lfsvol_probe_fs(real, 0, 0, &fs) && fs.type[0])
-		return lfsvol_fail(LFSVOL_EFAIL, -EEXIST,
-				   "refusing to attach %s as IG %u: it carries a signature (%s%s%s); wipe it (wipefs -a) or set force = true for it in %s:%d",
-				   real, f->ig, fs.type, fs.label[0] ? " LABEL=" : "", fs.label,
-				   conf->path, f->line);
+		return lfsvol_fail(
+			LFSVOL_EFAIL, -EEXIST,
+			"refusing to attach %s as IG %u: it carries a signature (%s%s%s); wipe it (wipefs -a) or set force = true for it in %s:%d",
+			real, f->ig, fs.type, fs.label[0] ? " LABEL=" : "", fs.label, conf->path,
+			f->line);
 	r = lfs_attach(drv, real, f->ig, book_size, f->offset);
 	if (r && r != -EEXIST) {
 		snprintf(what, sizeof(what), "attaching %s as IG %u", real, f->ig);

@@ -43,8 +43,9 @@ int cmd_attr(int argc, char **argv, struct lfsvol_ctx *ctx)
 	if (i == ARRAY_SIZE(verbs) || argc != verbs[i].args) {
 		if (argc > 1 && i == ARRAY_SIZE(verbs))
 			lfsvol_err("invalid attr verb `%s'", argv[1]);
-		lfsvol_err("usage: %s attr list NAME | get NAME KEY | set NAME KEY VALUE | rm NAME KEY",
-			   lfsvol_prog);
+		lfsvol_err(
+			"usage: %s attr list NAME | get NAME KEY | set NAME KEY VALUE | rm NAME KEY",
+			lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
 	r = lfsvol_check_name(argv[2]);

@@ -105,12 +105,14 @@ static void sweep_done(const struct lfsvol_conf *conf, struct agent_state *st)
 	char skipped[128] = "";
 
 	if (st->checked_skipped)
-		snprintf(skipped, sizeof(skipped),
-			 "; %lld passed over in this sweep (IG not attached here, or beyond the end of its device)",
-			 st->checked_skipped);
-	snprintf(st->check, sizeof(st->check),
-		 "idle: every FREE book of this node was checked; %lld found zero, %lld not, since the agent started%s",
-		 st->checked_zero, st->checked_other, skipped);
+		snprintf(
+			skipped, sizeof(skipped),
+			"; %lld passed over in this sweep (IG not attached here, or beyond the end of its device)",
+			st->checked_skipped);
+	snprintf(
+		st->check, sizeof(st->check),
+		"idle: every FREE book of this node was checked; %lld found zero, %lld not, since the agent started%s",
+		st->checked_zero, st->checked_other, skipped);
 	check_pause(st, conf->check_interval);
 }
 
@@ -118,9 +120,8 @@ static void sweep_done(const struct lfsvol_conf *conf, struct agent_state *st)
 static json_t *list_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 			  struct agent_state *st, uint64_t book_size)
 {
-	json_int_t limit = book_size >= CHECK_BATCH_BYTES ?
-				   1 :
-				   (json_int_t)(CHECK_BATCH_BYTES / book_size);
+	json_int_t limit =
+		book_size >= CHECK_BATCH_BYTES ? 1 : (json_int_t)(CHECK_BATCH_BYTES / book_size);
 	json_t *res = NULL;
 	int r;
 

@@ -61,8 +61,7 @@ static int check_keys(struct conf_err *e, const config_setting_t *grp, const cha
 }
 
 /* The getters return 1 if the setting is there, 0 if not, or a negative errno. */
-static int get_string(struct conf_err *e, const config_setting_t *grp, const char *key,
-		      char **out)
+static int get_string(struct conf_err *e, const config_setting_t *grp, const char *key, char **out)
 {
 	config_setting_t *s = config_setting_get_member(grp, key);
 	const char *v;
@@ -87,7 +86,8 @@ static int get_int(struct conf_err *e, const config_setting_t *grp, const char *
 
 	if (!s)
 		return 0;
-	if (config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64)
+	if (config_setting_type(s) != CONFIG_TYPE_INT &&
+	    config_setting_type(s) != CONFIG_TYPE_INT64)
 		return conf_fail(e, s, "`%s' must be an integer", key);
 	v = config_setting_get_int64(s);
 	if (v < min || v > max)
@@ -119,7 +119,8 @@ static int get_size(struct conf_err *e, const config_setting_t *grp, const char 
 
 	if (!s)
 		return 0;
-	if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64) {
+	if (config_setting_type(s) == CONFIG_TYPE_INT ||
+	    config_setting_type(s) == CONFIG_TYPE_INT64) {
 		long long n = config_setting_get_int64(s);
 
 		if (n < 0 || (n == 0 && !allow_zero))
@@ -202,7 +203,8 @@ static int fabric_selector(struct conf_err *e, const config_setting_t *g,
 		sel++;
 		f->sel = LFSVOL_SEL_BY_PATH;
 		if (strchr(f->path, '/'))
-			return conf_fail(e, g, "by_path `%s' must be a name under /dev/disk/by-path",
+			return conf_fail(e, g,
+					 "by_path `%s' must be a name under /dev/disk/by-path",
 					 f->path);
 	}
 	r = get_int(e, g, "numa_node", 0, 4095, &f->numa_node);
@@ -213,21 +215,23 @@ static int fabric_selector(struct conf_err *e, const config_setting_t *g,
 		f->sel = LFSVOL_SEL_NUMA;
 	}
 	if (sel != 1)
-		return conf_fail(e, g,
-				 "fabric entry for IG %u needs exactly one of device, numa_node or by_path",
-				 f->ig);
+		return conf_fail(
+			e, g,
+			"fabric entry for IG %u needs exactly one of device, numa_node or by_path",
+			f->ig);
 	return 0;
 }
 
 static int fabric_entry(struct conf_err *e, struct lfsvol_conf *c, const config_setting_t *g, int i)
 {
-	static const char *const keys[] = { "ig",	  "device", "numa_node", "by_path",
-					    "offset", "force",  NULL };
+	static const char *const keys[] = { "ig",     "device", "numa_node", "by_path",
+					    "offset", "force",	NULL };
 	struct lfsvol_fabric_conf *f = &c->fabrics[c->nfabrics];
 	int r;
 
 	if (!config_setting_is_group(g))
-		return conf_fail(e, g, "fabric entry %d must be a group { ig = N; device = \"...\"; }",
+		return conf_fail(e, g,
+				 "fabric entry %d must be a group { ig = N; device = \"...\"; }",
 				 i + 1);
 	r = check_keys(e, g, keys,
 		       " in a fabric entry (known: ig, device, numa_node, by_path, offset, force)");
@@ -397,15 +401,17 @@ static int parse_top(struct conf_err *e, struct lfsvol_conf *c, config_setting_t
 
 static int conf_parse(struct conf_err *e, struct lfsvol_conf *c, config_t *cf)
 {
-	static const char *const top[] = { "librarian",	    "node",	      "key_file",
-					   "connect_timeout", "reply_timeout",  "default_policy",
-					   "book_size",	    "process_priority", "agent",
-					   "fabric",	    "shelves",	      NULL };
+	static const char *const top[] = {
+		"librarian",	 "node",	   "key_file",	"connect_timeout",
+		"reply_timeout", "default_policy", "book_size", "process_priority",
+		"agent",	 "fabric",	   "shelves",	NULL
+	};
 	config_setting_t *root = config_root_setting(cf), *s;
 	int r;
 
-	r = check_keys(e, root, top,
-		       " (known: librarian, node, key_file, connect_timeout, reply_timeout, default_policy, book_size, process_priority, agent, fabric, shelves)");
+	r = check_keys(
+		e, root, top,
+		" (known: librarian, node, key_file, connect_timeout, reply_timeout, default_policy, book_size, process_priority, agent, fabric, shelves)");
 	if (!r)
 		r = parse_top(e, c, root);
 	s = config_setting_get_member(root, "agent");
@@ -591,7 +597,8 @@ int lfsvol_need_conf(struct lfsvol_ctx *ctx)
 	if (r) {
 		lfsvol_fail(LFSVOL_ECONFIG, r, "%s", msg);
 		if (r == -ENOENT)
-			lfsvol_err("give an existing file with -c FILE or LFS_CONF (see lfs.conf(5))");
+			lfsvol_err(
+				"give an existing file with -c FILE or LFS_CONF (see lfs.conf(5))");
 		else if (r == -EINVAL)
 			lfsvol_err("fix that line of the configuration (see lfs.conf(5))");
 		return r;

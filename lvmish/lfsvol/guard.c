@@ -24,8 +24,8 @@ int lfsvol_check_unused(const struct lfs_shelf_info *act, const char *name, cons
 	if (!act || (!act->open && !lfsvol_dev_mounted(act->devt)))
 		return 0;
 	return lfsvol_fail(LFSVOL_EREFUSED, -EBUSY,
-			   "shelf `%s' is in use on this node (/dev/%s is mounted or open); %s", name,
-			   act->disk, why);
+			   "shelf `%s' is in use on this node (/dev/%s is mounted or open); %s",
+			   name, act->disk, why);
 }
 
 /* The shelf's first book seen through its fabric device, while not active here. */
@@ -68,18 +68,19 @@ int lfsvol_fs_guard(struct lfs_client *drv, struct lfs_shelf_info *act, json_t *
 	if (r == -ENODATA)
 		return 0;
 	if (r)
-		return lfsvol_fail(LFSVOL_EREFUSED, r,
-				   "cannot check shelf `%s' for a filesystem (%s); %s it anyway with -f",
-				   name,
-				   act ? strerror(-r) :
-					 "not active here and its first book's device is not attached",
-				   verb);
+		return lfsvol_fail(
+			LFSVOL_EREFUSED, r,
+			"cannot check shelf `%s' for a filesystem (%s); %s it anyway with -f", name,
+			act ? strerror(-r) :
+			      "not active here and its first book's device is not attached",
+			verb);
 	if (!fs.type[0])
 		return 0;
-	return lfsvol_fail(LFSVOL_EREFUSED, -EBUSY,
-			   "shelf `%s' holds a filesystem (%s%s%s%s%s); %s it anyway with -f (its data is lost)",
-			   name, fs.type, fs.label[0] ? " LABEL=" : "", fs.label,
-			   fs.uuid[0] ? " UUID=" : "", fs.uuid, verb);
+	return lfsvol_fail(
+		LFSVOL_EREFUSED, -EBUSY,
+		"shelf `%s' holds a filesystem (%s%s%s%s%s); %s it anyway with -f (its data is lost)",
+		name, fs.type, fs.label[0] ? " LABEL=" : "", fs.label, fs.uuid[0] ? " UUID=" : "",
+		fs.uuid, verb);
 }
 
 void lfsvol_say_rounding(bool books, uint64_t bytes, const char *arg, uint64_t n,

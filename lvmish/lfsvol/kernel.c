@@ -16,8 +16,9 @@ int lfsvol_drv_open(struct lfs_client **out)
 
 	lfsvol_trace("netlink session: %d", r);
 	if (r == -ENOENT)
-		return lfsvol_fail(LFSVOL_EDRIVER, r,
-				   "the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
+		return lfsvol_fail(
+			LFSVOL_EDRIVER, r,
+			"the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
 	if (r)
 		return lfsvol_fail(LFSVOL_EDRIVER, r, "cannot talk to the lfs kernel module: %s",
 				   strerror(-r));
@@ -33,8 +34,7 @@ int lfsvol_drv_fail(struct lfs_client *c, int err, const char *what)
 		code = LFSVOL_EPERM;
 	else if (err == -EBUSY)
 		code = LFSVOL_EREFUSED;
-	return lfsvol_fail(code, err, "%s: kernel reports: %s", what,
-			   m && *m ? m : strerror(-err));
+	return lfsvol_fail(code, err, "%s: kernel reports: %s", what, m && *m ? m : strerror(-err));
 }
 
 int lfsvol_need_root(const char *what)
@@ -42,7 +42,8 @@ int lfsvol_need_root(const char *what)
 	if (geteuid() == 0)
 		return 0;
 	return lfsvol_fail(LFSVOL_EPERM, -EPERM,
-			   "%s needs root (CAP_SYS_ADMIN to configure lfs.ko); run it with sudo", what);
+			   "%s needs root (CAP_SYS_ADMIN to configure lfs.ko); run it with sudo",
+			   what);
 }
 
 int lfsvol_kernel_shelves(struct lfs_client **drv, const char *name, struct lfs_shelf_info **v,

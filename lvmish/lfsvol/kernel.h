@@ -33,8 +33,7 @@ struct lfs_shelf_info *lfsvol_find_active(struct lfs_shelf_info *v, size_t n, co
 int lfsvol_kernel_create(const struct lfsvol_conf *conf, struct lfs_client *drv, const char *name,
 			 const uint8_t *uuid, bool zeroed, const struct lfs_book *books, size_t n,
 			 char *disk, size_t disklen);
-int lfsvol_kernel_remove(const struct lfsvol_conf *conf, struct lfs_client *drv,
-			 const char *name);
+int lfsvol_kernel_remove(const struct lfsvol_conf *conf, struct lfs_client *drv, const char *name);
 
 /*
  * attach.c: attach the configured fabric devices that are not attached

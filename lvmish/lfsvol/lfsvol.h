@@ -37,8 +37,8 @@ lfsvol_cmd_fn cmd_agent;
  * quiet (the agent): no progress lines, and no wait for udev's name.
  */
 struct lfsvol_activation {
-	bool shared;	/* read-only on every node that has it */
-	bool takeover;	/* from holders whose lease expired */
+	bool shared; /* read-only on every node that has it */
+	bool takeover; /* from holders whose lease expired */
 	bool quiet;
 	json_t *given;
 };

@@ -68,7 +68,8 @@ static int list_shelves(struct lfsvol_lib *lib, struct here *h, json_t *out)
 		json_array_foreach(json_object_get(res, "shelves"), i, el) {
 			const char *n = json_string_value(json_object_get(el, "name"));
 
-			json_array_append_new(out, shelf_object(el, lfsvol_find_active(h->kv, h->kn, n)));
+			json_array_append_new(
+				out, shelf_object(el, lfsvol_find_active(h->kv, h->kn, n)));
 		}
 		total = json_integer_value(json_object_get(res, "total"));
 		off += (json_int_t)json_array_size(json_object_get(res, "shelves"));
@@ -114,8 +115,8 @@ static void print_list(json_t *out)
 	size_t i, k;
 	json_t *el, *n;
 
-	printf("%-20s %10s %7s %-13s %-14s %-16s %s\n", "NAME", "SIZE", "BOOKS", "POLICY",
-	       "ACTIVE", "DEVICE", "FSTYPE");
+	printf("%-20s %10s %7s %-13s %-14s %-16s %s\n", "NAME", "SIZE", "BOOKS", "POLICY", "ACTIVE",
+	       "DEVICE", "FSTYPE");
 	json_array_foreach(out, i, el) {
 		char sz[32], active[64] = "";
 

@@ -18,7 +18,8 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "create", cmd_create,
-	  "create NAME -s SIZE [-p POLICY] [--ig LIST] [--away-from SHELF] [-a]", "create a shelf" },
+	  "create NAME -s SIZE [-p POLICY] [--ig LIST] [--away-from SHELF] [-a]",
+	  "create a shelf" },
 	{ "remove", cmd_remove, "remove NAME [-f]", "remove a shelf and free its books" },
 	{ "resize", cmd_resize, "resize NAME -s [+|-]SIZE [-f]", "grow or shrink a shelf" },
 	{ "rename", cmd_rename, "rename OLD NEW", "rename a shelf" },
@@ -116,7 +117,8 @@ int main(int argc, char **argv)
 		if (strcmp(argv[0], commands[k].name))
 			continue;
 		if (want_help(argc, argv)) {
-			printf("Usage: %s %s\n%s.\n", lfsvol_prog, commands[k].usage, commands[k].help);
+			printf("Usage: %s %s\n%s.\n", lfsvol_prog, commands[k].usage,
+			       commands[k].help);
 			printf("See lfsvol(8) for the options and exit codes.\n");
 			return LFSVOL_OK;
 		}

@@ -17,14 +17,14 @@
 /* Exit codes (documented in lfsvol(8)). */
 enum lfsvol_exit {
 	LFSVOL_OK = 0,
-	LFSVOL_EFAIL = 1,	/* anything not listed below */
-	LFSVOL_EUSAGE = 2,	/* bad option, SIZE, policy or name */
-	LFSVOL_ECONFIG = 3,	/* lfs.conf unreadable or invalid */
-	LFSVOL_ELIBRARIAN = 4,	/* librarian unreachable, timed out or refused */
-	LFSVOL_EDRIVER = 5,	/* lfs.ko not loaded or the kernel refused */
-	LFSVOL_ENOENT = 6,	/* no such shelf */
-	LFSVOL_EREFUSED = 7,	/* guard: filesystem signature, mounted, busy */
-	LFSVOL_EPERM = 8,	/* needs root (CAP_SYS_ADMIN) */
+	LFSVOL_EFAIL = 1, /* anything not listed below */
+	LFSVOL_EUSAGE = 2, /* bad option, SIZE, policy or name */
+	LFSVOL_ECONFIG = 3, /* lfs.conf unreadable or invalid */
+	LFSVOL_ELIBRARIAN = 4, /* librarian unreachable, timed out or refused */
+	LFSVOL_EDRIVER = 5, /* lfs.ko not loaded or the kernel refused */
+	LFSVOL_ENOENT = 6, /* no such shelf */
+	LFSVOL_EREFUSED = 7, /* guard: filesystem signature, mounted, busy */
+	LFSVOL_EPERM = 8, /* needs root (CAP_SYS_ADMIN) */
 };
 
 #define __printf(a, b) __attribute__((format(printf, a, b)))

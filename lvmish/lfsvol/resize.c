@@ -106,9 +106,10 @@ static int grow_kernel(struct resize *z, struct lfsvol_lib *lib, struct lfs_clie
 	r = lfsvol_lib_shelf_map(lib, z->name, tmp, &books, &nb);
 	json_decref(tmp);
 	if (r)
-		return lfsvol_fail(LFSVOL_ELIBRARIAN, r,
-				   "%s: the librarian did not return the added books; run `%s deactivate %s' and activate it again",
-				   z->what, lfsvol_prog, z->name);
+		return lfsvol_fail(
+			LFSVOL_ELIBRARIAN, r,
+			"%s: the librarian did not return the added books; run `%s deactivate %s' and activate it again",
+			z->what, lfsvol_prog, z->name);
 	r = lfs_shelf_extend(drv, z->name, books, nb);
 	free(books);
 	return r ? lfsvol_drv_fail(drv, r, z->what) : 0;
@@ -162,7 +163,8 @@ int cmd_resize(int argc, char **argv, struct lfsvol_ctx *ctx)
 				       json_pack("{s:s,s:i}", "name", z.name, "limit", 1), &sh);
 	}
 	if (!r && !z.book_size)
-		r = lfsvol_fail(LFSVOL_ELIBRARIAN, -EPROTO, "the librarian did not say its book size");
+		r = lfsvol_fail(LFSVOL_ELIBRARIAN, -EPROTO,
+				"the librarian did not say its book size");
 	if (!r) {
 		z.cur = (uint64_t)json_integer_value(json_object_get(sh, "books"));
 		r = resize_target(&z);

@@ -30,9 +30,9 @@
 
 struct lfsvol_lib {
 	struct lfsvol_ctx *ctx;
-	struct lfs_lib *own;	/* our own session, or NULL */
-	int agent;		/* agent.sock, or -1 */
-	json_t *info;		/* the agent's agent.info answer, once asked */
+	struct lfs_lib *own; /* our own session, or NULL */
+	int agent; /* agent.sock, or -1 */
+	json_t *info; /* the agent's agent.info answer, once asked */
 	char err[512];
 };
 
@@ -71,7 +71,7 @@ static int agent_connect(const char *state_dir)
 	int fd, r;
 
 	if (geteuid() != 0)
-		return -EPERM;	/* the socket is root's */
+		return -EPERM; /* the socket is root's */
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/agent.sock", state_dir) >=
 	    sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -91,21 +91,24 @@ static int own_opts(struct lfsvol_conf *conf, struct lfs_lib_opts *o)
 {
 	int r;
 
-	*o = (struct lfs_lib_opts){ .addr = conf->librarian, .node = conf->node,
+	*o = (struct lfs_lib_opts){ .addr = conf->librarian,
+				    .node = conf->node,
 				    .key_file = conf->key_file,
 				    .connect_timeout_ms = conf->connect_timeout * 1000,
 				    .reply_timeout_ms = conf->reply_timeout * 1000 };
 	if (!strncmp(o->addr, "unix:", 5))
 		return 0;
 	if (!o->node || !o->key_file)
-		return lfsvol_fail(LFSVOL_ECONFIG, -EINVAL,
-				   "%s: `node' and `key_file' are needed to reach the librarian at %s over TLS",
-				   conf->path, o->addr);
+		return lfsvol_fail(
+			LFSVOL_ECONFIG, -EINVAL,
+			"%s: `node' and `key_file' are needed to reach the librarian at %s over TLS",
+			conf->path, o->addr);
 	if (access(o->key_file, R_OK)) {
 		r = errno;
 		return lfsvol_fail(r == EACCES ? LFSVOL_EPERM : LFSVOL_ECONFIG, -r,
 				   "%s: key_file `%s': %s%s", conf->path, o->key_file, strerror(r),
-				   r == EACCES ? " (it is readable by root only; run as root)" : "");
+				   r == EACCES ? " (it is readable by root only; run as root)" :
+						 "");
 	}
 	return 0;
 }
@@ -143,8 +146,9 @@ static int own_open(struct lfsvol_lib *l)
 		return 0;
 	lfsvol_fail(r == -EACCES || r == -EPERM ? LFSVOL_EPERM : LFSVOL_ELIBRARIAN, r,
 		    "cannot reach the librarian at %s: %s", o.addr, msg ? msg : strerror(-r));
-	lfsvol_err("check that it runs and that `librarian' in %s (or --librarian) is right; gave up after at most %d s",
-		   conf->path, conf->connect_timeout);
+	lfsvol_err(
+		"check that it runs and that `librarian' in %s (or --librarian) is right; gave up after at most %d s",
+		conf->path, conf->connect_timeout);
 	free(msg);
 	return r;
 }

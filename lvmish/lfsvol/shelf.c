@@ -141,8 +141,8 @@ static int create_send(struct lfsvol_lib *lib, const char *what, json_t *args, b
 	return r;
 }
 
-static int create_shelf(struct lfsvol_ctx *ctx, const struct create_opts *o,
-			struct lfsvol_lib *lib, json_t **res, bool *activated)
+static int create_shelf(struct lfsvol_ctx *ctx, const struct create_opts *o, struct lfsvol_lib *lib,
+			json_t **res, bool *activated)
 {
 	uint64_t book_size = lfsvol_lib_book_size(lib), books;
 	char what[128], a[32];
@@ -298,9 +298,10 @@ int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 		return lfsvol_exit_code(r);
 	lfsvol_kernel_shelves(&drv, argv[1], &kv, &kn);
 	if (lfsvol_find_active(kv, kn, argv[1]))
-		r = lfsvol_fail(LFSVOL_EREFUSED, -EBUSY,
-				"shelf `%s' is active on this node; deactivate it, rename it, then activate `%s'",
-				argv[1], argv[2]);
+		r = lfsvol_fail(
+			LFSVOL_EREFUSED, -EBUSY,
+			"shelf `%s' is active on this node; deactivate it, rename it, then activate `%s'",
+			argv[1], argv[2]);
 	if (!r)
 		r = lfsvol_lib_open(ctx, &lib);
 	snprintf(what, sizeof(what), "renaming shelf `%s' to `%s'", argv[1], argv[2]);

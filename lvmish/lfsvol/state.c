@@ -33,8 +33,9 @@ static bool daemon_owns_state(const char *path)
 
 static json_t *state_json(const struct lfsvol_conf *conf, const struct agent_state *st)
 {
-	const char *check = st->check[0] ? st->check :
-					   st->daemon && conf->check_free ? "starting" : "off";
+	const char *check = st->check[0]		   ? st->check :
+			    st->daemon && conf->check_free ? "starting" :
+							     "off";
 
 	return json_pack("{s:i,s:b,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:I,s:I,s:I,s:s}", "pid",
 			 (int)getpid(), "daemon", st->daemon, "updated", (json_int_t)time(NULL),
@@ -78,9 +79,10 @@ int lfsvol_state_lock(const struct lfsvol_conf *conf)
 	snprintf(path, sizeof(path), "%s/agent.lock", conf->state_dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return lfsvol_fail(LFSVOL_ECONFIG, -errno,
-				   "cannot open %s: %s; set agent.state_dir in %s to a writable directory",
-				   path, strerror(errno), conf->path);
+		return lfsvol_fail(
+			LFSVOL_ECONFIG, -errno,
+			"cannot open %s: %s; set agent.state_dir in %s to a writable directory",
+			path, strerror(errno), conf->path);
 	if (flock(fd, LOCK_EX)) {
 		r = -errno;
 		close(fd);

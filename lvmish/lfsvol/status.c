@@ -31,8 +31,7 @@ static void node_view_read(struct node_view *v)
 	lfs_client_close(drv);
 }
 
-static json_t *status_json(const struct lfsvol_conf *conf, const struct node_view *v,
-			   json_t *agent)
+static json_t *status_json(const struct lfsvol_conf *conf, const struct node_view *v, json_t *agent)
 {
 	json_t *o = json_object(), *fab = json_array(), *sh = json_array();
 
@@ -44,11 +43,11 @@ static json_t *status_json(const struct lfsvol_conf *conf, const struct node_vie
 						     "books_used", (json_int_t)v->fv[i].books_used,
 						     "numa_node", v->fv[i].numa_node));
 	for (size_t i = 0; i < v->kn; i++)
-		json_array_append_new(sh, json_pack("{s:s,s:s,s:I,s:I,s:b}", "name", v->kv[i].name,
-						    "disk", v->kv[i].disk, "books",
-						    (json_int_t)v->kv[i].nr_books, "size",
-						    (json_int_t)(v->kv[i].nr_books * v->kv[i].book_size),
-						    "open", v->kv[i].open > 0));
+		json_array_append_new(
+			sh, json_pack("{s:s,s:s,s:I,s:I,s:b}", "name", v->kv[i].name, "disk",
+				      v->kv[i].disk, "books", (json_int_t)v->kv[i].nr_books, "size",
+				      (json_int_t)(v->kv[i].nr_books * v->kv[i].book_size), "open",
+				      v->kv[i].open > 0));
 	json_object_set_new(o, "driver", json_string(v->loaded ? "loaded" : "not loaded"));
 	json_object_set_new(o, "node", conf->node ? json_string(conf->node) : json_null());
 	json_object_set_new(o, "fabric", fab);
@@ -75,8 +74,8 @@ static void agent_print(json_t *agent, const char *path)
 		       json_string_value(json_object_get(agent, "check")));
 }
 
-static void status_print(const struct lfsvol_conf *conf, const struct node_view *v,
-			 json_t *agent, const char *path)
+static void status_print(const struct lfsvol_conf *conf, const struct node_view *v, json_t *agent,
+			 const char *path)
 {
 	char a[32];
 

@@ -299,7 +299,6 @@ int lfs_dump(struct lfs_client *c, struct nl_msg *(*build)(struct lfs_client *c,
 			return ret;
 		reset(arg);
 	}
-	lfs_client_set_error(c, "the kernel's state kept changing during %d dumps",
-			     LFS_DUMP_TRIES);
+	lfs_client_set_error(c, "the kernel's state kept changing during %d dumps", LFS_DUMP_TRIES);
 	return -EAGAIN;
 }

@@ -67,8 +67,7 @@ int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_bo
 int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books);
 int lfs_shelf_remove(struct lfs_client *c, const char *name);
 /* All shelves, or only @name (then -ENOENT if it does not exist). */
-int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out,
-		   size_t *n);
+int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out, size_t *n);
 void lfs_shelf_list_free(struct lfs_shelf_info *shelves, size_t n);
 int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n);
 /*

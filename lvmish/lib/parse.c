@@ -47,8 +47,7 @@ int lfs_parse_u32(const char *s, uint32_t max, uint32_t *out)
 	return 0;
 }
 
-static int books_append(struct lfs_book **books, size_t *n, size_t *cap, uint32_t ig,
-			uint32_t book)
+static int books_append(struct lfs_book **books, size_t *n, size_t *cap, uint32_t ig, uint32_t book)
 {
 	if (*n == *cap) {
 		size_t ncap = *cap ? 2 * *cap : 64;
@@ -143,8 +142,9 @@ char *lfs_format_books(const struct lfs_book *books, size_t n)
 		return NULL;
 	buf[0] = '\0';
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && books[j].ig == books[i].ig &&
-				books[j].book == books[j - 1].book + 1; j++)
+		for (j = i + 1;
+		     j < n && books[j].ig == books[i].ig && books[j].book == books[j - 1].book + 1;
+		     j++)
 			;
 		while (cap - len < 40) {
 			cap *= 2;
@@ -197,8 +197,7 @@ int lfs_parse_uuid(const char *s, uint8_t uuid[LFS_UUID_LEN])
 
 void lfs_format_uuid(const uint8_t u[LFS_UUID_LEN], char buf[37])
 {
-	snprintf(buf, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		 u[12], u[13], u[14], u[15]);
+	snprintf(buf, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
 }
