@@ -26,9 +26,10 @@ SUBDIRS := lvmish librarian lvmish/lfsvol
 
 all: module userspace helpers
 
-# Test and benchmark helpers (tests/Makefile).
+# Test and benchmark helpers (tests/Makefile, bench/Makefile).
 helpers: userspace
 	$(MAKE) -C tests
+	$(MAKE) -C bench
 
 # driver/lfs.ko links to the default kernel's build, for scripts that
 # predate the kernel matrix; guests use $LFS_KO (tests/vm/guest-init).
