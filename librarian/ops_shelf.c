@@ -18,16 +18,14 @@ static int64_t max_books(const struct lib_config *c)
 	return (int64_t)c->total_books;
 }
 
-/* Grow by n books; *zeroed (if not NULL): all of them were known to be zero. */
-int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n, bool *zeroed)
+/* Grow by n books, every one of them known to be zero. */
+int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n)
 {
 	struct lib_shelf_ctx x;
 	int r = lib_shelf_ctx_load(rq, sh, node, &x);
 
 	if (r == 0)
 		r = lib_alloc_books(rq->s, &x, n, &rq->err);
-	if (r == 0 && zeroed)
-		*zeroed = x.zeroed;
 	lib_shelf_ctx_free(&x);
 	if (r == 0) {
 		sh->books += n;
@@ -139,7 +137,6 @@ int lib_op_shelf_create(struct req *rq)
 	struct create cr = { 0 };
 	struct lib_shelf sh = { 0 };
 	int64_t now = time(NULL);
-	bool zeroed = true; /* an empty shelf has no byte that is not zero */
 	char uuid[37];
 	int r;
 
@@ -153,40 +150,69 @@ int lib_op_shelf_create(struct req *rq)
 	snprintf(sh.name, sizeof(sh.name), "%s", cr.name);
 	if ((r = create_attrs(rq, sh.id, cr.attrs)) < 0)
 		return r;
-	if (cr.books && (r = lib_shelf_grow(rq, &sh, cr.node, cr.books, &zeroed)) < 0)
+	if (cr.books && (r = lib_shelf_grow(rq, &sh, cr.node, cr.books)) < 0)
 		return r;
 	/* create and activate in one request: a new shelf has no other holder */
 	if (cr.activate && (r = lib_store_activation_put(rq->s, sh.id, rq->c->nodes[cr.node].name,
 							 cr.activate, now, &rq->err)) < 0)
 		return r;
 	rq->result = lib_reply_shelf_map(rq, sh.id, 0, LIB_BOOKS_LIMIT);
-	/* every book was zeroed by its node since it was last freed: skip probing it */
-	json_object_set_new(rq->result, "zeroed", json_boolean(zeroed));
+	/* only books known zero are allocated: the node may skip probing them */
+	json_object_set_new(rq->result, "zeroed", json_true());
 	return 0;
+}
+
+struct holder_walk {
+	struct req *rq;
+	const char *shelf;
+	int r;
+};
+
+static int holder_not_live(void *arg, const struct lib_activation *a)
+{
+	struct holder_walk *w = arg;
+
+	w->r = lib_require_not_live(w->rq, w->shelf, a->node, a->mode, "destroy");
+	return w->r;
+}
+
+/*
+ * Destroy needs no activation; "force" (admin) destroys a shelf whose
+ * holders are no longer live, never one a live node may still write.
+ */
+static int destroy_unheld(struct req *rq, struct lib_shelf *sh, bool force)
+{
+	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
+	struct holder_walk w = { .rq = rq, .shelf = sh->name };
+	int n, r;
+
+	if (force) {
+		r = lib_store_activations_of_shelf(rq->s, sh->id, holder_not_live, &w, &rq->err);
+		return w.r ? w.r : r;
+	}
+	n = lib_store_activation_others(rq->s, sh->id, NULL, false, holder, sizeof(holder), mode,
+					sizeof(mode), &rq->err);
+	if (n > 0)
+		return FAIL(
+			rq, EBUSY,
+			"cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
+			sh->name, holder, mode, n > 1 ? " and others" : "");
+	return n;
 }
 
 int lib_op_shelf_destroy(struct req *rq)
 {
-	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
 	struct lib_shelf sh;
 	bool force;
 	int64_t z;
-	int n, r;
+	int r;
 
 	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_bool(rq, "force", &force)) < 0)
 		return r;
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "\"force\" needs the admin identity");
-	n = force ? 0 :
-		    lib_store_activation_others(rq->s, sh.id, NULL, false, holder, sizeof(holder),
-						mode, sizeof(mode), &rq->err);
-	if (n < 0)
-		return n;
-	if (n > 0)
-		return FAIL(
-			rq, EBUSY,
-			"cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
-			sh.name, holder, mode, n > 1 ? " and others" : "");
+	if ((r = destroy_unheld(rq, &sh, force)) < 0)
+		return r;
 	z = lib_store_shelf_release(rq->s, sh.id, 0, &rq->err);
 	if (z < 0)
 		return z;
@@ -225,7 +251,7 @@ int lib_op_shelf_resize(struct req *rq)
 		return r;
 	old = sh.books;
 	if (books > old) {
-		r = lib_shelf_grow(rq, &sh, node, books - old, NULL);
+		r = lib_shelf_grow(rq, &sh, node, books - old);
 		if (r == 0 && books - old <= LIB_BOOKS_LIMIT)
 			delta = json_pack("{s:o}", "added",
 					  lib_reply_map(rq, sh.id, old, books - old));

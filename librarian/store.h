@@ -22,7 +22,7 @@
 #include "librarian.h"
 
 #define LIB_STMT_CACHE 96
-#define LIB_SCHEMA_VERSION 2 /* PRAGMA user_version of the catalogue */
+#define LIB_SCHEMA_VERSION 3 /* PRAGMA user_version of the catalogue */
 
 struct lib_store {
 	sqlite3 *db;
@@ -31,8 +31,9 @@ struct lib_store {
 	sqlite3_stmt *st[LIB_STMT_CACHE];
 	int nst;
 	uint64_t rand_state;
-	char *node_offline; /* per config node: 1 if offline */
+	char *node_state; /* per config node: enum lib_node_state */
 	int upgraded_from; /* schema version migrated from at open, 0 if none */
+	char fabric_uuid[40]; /* meta fabric_uuid, made once per catalogue */
 	struct lib_ckpt *ckpt; /* background checkpoints, daemon only */
 	/*
 	 * Tokens of free.unknown / free.checked (ops_books.c): every event
@@ -43,6 +44,7 @@ struct lib_store {
 	 * process, so tokens do not survive a restart.
 	 */
 	uint64_t instance;
+	uint8_t token_key[32]; /* random: tokens' MACs (ops_books.c) */
 	uint64_t changes;
 	uint64_t *ig_changed; /* per config IG */
 };
@@ -112,7 +114,8 @@ void lib_store_checkpoint_final(struct lib_store *s);
 int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
 
 /* store_tools.c: the offline tools (check, backup). */
-int lib_store_check(sqlite3 *db, FILE *report);
+/* The violations found (listed in report); quick: PRAGMA quick_check, not integrity_check. */
+int lib_store_check(sqlite3 *db, FILE *report, bool quick);
 int lib_store_forget_zeroed(sqlite3 *db);
 /* The violations found (listed in report), or -errno with msg. */
 int lib_store_check_file(const char *path, FILE *report, char *msg, size_t len);
@@ -196,7 +199,7 @@ int lib_store_activations_end_node(struct lib_store *s, const char *node, struct
 
 /* store_books.c: the books of shelves, allocation picks, per-IG counts. */
 struct lib_counts {
-	int64_t free, zombie, inuse, shelves, activations;
+	int64_t free, zero, zombie, inuse, shelves, activations;
 };
 
 int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e);
@@ -209,14 +212,17 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 /* The shelf's books at position keep and beyond become ZOMBIE: their count. */
 int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep,
 				struct lib_err *e);
-/* The FREE book of [lo, hi] nearest to lo (or to hi if desc): 0, -ENOENT or -EIO. */
-int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id,
-			bool *zeroed);
+/* The FREE, known-zero book of [lo, hi] nearest to lo (or to hi if desc): 0, -ENOENT or -EIO. */
+int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id);
+/* The book onto the shelf at seq: EIO unless it was FREE, known zero and unowned. */
 int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
 			struct lib_err *e);
-/* igs.free of every IG (key: IG number). */
-int lib_store_ig_free_all(struct lib_store *s, lib_count_fn *fn, void *arg, struct lib_err *e);
-int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t delta, struct lib_err *e);
+/* Each IG's number, FREE books and FREE books known zero. */
+typedef int lib_ig_fn(void *arg, int64_t ig, int64_t free, int64_t zero);
+int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e);
+int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero,
+			  struct lib_err *e);
+int lib_store_ig_recount(struct lib_store *s, uint32_t ig, struct lib_err *e);
 /* Books of the IG in state st (BOOK_FREE or BOOK_ZOMBIE). */
 int64_t lib_store_ig_count(struct lib_store *s, uint32_t ig, enum lib_book_state st,
 			   struct lib_err *e);
@@ -239,9 +245,9 @@ int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e);
 /* store_node.c: node states and what they do to the books. */
 /* The IG's FREE books become OFFLINE (or back), no longer known zero; igs.free follows. */
 int lib_store_ig_set_offline(struct lib_store *s, uint32_t ig, bool offline, struct lib_err *e);
-int lib_store_node_put_state(struct lib_store *s, const char *node, bool offline,
+int lib_store_node_put_state(struct lib_store *s, const char *node, enum lib_node_state st,
 			     struct lib_err *e);
-/* node_offline[] from the nodes table (at start, after a lost transaction). */
+/* node_state[] from the nodes table (at start, after a lost transaction). */
 void lib_store_node_load(struct lib_store *s);
 
 #endif

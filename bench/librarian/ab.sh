@@ -6,8 +6,11 @@
 # changing host load over both.
 #   bench/librarian/ab.sh A-BINARY B-BINARY [BOOKS] [SECONDS] [ROUNDS] [SYNC]
 #   e.g. bench/librarian/ab.sh /tmp/librarian.old librarian/librarian 1000000 8 3 normal
+# Librarians that allocate only known-zero books need new_books = "zero" on
+# the fresh catalogue; builds before that refuse the setting. Give it to both
+# with AB_CONF='new_books = "zero";' when both know it.
 set -u
-[ $# -ge 2 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 A=$1 B=$2 BOOKS=${3:-1000000} SECS=${4:-8} ROUNDS=${5:-3} SYNC=${6:-normal}
 cd "$(dirname "$0")/../.." || exit 1
 { make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
@@ -31,6 +34,7 @@ librarian = {
 	listen = [ "127.0.0.1:$PORT", "unix:$T/sock" ];
 	book_size = "8G";
 	synchronous = "$SYNC";
+	${AB_CONF:-}
 	admin = { key_file = "keys/admin.key"; };
 };
 fabric = { compact = { racks = 1; enclosures = 4; nodes = 10; books = $((BOOKS / 40)); power_domain = "enclosure"; }; };

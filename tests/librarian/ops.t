@@ -79,7 +79,11 @@ t_is "$(lerr ltls n2 shelf.resize '{"name":"db","books":5}')" "EBUSY" "another n
 t_is "$(ltls n1 shelf.resize '{"name":"db","books":4}' | jq -r .books)" "4" "the exclusive holder may resize"
 t_is "$(ltls n1 heartbeat | jq -c '[.activations[].name]')" '["db"]' "heartbeat lists the node's activations"
 t_is "$(lerr ltls n2 shelf.activate '{"name":"db","force":true}')" "EPERM" "forced takeover needs the admin identity"
-t_is "$(lc shelf.activate '{"name":"db","node":"n2","force":true}' | jq -r '.activations[0].node')" "n2" "the admin forces a takeover"
+t_like "$(lmsg lc shelf.activate '{"name":"db","node":"n2","force":true}')" "EBUSY: cannot take over shelf 'db': it is active on node 'n1' \(rw\), which is live .*s left" \
+	"force does not override liveness: the admin's takeover of a live holder is refused, naming it and the time left"
+deadline=$((SECONDS + 10))
+until f=$(lc shelf.activate '{"name":"db","node":"n2","force":true}' 2>/dev/null) || [ $SECONDS -ge $deadline ]; do sleep 0.2; done
+t_is "$(jq -r '.activations[0].node' <<<"$f")" "n2" "once n1 is silent for lease_time + fence_grace the admin forces the takeover"
 t_is "$(ltls n2 shelf.deactivate '{"name":"db"}' | jq -r .node)" "n2" "the holder deactivates"
 # shared read-only
 ltls n3 shelf.activate '{"name":"logs","mode":"ro"}' >/dev/null
@@ -166,7 +170,7 @@ sqlite3 "$T/cat.db" "INSERT INTO shelves(name, uuid, owner, ctime, mtime, books,
 	VALUES ('$old', '00000000-0000-4000-8000-000000000001', 'n5', 1, 1, 1, 1);
 UPDATE books SET state = 1, shelf = last_insert_rowid(), seq = 0
 	WHERE id = (SELECT min(id) FROM books WHERE state = 0 AND id >> 32 = 5);
-UPDATE igs SET free = free - 1 WHERE ig = 5;
+UPDATE igs SET free = free - 1, zero = zero - 1 WHERE ig = 5;
 INSERT INTO attrs(shelf, key, value) SELECT id, 'lfs.policy', 'RandomBooks' FROM shelves WHERE name = '$old';
 INSERT INTO shelves(name, uuid, owner, ctime, mtime) VALUES ('old+two', '00000000-0000-4000-8000-000000000002', 'n5', 1, 1);"
 lt_start || t_ok 1 "librarian restarts on a catalogue with old names"
