@@ -69,6 +69,22 @@ int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v);
 int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct lib_shelf_ctx *x);
 void lib_shelf_ctx_free(struct lib_shelf_ctx *x);
 
+/* access.c: owners, tenants and access lists (lfs.access). */
+const char *lib_access_name(int level);
+int lib_access_of(struct req *rq, const struct lib_shelf *sh, enum lib_access *out);
+/* 0, or ENOENT if the caller does not see the shelf, or EPERM naming what it may not do. */
+int lib_require_access(struct req *rq, const struct lib_shelf *sh, enum lib_access need,
+		       const char *what);
+const struct lib_shelf_filter *lib_access_filter(struct req *rq, struct lib_shelf_filter *f,
+						 char *tag, size_t len);
+int lib_access_set(struct req *rq, int64_t shelf, json_t *v);
+json_t *lib_access_list(struct req *rq, int64_t shelf);
+json_t *lib_access_from_text(const char *text);
+
+/* quota.c: EDQUOT if adding shelves and books to owner's (and tenant's) would exceed a quota. */
+int lib_quota_check(struct req *rq, const char *owner, const char *tenant, int64_t shelves,
+		    int64_t books);
+
 /* lease.c: liveness and fencing. */
 int lib_fence_settle(struct req *rq);
 const char *lib_secs(int64_t ms, char *buf, size_t len);

@@ -82,6 +82,9 @@ int lib_op_activate(struct req *rq)
 			    mode);
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "forced takeover needs the admin identity");
+	if ((r = lib_require_access(rq, &sh, strcmp(mode, "ro") ? ACC_RW : ACC_RO,
+				    strcmp(mode, "ro") ? "activate (rw)" : "activate (ro)")) < 0)
+		return r;
 	node = rq->c->nodes[k].name;
 	if ((r = take_over(rq, &sh, node, mode, takeover || force)) < 0 ||
 	    (r = lib_store_activation_put(rq->s, sh.id, node, mode, time(NULL), &rq->err)) < 0)

@@ -126,26 +126,43 @@ int lib_store_backup(const char *src, const char *dest, FILE *report, char *msg,
 struct lib_shelf {
 	int64_t id;
 	char name[LIB_OLD_NAME_MAX + 1];
+	char owner[LFS_PSK_IDENTITY_MAX + 1]; /* the node (or admin) that created it */
+	char tenant[LFS_NODE_NAME_MAX + 1]; /* its owner's, "" for the default tenant */
 	int64_t books;
 	int64_t gen;
 };
 
 /* A shelf as replies show it; the strings live until the callback returns. */
 struct lib_shelf_row {
-	const char *name, *uuid, *owner;
+	const char *name, *uuid, *owner, *tenant;
 	const char *policy; /* NULL: the configured default */
+	const char *access; /* "who:level,..." (levels as numbers) or NULL */
 	const char *activations; /* shelf.list only: "node:mode,..." or NULL */
 	int64_t ctime, mtime, books, gen;
 };
 typedef int lib_shelf_fn(void *arg, const struct lib_shelf_row *row);
 
+/*
+ * Whose shelves a listing shows: all (NULL), or those of a tenant ("" for
+ * the default tenant) and those granted to a node or to the tenant ("@t").
+ */
+struct lib_shelf_filter {
+	const char *tenant, *node, *tag;
+};
+
 int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf *sh,
 			 struct lib_err *e);
 int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_shelf *sh,
 			      struct lib_err *e);
-int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n, struct lib_err *e);
+/* Shelves whose name starts with prefix (NULL: all) that f shows (NULL: all). */
+int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
+			  int64_t *n, struct lib_err *e);
 int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
-			   const char *owner, int64_t now, int64_t *id, struct lib_err *e);
+			   const char *owner, const char *tenant, int64_t now, int64_t *id,
+			   struct lib_err *e);
+/* Shelves and books owned by a node (tenant false) or held by a tenant's shelves. */
+int lib_store_usage(struct lib_store *s, bool tenant, const char *key, int64_t *shelves,
+		    int64_t *books, struct lib_err *e);
 int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, int64_t now,
 			      struct lib_err *e);
 int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, int64_t now,
@@ -154,8 +171,22 @@ int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, in
 int lib_store_shelf_delete(struct lib_store *s, int64_t id, struct lib_err *e);
 int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void *arg,
 			 struct lib_err *e);
-int lib_store_shelf_list(struct lib_store *s, const char *prefix, int64_t offset, int64_t limit,
-			 lib_shelf_fn *fn, void *arg, struct lib_err *e);
+int lib_store_shelf_list(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
+			 int64_t offset, int64_t limit, lib_shelf_fn *fn, void *arg,
+			 struct lib_err *e);
+
+/* store_access.c: the access table (lfs.access): grants of a shelf to nodes and tenants. */
+typedef int lib_grant_fn(void *arg, const char *who, int level);
+
+/* The highest level granted to who1 or who2 (either may be NULL), ACC_NONE if none. */
+int lib_store_access_level(struct lib_store *s, int64_t shelf, const char *who1, const char *who2,
+			   int *level, struct lib_err *e);
+int lib_store_access_put(struct lib_store *s, int64_t shelf, const char *who, int level,
+			 struct lib_err *e);
+/* Every grant of the shelf removed: how many there were. */
+int lib_store_access_clear(struct lib_store *s, int64_t shelf, struct lib_err *e);
+int lib_store_access_each(struct lib_store *s, int64_t shelf, lib_grant_fn *fn, void *arg,
+			  struct lib_err *e);
 
 /* store_attr.c: the attrs table. */
 typedef int lib_attr_fn(void *arg, const char *key, const char *value);

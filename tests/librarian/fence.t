@@ -36,7 +36,7 @@ replies() { local d=$((SECONDS + 20)); while [ "$(wc -l <"$T/$1.out")" -lt "$2" 
 node_field() { lc geometry | jq -r --arg n "$1" ".racks[].enclosures[].nodes[] | select(.name == \$n) | .$2"; }
 
 lt_keys admin n1 n2 n3 n4 n5 n6
-lt_conf "$LT_FABRIC"
+lt_conf "$LT_FABRIC" 'share = "rw";' # the nodes use each other's shelves
 lt_start || { t_ok 1 "librarian starts"; lt_done; }
 t_ok 0 "librarian starts"
 

@@ -5,7 +5,9 @@
 . tests/librarian/lib.sh
 
 lt_keys admin n1 n2 n3 n4 n5 n6
-lt_conf "$LT_FABRIC"
+# the nodes share their shelves ("rw"): access lists are access.t's
+SHARE='share = "rw";'
+lt_conf "$LT_FABRIC" "$SHARE"
 lt_start || { t_ok 1 "librarian starts"; lt_done; }
 t_ok 0 "librarian starts on the explicit six-node fabric"
 lmsg() { "$@" 2>&1 >/dev/null; }
@@ -74,7 +76,7 @@ e=$("$LIB" client --connect "127.0.0.1:$PORT" --node n2 --key "$T/keys/n2.key" s
 t_like "$e" "EBUSY: shelf 'db' is active on node 'n1' \(rw\)" "a conflicting activation is refused naming the holder"
 t_is "$(lerr ltls n2 shelf.activate '{"name":"db","takeover":true}')" "EBUSY" "takeover of a live holder is refused"
 t_is "$(lerr ltls n2 shelf.deactivate '{"name":"db"}')" "EPERM" "only the holder deactivates"
-t_is "$(lerr ltls n2 shelf.destroy '{"name":"db"}')" "EBUSY" "an active shelf cannot be destroyed"
+t_is "$(lerr ltls n1 shelf.destroy '{"name":"db"}')" "EBUSY" "an active shelf cannot be destroyed, not even by its owner"
 t_is "$(lerr ltls n2 shelf.resize '{"name":"db","books":5}')" "EBUSY" "another node cannot resize an active shelf"
 t_is "$(ltls n1 shelf.resize '{"name":"db","books":4}' | jq -r .books)" "4" "the exclusive holder may resize"
 t_is "$(ltls n1 heartbeat | jq -c '[.activations[].name]')" '["db"]' "heartbeat lists the node's activations"
@@ -204,15 +206,15 @@ t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,
 lt_stop
 
 # a changed geometry: a new IG is added, a removed busy IG is refused, a removed free IG goes
-lt_conf "${LT_FABRIC/\{ ig = 6; books = 20; \}/\{ ig = 6; books = 20; \}, \{ ig = 7; books = 5; \}}"
+lt_conf "${LT_FABRIC/\{ ig = 6; books = 20; \}/\{ ig = 6; books = 20; \}, \{ ig = 7; books = 5; \}}" "$SHARE"
 lt_start
 t_is "$(lc stats | jq -r .books.total)" "145" "restart with a new IG adds its books"
 lt_stop
-lt_conf "${LT_FABRIC/\{ ig = 0; books = 20; \}, /}"
+lt_conf "${LT_FABRIC/\{ ig = 0; books = 20; \}, /}" "$SHARE"
 "$LIB" -c "$T/lib.conf" >"$T/refused.log" 2>&1
 t_is "$?" "1" "restart without an IG that holds allocated books is refused"
 t_like "$(cat "$T/refused.log")" "IG 0 was removed from the fabric but [0-9]+ of its books are allocated or waiting to be zeroed" "the refusal names the IG and the count"
-lt_conf "$LT_FABRIC"
+lt_conf "$LT_FABRIC" "$SHARE"
 lt_start
 t_is "$(lc stats | jq -r .books.total)" "140" "restart without the free IG 7 drops its books"
 t_run "the catalogue is consistent after the geometry changes" lt_check_db
