@@ -48,6 +48,7 @@ void lib_list_remove(struct conn_list *l, struct conn *c)
 	else
 		l->tail = c->lru_prev;
 	c->lru_prev = c->lru_next = NULL;
+	c->listed = false;
 	l->n--;
 }
 
@@ -60,6 +61,7 @@ void lib_list_append(struct conn_list *l, struct conn *c)
 	else
 		l->head = c;
 	l->tail = c;
+	c->listed = true;
 	l->n++;
 }
 
@@ -71,13 +73,13 @@ void lib_conn_close(struct srv *s, struct conn *c, const char *why)
 		lib_log("%s (%s): closed: %s", c->peer,
 			c->who.name[0] ? lib_shown(c->who.name, b, sizeof(b)) : "-", why);
 	epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	if (c->is_unix) {
+	if (c->is_unix && c->listed) {
 		lib_list_remove(&s->admin, c);
 		s->core.nadmin--;
-	} else if (c->state == C_HANDSHAKE) {
+	} else if (c->listed) {
 		lib_list_remove(&s->unauth, c);
 		s->core.nunauth--;
-	} else {
+	} else if (!c->is_unix && c->state != C_HANDSHAKE) {
 		s->nauthed--;
 	}
 	if (c->ssl)
@@ -410,18 +412,29 @@ void lib_conn_process_one(struct srv *s, struct conn *c)
 		lib_conn_pull(s, c);
 }
 
-/* 1 = all sent, 0 = would block, -1 = the connection is dead */
+/*
+ * 1 = all sent, 0 = would block (or this round's share, LIB_FLUSH_MAX, is
+ * sent: one connection's large replies do not hold up the loop), -1 = the
+ * connection is dead
+ */
 static int conn_flush(struct conn *c)
 {
+	size_t sent = 0;
+
 	while (c->outoff < c->outlen) {
 		size_t len = c->outlen - c->outoff, w = 0;
 		ssize_t n;
 		int r;
 
+		if (sent >= LIB_FLUSH_MAX)
+			return 0;
+		if (len > LIB_FLUSH_MAX - sent)
+			len = LIB_FLUSH_MAX - sent;
 		if (!c->ssl) {
 			n = send(c->fd, c->out + c->outoff, len, MSG_NOSIGNAL);
 			if (n > 0) {
 				c->outoff += n;
+				sent += n;
 				continue;
 			}
 			return n < 0 && (errno == EAGAIN || errno == EINTR) ? 0 : -1;
@@ -429,6 +442,7 @@ static int conn_flush(struct conn *c)
 		r = SSL_write_ex(c->ssl, c->out + c->outoff, len, &w);
 		if (r == 1) {
 			c->outoff += w;
+			sent += w;
 			continue;
 		}
 		r = SSL_get_error(c->ssl, r);

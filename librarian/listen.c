@@ -6,7 +6,10 @@
  *  - TCP connections still in their TLS handshake (max_unauthenticated, and
  *    max_unauthenticated_per_address per source address): when a budget is
  *    full the least recently active of them is closed for the newcomer, so
- *    idle or half-open connections cannot keep a node from logging in;
+ *    idle or half-open connections cannot keep a node from logging in. A
+ *    handshake whose ClientHello proved a node's key (its PSK binder) is
+ *    never the one closed: a burst of anonymous connections cannot cut a
+ *    node's login short;
  *  - authenticated TCP connections (max_connections): a node that completes
  *    its handshake beyond it is closed;
  *  - the admin's unix socket (max_admin_connections), its own budget: when
@@ -165,33 +168,39 @@ static void peer_name(struct conn *c, bool is_unix)
 		snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
 }
 
-/* Make room in a full budget: the least recently active (from addr, if given) goes. */
-static void evict(struct srv *s, struct conn_list *l, const unsigned char *addr, const char *why)
+/*
+ * Make room in a full budget: the least recently active (from addr, if
+ * given) goes, but not a handshake that has proved its key.
+ */
+static bool evict(struct srv *s, struct conn_list *l, const unsigned char *addr, const char *why)
 {
 	struct conn *c = l->head;
 
-	while (c && addr && memcmp(c->addr, addr, sizeof(c->addr)))
+	while (c && ((addr && memcmp(c->addr, addr, sizeof(c->addr))) || c->psk_ok))
 		c = c->lru_next;
 	if (!c)
-		return;
+		return false;
 	if (log_allowed(s))
 		lib_log("%s: closed to make room for a new connection (%s)", c->peer, why);
 	lib_conn_close(s, c, NULL);
+	return true;
 }
 
-static void admit_unauth(struct srv *s, struct conn *c)
+/* Room in the budgets of handshakes, made if need be; -1: none (the newcomer goes). */
+static int admit_unauth(struct srv *s, struct conn *c)
 {
 	const struct lib_config *cfg = s->core.cfg;
 	int same = 0;
 
 	for (struct conn *o = s->unauth.head; o; o = o->lru_next)
 		same += !memcmp(o->addr, c->addr, sizeof(c->addr));
-	if (same >= cfg->max_unauth_per_addr)
-		evict(s, &s->unauth, c->addr, "max_unauthenticated_per_address");
-	if (s->unauth.n >= cfg->max_unauth)
-		evict(s, &s->unauth, NULL, "max_unauthenticated");
+	if ((same >= cfg->max_unauth_per_addr &&
+	     !evict(s, &s->unauth, c->addr, "max_unauthenticated_per_address")) ||
+	    (s->unauth.n >= cfg->max_unauth && !evict(s, &s->unauth, NULL, "max_unauthenticated")))
+		return -1;
 	lib_list_append(&s->unauth, c);
 	s->core.nunauth++;
+	return 0;
 }
 
 /* A new connection into its budget; -1 if it could not be set up. */
@@ -219,8 +228,7 @@ static int admit(struct srv *s, struct conn *c, bool is_unix)
 	SSL_set_fd(c->ssl, c->fd);
 	SSL_set_accept_state(c->ssl);
 	c->state = C_HANDSHAKE;
-	admit_unauth(s, c);
-	return 0;
+	return admit_unauth(s, c);
 }
 
 /* No descriptor left: accept the waiting connection with the reserved one and close it. */
@@ -263,6 +271,8 @@ void lib_accept(struct srv *s, struct listener *l)
 		e.data.fd = fd;
 		if (admit(s, c, l->is_unix) < 0 || epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &e) < 0)
 			lib_conn_close(s, c, NULL);
+		else if (!l->is_unix)
+			lib_handshake(s, c); /* a ClientHello already there proves its key now */
 	}
 }
 
@@ -389,8 +399,11 @@ int lib_listen_all(struct srv *s)
 		lib_log("cannot set up TLS 1.3");
 		return -1;
 	}
-	/* an idle connection keeps no TLS buffers */
-	SSL_CTX_set_mode(s->tls, SSL_MODE_RELEASE_BUFFERS);
+	/*
+	 * An idle connection keeps no TLS buffers; a write retried after
+	 * WANT_WRITE may come from a reallocated output buffer (conn.c).
+	 */
+	SSL_CTX_set_mode(s->tls, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_set_psk_find_session_callback(s->tls, psk_find_session);
 	for (int i = 0; i < cfg->nlisten; i++) {
 		struct listener *l = &s->ls[s->nls];

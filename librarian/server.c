@@ -76,43 +76,65 @@ static void work_prune(struct srv *s)
 	s->nwork = n;
 }
 
-/* End of a round: commit, then release the replies (or errors if the commit failed). */
-static void round_end(struct srv *s)
+/* After the commit: each connection's replies (or errors if it failed). */
+static void release(struct srv *s, struct conn *c, bool failed)
+{
+	if (failed)
+		lib_conn_batch_failed(s, c, &s->core.batch_err);
+	lib_conn_batch_done(c);
+	lib_conn_output(s, c);
+}
+
+/* Commit the round's transaction: false if it failed (and say so). */
+static bool commit(struct srv *s)
 {
 	bool failed = lib_batch_commit(&s->core) < 0;
 
 	if (failed)
 		lib_log("a transaction failed to commit (%s); its requests get errors and their connections close",
 			s->core.batch_err.msg);
+	return !failed;
+}
+
+/* End of a round: commit, then release the replies. */
+static void round_end(struct srv *s)
+{
+	bool failed = !commit(s);
+
 	for (int i = 0; i < s->ndirty; i++) {
 		struct conn *c = s->conns[s->dirty[i]];
 
-		if (!c)
-			continue;
-		if (failed)
-			lib_conn_batch_failed(s, c, &s->core.batch_err);
-		lib_conn_batch_done(c);
-		lib_conn_output(s, c);
+		if (c)
+			release(s, c, failed);
 	}
 	s->ndirty = 0;
 	memset(&s->core.batch_err, 0, sizeof(s->core.batch_err));
 }
 
-/* Heartbeats at the head of their connections, answered and sent before anything else. */
+/*
+ * Heartbeats at the head of their connections, answered, committed and sent
+ * before anything else (and before other connections' output).
+ */
 static void heartbeat_pass(struct srv *s)
 {
-	bool any = false;
+	int *hb = s->hb, n = 0;
+	bool failed;
 
 	for (int i = 0; i < s->nwork; i++) {
 		struct conn *c = s->conns[s->work[i]];
 
 		if (c && lib_conn_head_is_heartbeat(s, c)) {
 			lib_conn_process_one(s, c);
-			any = true;
+			hb[n++] = c->fd;
 		}
 	}
-	if (any)
-		round_end(s);
+	if (!n)
+		return;
+	failed = !commit(s);
+	for (int i = 0; i < n; i++)
+		if (s->conns[hb[i]])
+			release(s, s->conns[hb[i]], failed);
+	memset(&s->core.batch_err, 0, sizeof(s->core.batch_err));
 }
 
 /* Input waits on a connection with nothing queued, or on a listener: end the round. */
@@ -207,8 +229,13 @@ static int serve_round(struct srv *s)
 		return -1;
 	}
 	lib_svc_now(&s->core); /* a tick: a stall shows here */
+	/* connections first: a handshake under way proves its key before a burst of accepts */
 	for (int i = 0; i < n; i++)
-		stop = serve_event(s, &evs[i]) || stop;
+		if (evs[i].data.fd >= 0)
+			stop = serve_event(s, &evs[i]) || stop;
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.fd < 0)
+			stop = serve_event(s, &evs[i]) || stop;
 	heartbeat_pass(s);
 	work_pass(s);
 	round_end(s);
@@ -244,8 +271,9 @@ static int serve_alloc(struct srv *s)
 	s->conns = calloc(size, sizeof(*s->conns));
 	s->dirty = calloc(size, sizeof(*s->dirty));
 	s->work = calloc(size, sizeof(*s->work));
+	s->hb = calloc(size, sizeof(*s->hb));
 	s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (!s->conns || !s->dirty || !s->work)
+	if (!s->conns || !s->dirty || !s->work || !s->hb)
 		return -ENOMEM;
 	return lib_lease_start(&s->core);
 }
@@ -299,6 +327,7 @@ static void serve_cleanup(struct srv *s)
 	free(s->conns);
 	free(s->dirty);
 	free(s->work);
+	free(s->hb);
 	lib_lease_free(&s->core);
 }
 

@@ -14,6 +14,7 @@
 #define LIB_OUT_HIGH (4U << 20) /* stop taking requests while this much output is unsent */
 #define LIB_IN_LOW (64U << 10) /* read ahead at most this much beyond a complete frame */
 #define LIB_IN_MIN 4096 /* a connection's input buffer to start with */
+#define LIB_FLUSH_MAX (256U << 10) /* bytes sent to one connection per round */
 
 enum conn_state { C_HANDSHAKE, C_OPEN, C_CLOSING };
 
@@ -41,6 +42,7 @@ struct conn {
 	size_t batch_start; /* where the open round's replies start in out */
 	json_t *batch_ids; /* the ids of the open round's requests */
 	struct conn *lru_prev, *lru_next; /* on the unauthenticated or the admin list */
+	bool listed; /* on one of them */
 };
 
 /* Least recently active first. */
@@ -71,6 +73,7 @@ struct srv {
 	int ndirty;
 	int *work; /* fds with requests to process, in turn */
 	int nwork;
+	int *hb; /* fds whose heartbeats this round answered */
 	struct conn_list unauth, admin;
 	int nauthed; /* authenticated TCP connections */
 };
