@@ -290,6 +290,7 @@ static int serve_events(struct srv *s)
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the write (EFBIG): EIO, not death */
 	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s->ep < 0 || s->sigfd < 0)
 		return -errno;

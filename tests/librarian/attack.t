@@ -4,7 +4,8 @@
 # node from logging in, renewing its lease and creating a shelf, nor the
 # admin socket from answering. A damaged catalogue is refused at start,
 # naming the row. A client whose librarian closes mid-request exits with a
-# message, not a signal. Identities from the network are escaped in logs.
+# message, not a signal. Identities from the network are escaped in logs. A
+# commit that fails is answered with EIO.
 . tests/lib/tap.sh
 . tests/librarian/lib.sh
 
@@ -91,4 +92,22 @@ t_is "$?" "1" "the librarian refuses to serve a catalogue with a flipped book st
 t_like "$out" "INUSE book not on exactly one shelf: $book 0" "naming the book ($book)"
 t_like "$out" "the catalogue failed its check at start \([0-9]+ violations above\); not serving it" "and saying what to do"
 t_ok "$([ ! -S "$SOCK" ]; echo $?)" "it never listened"
+
+# a commit that fails (here: the file size limit) is answered with EIO, not a bare close
+mv "$T/cat.db" "$T/flipped.db"
+rm -f "$T"/cat.db-*
+(ulimit -f 1500; exec "$LIB" -c "$T/lib.conf" >>"$T/server.log" 2>&1) &
+LPID=$!
+d=$((SECONDS + 10))
+until lc stats >/dev/null 2>&1 || [ $SECONDS -ge $d ]; do sleep 0.1; done
+v=$(head -c 4000 /dev/zero | tr '\0' v)
+attrs=$(for k in $(seq 1 20); do printf '"user.k%d":"%s",' "$k" "$v"; done)
+for i in $(seq 1 300); do echo "{\"op\":\"shelf.create\",\"name\":\"big-$i\",\"attrs\":{${attrs%,}}}"; done >"$T/fill.json"
+"$CLI" client --connect "unix:$SOCK" --stdin <"$T/fill.json" >"$T/fill.out" 2>/dev/null
+t_like "$(grep -m1 '"ok":false' "$T/fill.out")" '"code":"EIO".*"the transaction of this request failed to commit and it was not applied \(database error: ' \
+	"when the commit fails (file size limit) the request is answered EIO, saying it was not applied"
+t_run "the librarian keeps serving" lc stats
+t_is "$(lc shelf.list '{"limit":1}' | jq -r .total)" "$(grep -c '"ok":true' "$T/fill.out")" "exactly the acknowledged shelves exist"
+lt_stop
+t_run "the catalogue is consistent" lt_check_db
 lt_done
