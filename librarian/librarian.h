@@ -193,6 +193,9 @@ struct lib_server {
 	int64_t started; /* monotonic seconds */
 	uint64_t requests;
 	int nconns, nunauth, nadmin; /* open; in their TLS handshake; on the unix socket */
+	/* rounds of the event loop by duration: under 1, 10, 100 ms, longer; the longest */
+	uint64_t rounds[4];
+	int64_t round_max_us, round_max_cpu_us; /* wall time; the thread's processor time */
 	bool batch_open; /* a group-commit transaction is open */
 	bool batch_failed; /* it was lost: its replies must not be sent */
 	struct lib_err batch_err; /* why */

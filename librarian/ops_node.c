@@ -159,6 +159,14 @@ int lib_op_stats(struct req *rq)
 		rq->srv->nconns - rq->srv->nunauth - rq->srv->nadmin, "requests",
 		(json_int_t)rq->srv->requests, "uptime",
 		(json_int_t)(lib_now_mono() - rq->srv->started), "db", db_counters(rq->s));
+	json_object_set_new(rq->result, "loop",
+			    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "rounds_under_1ms",
+				      (json_int_t)rq->srv->rounds[0], "rounds_under_10ms",
+				      (json_int_t)rq->srv->rounds[1], "rounds_under_100ms",
+				      (json_int_t)rq->srv->rounds[2], "rounds_longer",
+				      (json_int_t)rq->srv->rounds[3], "longest_round_us",
+				      (json_int_t)rq->srv->round_max_us, "longest_round_cpu_us",
+				      (json_int_t)rq->srv->round_max_cpu_us));
 	return 0;
 }
 

@@ -42,12 +42,17 @@ void lib_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int64_t now_us(void)
+static int64_t clock_us(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t now_us(void)
+{
+	return clock_us(CLOCK_MONOTONIC);
 }
 
 void lib_work_add(struct srv *s, struct conn *c)
@@ -137,6 +142,20 @@ static void heartbeat_pass(struct srv *s)
 	memset(&s->core.batch_err, 0, sizeof(s->core.batch_err));
 }
 
+/*
+ * How long rounds take (stats' "loop"): what a heartbeat may wait for. The
+ * processor time is the librarian's own work; the rest of the wall time it
+ * waited for a processor.
+ */
+static void count_round(struct srv *s, int64_t us, int64_t cpu_us)
+{
+	s->core.rounds[us < 1000 ? 0 : us < 10000 ? 1 : us < 100000 ? 2 : 3]++;
+	if (us > s->core.round_max_us)
+		s->core.round_max_us = us;
+	if (cpu_us > s->core.round_max_cpu_us)
+		s->core.round_max_cpu_us = cpu_us;
+}
+
 /* Input waits on a connection with nothing queued, or on a listener: end the round. */
 static bool input_waits(struct srv *s)
 {
@@ -220,6 +239,7 @@ static int serve_round(struct srv *s)
 {
 	struct epoll_event evs[256];
 	bool stop = false;
+	int64_t start, cpu;
 	int n;
 
 	work_prune(s);
@@ -229,6 +249,8 @@ static int serve_round(struct srv *s)
 		return -1;
 	}
 	lib_svc_now(&s->core); /* a tick: a stall shows here */
+	start = now_us();
+	cpu = clock_us(CLOCK_THREAD_CPUTIME_ID);
 	/* connections first: a handshake under way proves its key before a burst of accepts */
 	for (int i = 0; i < n; i++)
 		if (evs[i].data.fd >= 0)
@@ -239,6 +261,7 @@ static int serve_round(struct srv *s)
 	heartbeat_pass(s);
 	work_pass(s);
 	round_end(s);
+	count_round(s, now_us() - start, clock_us(CLOCK_THREAD_CPUTIME_ID) - cpu);
 	return stop;
 }
 

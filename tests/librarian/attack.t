@@ -26,8 +26,10 @@ for i in $(seq 1 50); do echo "{\"op\":\"shelf.create\",\"name\":\"fill-$i\"}"; 
 
 # the attack: n1 floods pipelined requests, 1,000 idle and 1,000 half-open
 # connections come in meanwhile
-"$ATTACK" "127.0.0.1:$PORT" flood n1 "$T/keys/n1.key" 22 256 >"$T/flood.out" 2>&1 &
+"$ATTACK" "127.0.0.1:$PORT" flood n1 "$T/keys/n1.key" 22 256 >"$T/flood.out" 2>"$T/flood.err" &
 flood=$!
+d=$((SECONDS + 20))
+until grep -q flooding "$T/flood.err" || [ $SECONDS -ge $d ]; do sleep 0.05; done
 "$ATTACK" "127.0.0.1:$PORT" idle 1000 25 >"$T/idle.out" 2>"$T/idle.err" &
 idle=$!
 "$ATTACK" "127.0.0.1:$PORT" halfopen 1000 25 >"$T/half.out" 2>"$T/half.err" &
@@ -62,7 +64,7 @@ max=$(awk '/^n / { print int($8) }' "$T/hb.out")
 t_ok "$([ -n "$max" ] && [ "$max" -lt 2000 ]; echo $?)" "each within its lease (lease_time 2 s; longest ${max} ms)"
 t_is "$(lc geometry | jq -r '.racks[0].enclosures[0].nodes[1].alive')" "true" "the librarian sees n2 live"
 wait $adm $idle $half $flood
-t_diag "flood: $(cat "$T/flood.out") requests answered"
+t_diag "flood: $(cat "$T/flood.out" "$T/flood.err") requests answered"
 t_ok "$([ "$(cat "$T/flood.out")" -gt 0 ]; echo $?)" "the flooding node was served too"
 t_run "the librarian survived" lc stats
 t_like "$(cat "$T/server.log")" "closed to make room for a new connection \(max_unauthenticated" "it made room by closing the least recently active unauthenticated connections"

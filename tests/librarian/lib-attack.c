@@ -212,6 +212,7 @@ static int flood(const char *addr, const char *node, const char *key, int secs, 
 
 	if (tls_open(&t, addr, node, key) < 0)
 		goto out;
+	fprintf(stderr, "lib-attack: flooding\n");
 	while (now_s() < end) {
 		for (int i = 0; i < depth; i++)
 			if (frame(&t, req) < 0)
