@@ -102,7 +102,9 @@ int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct 
 	*n = 0;
 	if (!name_range(prefix, hi, sizeof(hi)))
 		return 0;
-	if (f)
+	if (!f && !prefix)
+		st = lib_stmt(s, "SELECT count(*) FROM shelves");
+	else if (f)
 		st = lib_stmt(s, "SELECT (SELECT count(*) FROM shelves WHERE tenant = ?1"
 				 " AND name >= ?4 AND name < ?5) + (SELECT count(*) FROM shelves"
 				 " WHERE tenant <> ?1 AND name >= ?4 AND name < ?5 AND id IN"
@@ -111,7 +113,8 @@ int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct 
 		st = lib_stmt(s, "SELECT count(*) FROM shelves WHERE name >= ?4 AND name < ?5");
 	if (!st)
 		return lib_sql_fail(s, e);
-	bind_filter(st, f, prefix ? prefix : "", hi);
+	if (f || prefix)
+		bind_filter(st, f, prefix ? prefix : "", hi);
 	rc = sqlite3_step(st);
 	*n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
