@@ -440,7 +440,8 @@ void lib_listen_close(struct srv *s)
 /*
  * Descriptors for the budgets: the soft limit is raised towards the hard one
  * as far as they need. Below that, the TCP budgets shrink (the admin's is
- * kept) and the librarian says so. Returns the table size.
+ * kept) and the librarian says so. Returns the table size: descriptors
+ * beyond it are closed at once.
  */
 int lib_fd_budget(struct srv *s)
 {
@@ -470,5 +471,6 @@ int lib_fd_budget(struct srv *s)
 			(unsigned long long)have, (unsigned long long)need, cfg->max_connections,
 			cfg->max_unauth);
 	}
-	return have > 1 << 20 ? 1 << 20 : (int)have;
+	/* accept() gives the lowest free descriptor: the budgets never need more */
+	return have < need ? (int)have : (int)need;
 }
