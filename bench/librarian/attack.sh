@@ -70,7 +70,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	sleep 2
 	printf 'round %d, attack: %s' "$r" "$(beat)"
 	wait $f $i $h
-	printf ' (flood: %s requests answered)\n' "$(cat "$T/flood")"
+	printf ' (flood: %s requests answered%s)\n' "$(cat "$T/flood")" "$(grep -v flooding "$T/flood.err" | sed "s/^/; /" | tr -d "\n")"
 done
 $LIB client --connect "unix:$T/sock" stats | jq -c '{requests, loop}'
 echo "# load average at end: $(cut -d" " -f1-3 /proc/loadavg)"
