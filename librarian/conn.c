@@ -65,6 +65,17 @@ void lib_list_append(struct conn_list *l, struct conn *c)
 	l->n++;
 }
 
+/* The connection off the round's lists: its descriptor may be reused at once. */
+static void unlist(struct srv *s, struct conn *c)
+{
+	for (int i = 0; c->queued && i < s->nwork; i++)
+		if (s->work[i] == c->fd)
+			s->work[i] = -1;
+	for (int i = 0; c->dirty && i < s->ndirty; i++)
+		if (s->dirty[i] == c->fd)
+			s->dirty[i] = -1;
+}
+
 void lib_conn_close(struct srv *s, struct conn *c, const char *why)
 {
 	char b[100];
@@ -73,6 +84,7 @@ void lib_conn_close(struct srv *s, struct conn *c, const char *why)
 		lib_log("%s (%s): closed: %s", c->peer,
 			c->who.name[0] ? lib_shown(c->who.name, b, sizeof(b)) : "-", why);
 	epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	unlist(s, c);
 	if (c->is_unix && c->listed) {
 		lib_list_remove(&s->admin, c);
 		s->core.nadmin--;

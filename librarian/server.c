@@ -69,7 +69,7 @@ static void work_prune(struct srv *s)
 	int n = 0;
 
 	for (int i = 0; i < s->nwork; i++) {
-		struct conn *c = s->conns[s->work[i]];
+		struct conn *c = s->work[i] < 0 ? NULL : s->conns[s->work[i]];
 
 		if (!c)
 			continue;
@@ -107,7 +107,7 @@ static void round_end(struct srv *s)
 	bool failed = !commit(s);
 
 	for (int i = 0; i < s->ndirty; i++) {
-		struct conn *c = s->conns[s->dirty[i]];
+		struct conn *c = s->dirty[i] < 0 ? NULL : s->conns[s->dirty[i]];
 
 		if (c)
 			release(s, c, failed);
@@ -126,7 +126,7 @@ static void heartbeat_pass(struct srv *s)
 	bool failed;
 
 	for (int i = 0; i < s->nwork; i++) {
-		struct conn *c = s->conns[s->work[i]];
+		struct conn *c = s->work[i] < 0 ? NULL : s->conns[s->work[i]];
 
 		if (c && lib_conn_head_is_heartbeat(s, c)) {
 			lib_conn_process_one(s, c);
@@ -182,7 +182,7 @@ static void work_pass(struct srv *s)
 		progress = false;
 		work_prune(s);
 		for (int i = 0; i < s->nwork; i++) {
-			struct conn *c = s->conns[s->work[i]];
+			struct conn *c = s->work[i] < 0 ? NULL : s->conns[s->work[i]];
 			int64_t spent;
 
 			if (!c || !lib_conn_can_work(s, c))
