@@ -24,7 +24,8 @@ for m in $(cxl_memdevs); do
 	t_like "$(readlink -f /sys/block/$c)" '/nvdimm-bridge[0-9]+/ndbus[0-9]+/region[0-9]+/' \
 		"  /dev/$c sits on the CXL nvdimm bridge"
 	t_is "$(cat /sys/block/$c/queue/dax)" 1 "  /dev/$c is DAX-capable"
-	ndctl list -r "$r" -N | jq -c --arg m "$m" '.[0] + {memdev: $m}' >>"$LFS_RESULTS/cxl-namespaces"
+	ndctl list -r "$r" -N | jq -c --arg m "$m" --argjson s "$(cxl_serial_of "$m")" \
+		'.[0] + {memdev: $m, serial: $s}' >>"$LFS_RESULTS/cxl-namespaces"
 	i=$((i + 1))
 done
 t_like "$(readlink -f /sys/block/pmem0)" '/ACPI0012:00/ndbus[0-9]+/region[0-9]+/' "/dev/pmem0 is the NVDIMM (NFIT)"

@@ -24,7 +24,9 @@ devs=()
 for m in $mems; do
 	r=$(cxl_make_region "$m")
 	t_like "$r" '^region[0-9]+$' "cxl create-region on $m again: $r"
-	want=$(jq -c --arg m "$m" 'select(.memdev == $m) | [.dev, .mode, .uuid, .size]' "$LFS_RESULTS/cxl-namespaces")
+	want=$(jq -c --argjson s "$(cxl_serial_of "$m")" 'select(.serial == $s) | [.dev, .mode, .uuid, .size]' \
+		"$LFS_RESULTS/cxl-namespaces")
+	t_like "$want" '^\[' "  the first boot recorded a namespace on $m's device (serial $(cxl_serial_of "$m"))"
 	have() { [ -n "$(cxl_namespace_of "$r")" ]; }
 	wait_for 20 have
 	ns=$(cxl_namespace_of "$r")

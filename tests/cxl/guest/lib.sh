@@ -5,6 +5,10 @@
 # numbered them (cxlI.img has serial 0x4c465300 + I).
 cxl_memdevs() { cxl list -M | jq -r 'sort_by(.serial) | .[].memdev'; }
 
+# The serial number of MEMDEV: what names a device from one boot to the
+# next (the memN names follow probe order, which changes).
+cxl_serial_of() { cxl list -M -m "$1" | jq -r '.[0].serial'; }
+
 # The pmem region of MEMDEV, empty if it has none (cxl list -m does not
 # filter regions: match their mappings).
 cxl_region_of() {
