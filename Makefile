@@ -3,7 +3,7 @@
 #   make modules    lfs.ko and the harness's test module for every kernel of KERNELS
 #   make deps       install the Debian packages and the kernels of KERNELS (root)
 #   make check      deps + build + tests: the whole suite on the first kernel of
-#                   KERNELS, the driver and machine VM tests on the others
+#                   KERNELS, the driver, machine and CXL VM tests on the others
 #   make demo       deps + build + the emulated Machine walk-through
 #   make install    install module, tools, configs, udev rules, units, man pages
 #
