@@ -4,6 +4,9 @@
 #   make deps       install the Debian packages and the kernels of KERNELS (root)
 #   make check      deps + build + tests: the whole suite on the first kernel of
 #                   KERNELS, the driver, machine and CXL VM tests on the others
+#   make check-debug  deps + the debug kernel (tools/debugkernel, hours the
+#                   first time) + the driver tests and the long netlink fuzz
+#                   on it; not part of check (docs/TESTING.md)
 #   make demo       deps + build + the emulated Machine walk-through
 #   make install    install module, tools, configs, udev rules, units, man pages
 #
@@ -25,7 +28,7 @@ export KVER PREFIX DESTDIR
 
 SUBDIRS := lvmish librarian lvmish/lfsvol
 
-.PHONY: all module modules userspace helpers deps check check-host check-vm demo install clean lint $(SUBDIRS)
+.PHONY: all module modules userspace helpers deps check check-host check-vm check-debug demo install clean lint $(SUBDIRS)
 
 all: module userspace helpers
 
@@ -73,6 +76,18 @@ check-host: deps
 check-vm: deps
 	$(MAKE) all
 	tests/run vm
+
+# The debug kernel's run: what a driver change must pass before it is
+# called done. Guests there run several times slower, hence the timeouts.
+DEBUG_TIMEOUT_FACTOR ?= 6
+check-debug: deps
+	tools/debugkernel build
+	$(MAKE) all
+	rel=$$(tools/debugkernel release) && \
+	$(MAKE) module KVER=$$rel && \
+	$(MAKE) -C tests warnmod KVER=$$rel && \
+	LFS_VM_TIMEOUT_FACTOR=$(DEBUG_TIMEOUT_FACTOR) \
+		tests/run --kernels "$$rel" driver namespace fencing debug
 
 demo: deps
 	$(MAKE) all
