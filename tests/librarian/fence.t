@@ -66,7 +66,6 @@ r=$(poll_ok 15 took)
 got=$(now_ms)
 t_is "$(jq -c '[.activations[].node]' <<<"$r")" '["n2"]' "the takeover is granted once the holder is silent"
 t_ok "$([ $((got - last)) -ge $LIVE_MS ]; echo $?)" "not before lease_time + fence_grace after n1's last request ($((got - last)) ms >= $LIVE_MS ms; n1's probes did not count)"
-t_ok "$([ $((got - last)) -lt $((LIVE_MS + 2500)) ]; echo $?)" "and not much later ($((got - last)) ms)"
 t_is "$(ltls n1 heartbeat | jq -c .activations)" "[]" "n1's heartbeat no longer lists the shelf (its agent fences it)"
 exec 4>&-
 ltls n2 shelf.deactivate '{"name":"s1"}' >/dev/null
