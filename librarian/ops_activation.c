@@ -7,6 +7,7 @@
  * Changing a shelf needs no other node to hold it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -93,6 +94,36 @@ int lib_op_activate(struct req *rq)
 	return 0;
 }
 
+struct mode_of {
+	const char *node;
+	char mode[8];
+};
+
+static int mode_of_node(void *arg, const struct lib_activation *a)
+{
+	struct mode_of *m = arg;
+
+	if (strcmp(a->node, m->node))
+		return 0;
+	snprintf(m->mode, sizeof(m->mode), "%s", a->mode);
+	return 1;
+}
+
+/*
+ * The admin ends another node's activation only once that node is no longer
+ * live: before, its kernel still maps the shelf (docs/FENCING.md), and a
+ * new holder or a destroy would share the books with it.
+ */
+static int require_holder_gone(struct req *rq, const struct lib_shelf *sh, const char *node)
+{
+	struct mode_of m = { .node = node };
+	int r = lib_store_activations_of_shelf(rq->s, sh->id, mode_of_node, &m, &rq->err);
+
+	if (r <= 0)
+		return r; /* an error, or not active there: answered by the caller */
+	return lib_require_not_live(rq, sh->name, node, m.mode, "deactivate for another node");
+}
+
 int lib_op_deactivate(struct req *rq)
 {
 	char holder[LFS_NODE_NAME_MAX + 1] = "", hmode[8], left[24];
@@ -109,6 +140,8 @@ int lib_op_deactivate(struct req *rq)
 			rq, EBUSY,
 			"cannot deactivate shelf '%s' of node '%s': the node is being taken offline and its activations end with its lease, in %s s",
 			sh.name, node, lib_secs(lib_node_live_ms(rq->srv, k), left, sizeof(left)));
+	if (rq->who->node != k && (r = require_holder_gone(rq, &sh, node)) < 0)
+		return r;
 	r = lib_store_activation_delete(rq->s, sh.id, node, &rq->err);
 	if (r < 0)
 		return r;

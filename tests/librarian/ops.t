@@ -181,7 +181,7 @@ t_is "$(lc shelf.get "{\"name\":\"$old\"}" | jq -r '[.name == "'"$old"'", .books
 t_is "$(lc shelf.list '{"prefix":"o"}' | jq -r '.shelves | map(.name | length) | join(",")')" "7,122" "and listed"
 t_is "$(lc attr.set "{\"name\":\"$old\",\"key\":\"user.k\",\"value\":\"v\"}" | jq -r .key)" "user.k" "its attributes can be set"
 t_is "$(lc shelf.activate "{\"name\":\"old+two\",\"node\":\"n5\"}" | jq -r '.activations[0].node')" "n5" "it can be activated"
-t_is "$(lc shelf.deactivate '{"name":"old+two","node":"n5"}' | jq -r .node)" "n5" "and deactivated"
+t_is "$(ltls n5 shelf.deactivate '{"name":"old+two"}' | jq -r .node)" "n5" "and deactivated (by its holder: the admin waits for a live one's lease)"
 t_is "$(lerr lc shelf.create '{"name":"old+three"}')" "EINVAL" "no new shelf gets such a name"
 t_is "$(lc attr.set '{"name":"db","key":"lfs.anti_affinity","value":"old+two,logs2"}' | jq -r .key)" "lfs.anti_affinity" "an old-named shelf can be an anti-affinity partner"
 t_like "$(lmsg lc attr.set '{"name":"db","key":"lfs.anti_affinity","value":"old+three"}')" "EINVAL: lfs.anti_affinity: shelf name 'old\+three' may contain only" "a partner name no shelf has or can get is refused"
