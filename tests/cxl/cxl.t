@@ -41,7 +41,7 @@ replay() {
 }
 
 VM=(tests/vm/vmrun --fabric-dir "$FAB" --fabric-nodes 1 --fabric-size 512M --cxl 2 --cxl-size 512M
-	--timeout 600)
+	--timeout 900)
 "${VM[@]}" --name cxl-boot1 --out "$OUT/boot1" tests/cxl/guest/boot1.sh >"$OUT/boot1.tap" 2>&1
 rc=$?
 replay <"$OUT/boot1.tap"
