@@ -7,7 +7,14 @@
 #   em_librarian_stop / em_librarian_start    restart the librarian, same database
 #   em_admin OP [JSON]         a request on the librarian's admin unix socket
 #   em_stop                    power every node off (checks for WARNs), stop all
-# Fabric: one fabric device per node, IG I-1 local to node I (NUMA node I-1).
+# Fabric: one fabric device per node, IG I-1 local to node I (NUMA node I-1);
+# with EM_DEVICES=D (more devices than nodes) node I holds every IG J with
+# J % NODES == I-1. Each device is labelled once, by node1 (attach --init).
+# Leases: EM_LEASE (lease_time, default 10 s), EM_GRACE (fence_grace, 3 s),
+# heartbeat_interval 1 s; EM_FENCE_ACTION (lfs.conf's fence_action, default
+# reset); EM_NEW_BOOKS (librarian.conf's new_books, default zero: new memory
+# is taken as known zero, so a test not about the agent's background zeroing
+# can allocate it at once). EM_AGENT_CONF: more lines for the agent group.
 EM_DIR=
 EM_PORT=
 EM_LPID=
@@ -46,18 +53,28 @@ em_librarian_stop() {
 	EM_LPID=
 }
 
-# em_geometry NODES IG_SIZE: a rack, one enclosure per two nodes, power domains
-# alternating between two supplies, one IG per node.
+# em_node_igs I NODES DEVICES: node I's IGs in the geometry's syntax
+em_node_igs() {
+	local i=$1 n=$2 d=$3 j sep=
+	for ((j = i - 1; j < d; j += n)); do
+		printf '%s{ ig = %d; size = "%s"; }' "$sep" "$j" "$EM_IG_SIZE"
+		sep=', '
+	done
+}
+
+# em_geometry NODES IG_SIZE [DEVICES]: a rack, one enclosure per two nodes,
+# power domains alternating between two supplies, IGs as em_node_igs says.
 em_geometry() {
-	local n=$1 size=$2 i enc sep
+	local n=$1 d=${3:-$1} i enc sep
+	EM_IG_SIZE=$2
 	printf 'fabric = {\n\tracks = ( { name = "rack1"; enclosures = (\n'
 	for ((enc = 0; enc * 2 < n; enc++)); do
 		[ "$enc" -gt 0 ] && printf ',\n'
 		printf '\t\t{ name = "enc%d"; nodes = (\n' $((enc + 1))
 		sep=
 		for ((i = enc * 2 + 1; i <= n && i <= enc * 2 + 2; i++)); do
-			printf '%s\t\t\t{ name = "node%d"; power_domain = "psu-%s"; igs = ( { ig = %d; size = "%s"; } ); }' \
-				"$sep" "$i" "$(( (i - 1) % 2 == 0 ? 0 : 1 ))" $((i - 1)) "$size"
+			printf '%s\t\t\t{ name = "node%d"; power_domain = "psu-%s"; igs = ( %s ); }' \
+				"$sep" "$i" "$(( (i - 1) % 2 == 0 ? 0 : 1 ))" "$(em_node_igs "$i" "$n" "$d")"
 			sep=$',\n'
 		done
 		printf ' ); }'
@@ -69,7 +86,8 @@ em_geometry() {
 em_start() {
 	local n=${1:-2} fsize=${2:-1G} bsize=${3:-16M} i fmib bmib books
 	EM_NODES=$n
-	machine_init "$n" "$n" "$fsize" || return 1
+	EM_DEVICES=${EM_DEVICES:-$n}
+	machine_init "$n" "$EM_DEVICES" "$fsize" || return 1
 	EM_DIR=$MACHINE_OUT/librarian
 	mkdir -p "$EM_DIR/keys"
 	chmod 700 "$EM_DIR/keys"
@@ -89,10 +107,12 @@ librarian = {
 	keys_dir = "$EM_DIR/keys";
 	default_policy = "Spread";
 	heartbeat_interval = 1;
-	lease_time = 4;
+	lease_time = ${EM_LEASE:-10};
+	fence_grace = ${EM_GRACE:-3};
+	new_books = "${EM_NEW_BOOKS:-zero}";
 };
 EOC
-		em_geometry "$n" "$((books * bmib))M"
+		em_geometry "$n" "$((books * bmib))M" "$EM_DEVICES"
 	} >"$EM_DIR/librarian.conf"
 	for ((i = 1; i <= n; i++)); do
 		"$LIBRARIAN_BIN" genkey "$EM_DIR/keys/node$i.key" || return 1
@@ -107,11 +127,12 @@ EOC
 	done
 }
 
-# Inside node I: lfs.conf under /tmp, the driver, the fabric attached, the
-# agent running (it heartbeats this node's activations).
+# Inside node I: lfs.conf under /tmp, the driver, the fabric labelled (node1,
+# once) and attached, the agent running (it renews this node's lease).
 em_node_setup() {
-	local i=$1 fab= j sep=
-	for ((j = 0; j < EM_NODES; j++)); do
+	local i=$1 fab= j sep= init=
+	[ "$i" = 1 ] && init="\$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf attach --init >/tmp/attach-init.log"
+	for ((j = 0; j < EM_DEVICES; j++)); do
 		fab+="$sep{ ig = $j; numa_node = $j; }"
 		sep=', '
 	done
@@ -125,10 +146,12 @@ librarian = \"\$LFS_LIBRARIAN\";
 node = \"\$LFS_NODE\";
 key_file = \"/tmp/node.key\";
 connect_timeout = 20;
+fence_action = \"${EM_FENCE_ACTION:-reset}\";
 fabric = ( $fab );
-agent = { state_dir = \"/run/lfs\"; };
+agent = { state_dir = \"/run/lfs\"; ${EM_AGENT_CONF:-} };
 EOC
 insmod \$LFS_KO
+$init
 \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent --once
 setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >/tmp/agent.log 2>&1 &
 echo \$! >/tmp/agent.pid
