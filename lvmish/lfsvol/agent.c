@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -369,6 +370,14 @@ static int agent_open(struct agent *a)
 	if (a->once)
 		return 0;
 	mkdir(a->ctx->conf->state_dir, 0755);
+	/*
+	 * Locked in memory, as sanlock is: a page of the renewal thread's code
+	 * or data paged out under memory pressure (and read back from a slow
+	 * disk) would delay a renewal. Pages are locked as they are touched.
+	 */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))
+		lfsvol_err("cannot lock the agent in memory (%s): renewals may wait for paging",
+			   strerror(errno));
 	/* renewals first: a lease held before anything else is done */
 	r = lfsvol_renew_start(a->ctx->conf, &a->rn);
 	if (r)

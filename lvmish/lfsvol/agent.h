@@ -74,6 +74,8 @@ struct agent_state {
 	bool daemon; /* the running agent, not a --once pass or scrub */
 	struct agent_progress zeroing; /* the ZOMBIE run under way */
 	long long runs; /* ZOMBIE runs ended (agent.scrub waits for the next) */
+	long long run_zeroed; /* books zeroed in the run under way */
+	long long last_run_zeroed; /* ... in the run that ended last */
 	/* the sweep of FREE books of unknown content (daemon only) */
 	long long checked_zero; /* found zero and marked known zero by the librarian */
 	long long checked_other; /* found not zero and not zeroed, or not marked (changed meanwhile) */

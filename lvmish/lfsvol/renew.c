@@ -34,6 +34,7 @@
 #include <linux/sockios.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,6 +56,13 @@
 #define SEND_TIMEOUT_MS 1000 /* a heartbeat's write may wait this long for buffer space */
 #define LATE_MARGIN_MS 1000 /* a gap over interval + 1 s between renewals is late */
 #define FENCED_LOG_MAX 64
+/*
+ * The thread runs at this SCHED_RR priority, as sanlock's daemons do: a
+ * node busy with anything else (a copy through the page cache, kswapd, the
+ * agent's own zeroing) cannot starve it of the CPU for a lease's length.
+ */
+#define RENEW_RT_PRIORITY 10
+#define RENEW_STACK (256 << 10)
 
 struct hb {
 	int64_t id;
@@ -210,8 +218,13 @@ static void renew_kernel(struct lfsvol_renewer *rn, uint64_t sent, bool by_ack)
 	gap = l->last_ns ? (int64_t)((now - l->last_ns) / 1000000) : 0;
 	if (gap > l->longest_gap_ms)
 		l->longest_gap_ms = gap;
-	if (l->last_ns && gap > get_interval(rn) * 1000LL + LATE_MARGIN_MS)
+	if (l->last_ns && gap > get_interval(rn) * 1000LL + LATE_MARGIN_MS) {
 		l->late++;
+		lfsvol_err(
+			"renewal: late: %lld ms since the last renewal (this heartbeat was sent %lld ms ago; renewed on its %s)",
+			(long long)gap, (long long)((now - sent) / 1000000),
+			by_ack ? "acknowledgement" : "reply");
+	}
 	l->renewals++;
 	l->by_ack += by_ack;
 	l->last_ns = now;
@@ -512,8 +525,14 @@ static int renew_connect(struct lfsvol_renewer *rn)
 
 static void *renew_main(void *arg)
 {
+	struct sched_param sp = { .sched_priority = RENEW_RT_PRIORITY };
 	struct lfsvol_renewer *rn = arg;
+	int r = pthread_setschedparam(pthread_self(), SCHED_RR, &sp);
 
+	if (r)
+		lfsvol_err(
+			"renewal: cannot run at real-time priority SCHED_RR %d (%s): a busy node may delay renewals",
+			RENEW_RT_PRIORITY, strerror(r));
 	while (!stopping(rn)) {
 		if (rn->lib || !renew_connect(rn))
 			renew_turn(rn);
@@ -525,6 +544,7 @@ static void *renew_main(void *arg)
 int lfsvol_renew_start(const struct lfsvol_conf *conf, struct lfsvol_renewer **out)
 {
 	struct lfsvol_renewer *rn = calloc(1, sizeof(*rn));
+	pthread_attr_t attr;
 	sigset_t all, old;
 	int r;
 
@@ -546,7 +566,10 @@ int lfsvol_renew_start(const struct lfsvol_conf *conf, struct lfsvol_renewer **o
 	/* SIGTERM and SIGINT are the main thread's */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = -pthread_create(&rn->thread, NULL, renew_main, rn);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, RENEW_STACK); /* locked in memory (mlockall) */
+	r = -pthread_create(&rn->thread, &attr, renew_main, rn);
+	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		close(rn->wake[0]);

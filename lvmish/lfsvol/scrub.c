@@ -165,6 +165,8 @@ static void run_end(struct agent_state *st, const char *fmt, const char *why)
 	snprintf(st->scrub, sizeof(st->scrub), fmt, why);
 	st->zeroing.what[0] = '\0';
 	st->pending = 0;
+	st->last_run_zeroed = st->run_zeroed;
+	st->run_zeroed = 0;
 	st->runs++;
 }
 
@@ -235,6 +237,7 @@ int lfsvol_zero_collect(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 	lfsvol_progress_add(&st->zeroing, (long long)(job->done - before),
 			    (job->zeroed - zeroed) * job->book_size);
 	st->zeroed += (long long)(job->zeroed - zeroed);
+	st->run_zeroed += (long long)(job->zeroed - zeroed);
 	if (lib && (finished || now - job->reported_ms >= REPORT_EVERY_MS)) {
 		if (report_zeroed(lib, job->books, job->result, job->n))
 			snprintf(st->scrub, sizeof(st->scrub), "reporting zeroed books failed: %s",
@@ -366,12 +369,11 @@ static int follow_agent(const struct lfsvol_conf *conf, long long until)
 /* The agent runs: --free's books go ZOMBIE here, the agent zeroes them; follow it. */
 static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool free_too)
 {
-	json_t *o = agent_json(ctx->conf), *res = NULL;
-	long long z0 = json_integer_value(json_object_get(o, "zeroed")), fresh = 0, z1;
+	json_t *o, *res = NULL;
+	long long fresh = 0, zeroed;
 	bool more = free_too;
 	int r = 0;
 
-	json_decref(o);
 	while (more && !r) {
 		r = lfsvol_lib_request(lib, "sending never-scrubbed FREE books to be zeroed",
 				       "free.scrub", json_pack("{s:i}", "limit", 65536), &res);
@@ -387,11 +389,12 @@ static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool f
 	if (!r)
 		r = follow_agent(ctx->conf, json_integer_value(json_object_get(res, "until")));
 	json_decref(res);
+	/* the books of the agent's run that zeroed them (it may have begun before the request) */
 	o = agent_json(ctx->conf);
-	z1 = json_integer_value(json_object_get(o, "zeroed"));
+	zeroed = json_integer_value(json_object_get(o, "last_run_zeroed"));
 	json_decref(o);
 	if (!r)
-		scrub_done(free_too, z1 - z0, fresh);
+		scrub_done(free_too, zeroed, fresh);
 	return r;
 }
 

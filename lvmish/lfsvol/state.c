@@ -49,6 +49,7 @@ static json_t *state_json(const struct lfsvol_conf *conf, const struct agent_sta
 		json_object_set_new(o, "zeroing", lfsvol_progress_json(&st->zeroing));
 		json_object_set_new(o, "sweep", lfsvol_progress_json(&st->sweep));
 		json_object_set_new(o, "runs", json_integer(st->runs));
+		json_object_set_new(o, "last_run_zeroed", json_integer(st->last_run_zeroed));
 	}
 	return o;
 }

@@ -15,6 +15,8 @@
 # reset); EM_NEW_BOOKS (librarian.conf's new_books, default zero: new memory
 # is taken as known zero, so a test not about the agent's background zeroing
 # can allocate it at once). EM_AGENT_CONF: more lines for the agent group.
+# EM_NODE_PRE: shell commands each node runs before its devices are attached
+# (with lfs.ko loaded); EM_NO_AGENT=1: node setup starts no agent daemon.
 EM_DIR=
 EM_PORT=
 EM_LPID=
@@ -151,10 +153,24 @@ fabric = ( $fab );
 agent = { state_dir = \"/run/lfs\"; ${EM_AGENT_CONF:-} };
 EOC
 insmod \$LFS_KO
+${EM_NODE_PRE:-}
 $init
 \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent --once
-setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >/tmp/agent.log 2>&1 &
+" || return 1
+	[ -n "${EM_NO_AGENT:-}" ] || em_agent_start "$i"
+}
+
+# em_agent_start I: the agent daemon in node I (log /tmp/agent.log, pid
+# /tmp/agent.pid), once it has renewed the node's lease (bounded: 60 s).
+em_agent_start() {
+	node_exec "$1" "
+setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >>/tmp/agent.log 2>&1 &
 echo \$! >/tmp/agent.pid
+for i in \$(seq 600); do
+	\$LFS_TOP/lvmish/lfsctl/lfsctl lease | grep -q 'ends in' && exit 0
+	sleep 0.1
+done
+echo 'emachine: the agent renewed no lease within 60 s'; cat /tmp/agent.log; exit 1
 "
 }
 
