@@ -650,7 +650,8 @@ static void drop(struct lfs_lib *l)
 		SSL_free(l->ssl);
 		l->ssl = NULL;
 	}
-	close(l->fd);
+	if (l->fd >= 0)
+		close(l->fd);
 	l->fd = -1;
 }
 
@@ -754,21 +755,10 @@ int lfs_lib_fd(const struct lfs_lib *l)
 	return l ? l->fd : -1;
 }
 
-/* The stream is out of step or gone: nothing more can be sent or read on it. */
-static void lib_drop(struct lfs_lib *l)
-{
-	if (l->ssl) {
-		SSL_free(l->ssl);
-		l->ssl = NULL;
-	}
-	if (l->fd >= 0)
-		close(l->fd);
-	l->fd = -1;
-}
-
 int lfs_lib_send(struct lfs_lib *l, const char *op, json_t *args, int timeout_ms, int64_t *id)
 {
 	int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : l->reply_timeout_ms);
+	struct sigpipe_guard g;
 	uint8_t *frame = NULL;
 	size_t flen = 0;
 	int r;
@@ -779,10 +769,12 @@ int lfs_lib_send(struct lfs_lib *l, const char *op, json_t *args, int timeout_ms
 	r = make_frame(l, op, args, *id, &frame, &flen);
 	if (r < 0)
 		return r;
+	sigpipe_block(&g);
 	r = io_write(l, frame, flen, deadline);
+	sigpipe_restore(&g);
 	free(frame);
 	if (r < 0)
-		lib_drop(l);
+		drop(l);
 	return r;
 }
 
@@ -848,11 +840,13 @@ static int inbox_take(struct lfs_lib *l, struct lfs_lib_inbox *in, json_t **repl
 
 int lfs_lib_receive(struct lfs_lib *l, struct lfs_lib_inbox *in, json_t **reply)
 {
+	struct sigpipe_guard g;
 	int r;
 
 	*reply = NULL;
 	if (l->fd < 0)
 		return lib_err(l, ENOTCONN, "not connected");
+	sigpipe_block(&g); /* a TLS read may write (a key update) */
 	for (;;) {
 		r = inbox_take(l, in, reply);
 		if (r)
@@ -861,8 +855,9 @@ int lfs_lib_receive(struct lfs_lib *l, struct lfs_lib_inbox *in, json_t **reply)
 		if (r <= 0)
 			break;
 	}
+	sigpipe_restore(&g);
 	if (r < 0)
-		lib_drop(l);
+		drop(l);
 	return r;
 }
 
