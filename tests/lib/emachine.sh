@@ -14,7 +14,11 @@
 # heartbeat_interval 1 s; EM_FENCE_ACTION (lfs.conf's fence_action, default
 # reset); EM_NEW_BOOKS (librarian.conf's new_books, default zero: new memory
 # is taken as known zero, so a test not about the agent's background zeroing
-# can allocate it at once). EM_AGENT_CONF: more lines for the agent group.
+# can allocate it at once). EM_SHARE (librarian.conf's share, default rw:
+# the nodes, all in the default tenant, may activate each other's shelves,
+# as the handovers and takeovers of the tests need; "see" is the librarian's
+# own default, under which an owner grants access with lfs.access).
+# EM_AGENT_CONF: more lines for the agent group.
 # EM_NODE_PRE: shell commands each node runs before its devices are attached
 # (with lfs.ko loaded); EM_NO_AGENT=1: node setup starts no agent daemon.
 EM_DIR=
@@ -112,6 +116,7 @@ librarian = {
 	lease_time = ${EM_LEASE:-10};
 	fence_grace = ${EM_GRACE:-3};
 	new_books = "${EM_NEW_BOOKS:-zero}";
+	share = "${EM_SHARE:-rw}";
 };
 EOC
 		em_geometry "$n" "$((books * bmib))M" "$EM_DEVICES"
