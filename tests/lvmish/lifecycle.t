@@ -26,8 +26,11 @@ replay() {
 }
 
 # 2 IGs of 15 books of 64 MiB: what fits on the guest's 1 GiB fsdax devices
-# after the 2 MiB data offset.
-lv_start_librarian 64M 15 2
+# after the 2 MiB data offset. New memory is of unknown content, as the
+# librarian's default says: the node agent's check makes it known zero. A
+# lease of 30 s (the default) outlasts the guest's steps between the
+# activations and the agent's start.
+LV_NEW_BOOKS=unknown LV_LEASE=30 lv_start_librarian 64M 15 2
 t_ok $? "librarian on 127.0.0.1:$PORT" || t_done
 key=$(cat "$LV/keys/node01.key")
 
