@@ -21,6 +21,7 @@
 # EM_AGENT_CONF: more lines for the agent group.
 # EM_NODE_PRE: shell commands each node runs before its devices are attached
 # (with lfs.ko loaded); EM_NO_AGENT=1: node setup starts no agent daemon.
+# The agent: em_agent_start I / em_agent_stop I [SIGNAL] (below).
 EM_DIR=
 EM_PORT=
 EM_LPID=
@@ -166,16 +167,36 @@ $init
 }
 
 # em_agent_start I: the agent daemon in node I (log /tmp/agent.log, pid
-# /tmp/agent.pid), once it has renewed the node's lease (bounded: 60 s).
+# /tmp/agent.pid), once this agent has renewed the node's lease: its
+# renewal log (/run/lfs/renewal.json) has its pid and a renewal, and the
+# kernel's lease runs (bounded: 60 s).
 em_agent_start() {
 	node_exec "$1" "
 setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >>/tmp/agent.log 2>&1 &
-echo \$! >/tmp/agent.pid
+pid=\$!
+echo \$pid >/tmp/agent.pid
 for i in \$(seq 600); do
-	\$LFS_TOP/lvmish/lfsctl/lfsctl lease | grep -q 'ends in' && exit 0
+	[ \"\$(jq -c '[.pid, .renewals > 0]' /run/lfs/renewal.json 2>/dev/null)\" = \"[\$pid,true]\" ] &&
+		\$LFS_TOP/lvmish/lfsctl/lfsctl lease | grep -q 'ends in' && exit 0
 	sleep 0.1
 done
 echo 'emachine: the agent renewed no lease within 60 s'; cat /tmp/agent.log; exit 1
+"
+}
+
+# em_agent_stop I [SIGNAL]: signal node I's agent (default TERM); for TERM,
+# INT and KILL wait until it is gone (bounded: 10 s). The lease is no longer
+# renewed: the kernel fences the node's leased shelves when it runs out.
+em_agent_stop() {
+	node_exec "$1" "
+pid=\$(cat /tmp/agent.pid) || exit 1
+kill -${2:-TERM} \$pid || exit 1
+case ${2:-TERM} in STOP | CONT) exit 0 ;; esac
+for i in \$(seq 100); do
+	kill -0 \$pid 2>/dev/null || exit 0
+	sleep 0.1
+done
+echo 'emachine: the agent did not end within 10 s'; exit 1
 "
 }
 
