@@ -229,8 +229,9 @@ t_ok "$allz" "the new shelf reads only zeros where db's books were"
 t_is "$(zflag all)" 1 "every book is known zero (db's zeroed after use, the others checked by the agent): marked zeroed"
 t_run "remove the all-books shelf (no filesystem, no -f needed)" L remove all
 out=$(L scrub 2>&1)
-t_like "$out" "scrub done: [0-9]+ books? zeroed" "lfsvol scrub follows the agent's zeroing to its end: $out"
-t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "  after it no book is ZOMBIE"
+t_like "$out" "scrub done: [0-9]+ books? zeroed" "lfsvol scrub follows the agent's zeroing: $out"
+t_ok "$(wait_for 60 nozombie; echo $?)" "  and the agent zeroes all 30 books"
+t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "  all FREE again"
 
 # shelves for the auto-assembly boot: auto1 is configured auto_activate, manual is not
 t_run "create auto1 -a" L create auto1 -s 2b -a
