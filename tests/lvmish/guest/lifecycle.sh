@@ -31,6 +31,7 @@ t_is "$(L status --json | jq -c '[.[0].fabric[] | [.ig, .path]]')" '[[0,"/dev/pm
 # The node agent (lfs-agent.service): it renews the node's lease, which
 # every activation needs, and its check of the never-used books (the
 # librarian says new_books = "unknown") makes them known zero
+# (bounds generous: the sweep read 8 MiB/s under TCG on a loaded host)
 out=$(L create early -s 1b 2>&1)
 t_like "$out" "only 0 free books known to be zero are available" \
 	"before the agent's check, create fails: no book is known zero yet"
@@ -39,7 +40,7 @@ apid=$!
 leased() { "$LFS_TOP/lvmish/lfsctl/lfsctl" lease | grep -q 'ends in'; }
 t_ok "$(wait_for 60 leased; echo $?)" "the agent renews the node's lease"
 checked() { L status --json | jq -r '.[0].agent.check' | grep -q '^idle'; }
-t_ok "$(wait_for 120 checked; echo $?)" "the agent's check of never-used books ends"
+t_ok "$(wait_for 600 checked; echo $?)" "the agent's check of never-used books ends"
 t_is "$(L status --json | jq -c '.[0].agent | [.checked_zero, .checked_other]')" "[30,0]" \
 	"it found the 30 books reading as zeroes"
 t_like "$(L status)" "check of FREE books: idle: .* 30 found zero, 0 zeroed, 0 not" "status says so"
@@ -119,7 +120,7 @@ out=$(L remove db -f 2>&1)
 t_like "$out" "removed shelf db; 4 books wait to be zeroed" "remove -f: $out"
 # the running agent zeroes them (it learns of ZOMBIE books from its heartbeats)
 zeroed() { [ "$(L status --json | jq '.[0].agent.zeroed // 0')" -ge 4 ]; }
-t_ok "$(wait_for 60 zeroed; echo $?)" "the agent zeroed the 4 books"
+t_ok "$(wait_for 300 zeroed; echo $?)" "the agent zeroed the 4 books"
 t_like "$(L status)" "agent: librarian connected.*4 zeroed" "status shows the agent's progress"
 nozombie() { [ "$(L fabric --json | jq '.[0].zombie')" = 0 ]; }
 t_ok "$(wait_for 30 nozombie; echo $?)" "no book is ZOMBIE any more"
@@ -230,7 +231,7 @@ t_is "$(zflag all)" 1 "every book is known zero (db's zeroed after use, the othe
 t_run "remove the all-books shelf (no filesystem, no -f needed)" L remove all
 out=$(L scrub 2>&1)
 t_like "$out" "scrub done: [0-9]+ books? zeroed" "lfsvol scrub follows the agent's zeroing: $out"
-t_ok "$(wait_for 60 nozombie; echo $?)" "  and the agent zeroes all 30 books"
+t_ok "$(wait_for 300 nozombie; echo $?)" "  and the agent zeroes all 30 books"
 t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "  all FREE again"
 
 # shelves for the auto-assembly boot: auto1 is configured auto_activate, manual is not
