@@ -44,6 +44,8 @@ activation { udev_sync = 1 udev_rules = 1 monitoring = 0 }
 EOC
 pvcreate -q -y /dev/pmem0 && vgcreate -q vgb /dev/pmem0 || exit 1
 insmod "${LFS_KO:-$LFS_TOP/driver/lfs.ko}" || exit 1
+# new fabric memory is labelled once: every attach checks the label
+L attach --init >/dev/null || exit 1
 L agent --once || exit 1
 # The pool in steady state: a used book comes back ZOMBIE, the agent zeroes
 # it and the librarian then knows it reads as zeroes. Books 0..N-1 of IG 1 go

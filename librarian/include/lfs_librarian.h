@@ -87,6 +87,28 @@ const char *lfs_lib_errcode(const struct lfs_lib *lib);
 /* Close and free; NULL is accepted. */
 void lfs_lib_close(struct lfs_lib *lib);
 
+/*
+ * Asynchronous use of a connection, for a caller that must not wait for a
+ * reply (the node agent's lease renewals): lfs_lib_send() writes one
+ * request (at most timeout_ms, 0 = the reply timeout) and gives its id;
+ * lfs_lib_receive() returns 1 and a whole reply object ({"id", "ok",
+ * "result" or "error"}) if one has arrived, 0 if none has yet (it never
+ * waits), or -errno after which the connection is closed. The bytes of a
+ * reply that arrive in pieces are kept in the caller's inbox between calls.
+ * lfs_lib_reply_result() turns a reply into lfs_lib_call()'s result or
+ * error (it consumes the reply). lfs_lib_fd() is the socket, for poll()
+ * and SIOCOUTQ (bytes not yet acknowledged by the peer); -1 if closed.
+ */
+struct lfs_lib_inbox {
+	uint8_t *buf;
+	size_t len, cap;
+};
+int lfs_lib_fd(const struct lfs_lib *lib);
+int lfs_lib_send(struct lfs_lib *lib, const char *op, json_t *args, int timeout_ms, int64_t *id);
+int lfs_lib_receive(struct lfs_lib *lib, struct lfs_lib_inbox *in, json_t **reply);
+int lfs_lib_reply_result(struct lfs_lib *lib, json_t *reply, json_t **result);
+void lfs_lib_inbox_free(struct lfs_lib_inbox *in);
+
 /* Read a key file (hex). Returns the key length or a negative errno. */
 int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size_t msglen);
 

@@ -10,52 +10,92 @@
 
 #include "lfsctl.h"
 
-int cmd_attach(int argc, char **argv)
+/* The options attach and label share: where the device sits in the fabric. */
+struct fabric_args {
+	uint32_t ig;
+	uint64_t book_size, offset;
+	uint8_t fabric[LFS_UUID_LEN];
+	bool have_ig, have_bs, have_fabric;
+};
+
+static int fabric_options(const char *cmd, int argc, char **argv, struct fabric_args *fa)
 {
 	static const struct option opts[] = {
 		{ "ig", required_argument, NULL, 'i' },
 		{ "book-size", required_argument, NULL, 'b' },
 		{ "offset", required_argument, NULL, 'o' },
+		{ "fabric", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t book_size = 0, offset = 0;
-	int have_ig = 0, have_bs = 0, opt, ret;
-	struct lfs_client *c;
-	uint32_t ig = 0;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			if (lfs_parse_u32(optarg, LFS_IG_MAX, &ig)) {
-				fprintf(stderr, "%s attach: invalid interleave group `%s' (0-%u)\n",
-					prog, optarg, LFS_IG_MAX);
-				return EXIT_USAGE;
-			}
-			have_ig = 1;
-			break;
-		case 'b':
-			if (lfsctl_size("attach", "--book-size", optarg, &book_size))
-				return EXIT_USAGE;
-			have_bs = 1;
-			break;
-		case 'o':
-			if (lfsctl_size("attach", "--offset", optarg, &offset))
-				return EXIT_USAGE;
-			break;
-		default:
-			return lfsctl_usage("attach");
+		if (opt == 'i' && lfs_parse_u32(optarg, LFS_IG_MAX, &fa->ig)) {
+			fprintf(stderr, "%s %s: invalid interleave group `%s' (0-%u)\n", prog, cmd,
+				optarg, LFS_IG_MAX);
+			return -EINVAL;
+		} else if (opt == 'b' && lfsctl_size(cmd, "--book-size", optarg, &fa->book_size)) {
+			return -EINVAL;
+		} else if (opt == 'o' && lfsctl_size(cmd, "--offset", optarg, &fa->offset)) {
+			return -EINVAL;
+		} else if (opt == 'f' && lfs_parse_uuid(optarg, fa->fabric)) {
+			fprintf(stderr, "%s %s: invalid fabric UUID `%s'\n", prog, cmd, optarg);
+			return -EINVAL;
+		} else if (opt != 'i' && opt != 'b' && opt != 'o' && opt != 'f') {
+			lfsctl_usage(cmd);
+			return -EINVAL;
 		}
+		fa->have_ig |= opt == 'i';
+		fa->have_bs |= opt == 'b';
+		fa->have_fabric |= opt == 'f';
 	}
-	if (optind != argc - 1 || !have_ig || !have_bs)
-		return lfsctl_usage("attach");
+	if (optind != argc - 1 || !fa->have_ig || !fa->have_bs) {
+		lfsctl_usage(cmd);
+		return -EINVAL;
+	}
+	return 0;
+}
 
+int cmd_attach(int argc, char **argv)
+{
+	struct fabric_args fa = { 0 };
+	struct lfs_client *c;
+	int ret;
+
+	if (fabric_options("attach", argc, argv, &fa))
+		return EXIT_USAGE;
 	c = lfsctl_connect("attach");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_attach(c, argv[optind], ig, book_size, offset);
+	ret = lfs_attach_labelled(c, argv[optind], fa.ig, fa.book_size, fa.offset,
+				  fa.have_fabric ? fa.fabric : NULL);
 	if (ret)
 		return lfsctl_fail(c, "attach", argv[optind], ret);
 	lfs_client_close(c);
+	return 0;
+}
+
+/* label DEVICE: the device must not be attached; an existing label is never overwritten. */
+int cmd_label(int argc, char **argv)
+{
+	struct fabric_args fa = { .offset = LFS_OFFSET_ALIGN };
+	struct lfs_client *c;
+	char u[37];
+	int ret;
+
+	if (fabric_options("label", argc, argv, &fa))
+		return EXIT_USAGE;
+	if (!fa.have_fabric)
+		return lfsctl_usage("label");
+	c = lfsctl_connect("label");
+	if (!c)
+		return EXIT_FAILURE;
+	ret = lfs_fabric_label(c, argv[optind], fa.ig, fa.book_size, fa.offset, fa.fabric);
+	if (ret)
+		return lfsctl_fail(c, "label", argv[optind], ret);
+	lfs_client_close(c);
+	lfs_format_uuid(fa.fabric, u);
+	printf("%s: labelled IG %u of fabric %s\n", argv[optind], fa.ig, u);
 	return 0;
 }
 
@@ -78,28 +118,33 @@ int cmd_detach(int argc, char **argv)
 
 static json_t *fabric_json(const struct lfs_fabric_info *f)
 {
-	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "ig",
+	char u[37];
+
+	lfs_format_uuid(f->fabric_uuid, u);
+	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i, s:o}", "ig",
 			 (json_int_t)f->ig, "device", f->path, "major", major(f->devt), "minor",
 			 minor(f->devt), "book_size", (json_int_t)f->book_size, "offset",
 			 (json_int_t)f->offset, "size", (json_int_t)f->dev_size, "nr_books",
 			 (json_int_t)f->nr_books, "books_used", (json_int_t)f->books_used, "dax",
-			 f->dax, "numa_node", f->numa_node);
+			 f->dax, "numa_node", f->numa_node, "fabric_uuid",
+			 f->labelled ? json_string(u) : json_null());
 }
 
 static void fabric_table(const struct lfs_fabric_info *v, size_t n)
 {
-	char bs[32], off[32], size[32];
+	char bs[32], off[32], size[32], u[37];
 	size_t i;
 
-	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %s\n", "IG", "DEVICE", "SIZE", "BOOK",
-	       "OFFSET", "BOOKS", "USED", "DAX", "NODE");
+	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %-5s %s\n", "IG", "DEVICE", "SIZE", "BOOK",
+	       "OFFSET", "BOOKS", "USED", "DAX", "NODE", "LABEL (FABRIC)");
 	for (i = 0; i < n; i++) {
 		lfs_size_short(v[i].book_size, bs, sizeof(bs));
 		lfs_size_short(v[i].offset, off, sizeof(off));
 		lfs_size_short(v[i].dev_size, size, sizeof(size));
-		printf("%-4u %-20s %-9s %-7s %-9s %-7u %-7u %-4s %d\n", v[i].ig, v[i].path, size,
-		       bs, off, v[i].nr_books, v[i].books_used, v[i].dax ? "yes" : "no",
-		       v[i].numa_node);
+		lfs_format_uuid(v[i].fabric_uuid, u);
+		printf("%-4u %-20s %-9s %-7s %-9s %-7u %-7u %-4s %-5d %s\n", v[i].ig, v[i].path,
+		       size, bs, off, v[i].nr_books, v[i].books_used, v[i].dax ? "yes" : "no",
+		       v[i].numa_node, v[i].labelled ? u : "-");
 	}
 }
 

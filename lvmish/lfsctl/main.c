@@ -13,10 +13,12 @@
 const char *prog = "lfsctl";
 
 static const struct lfsctl_cmd commands[] = {
-	{ "attach", cmd_attach, "DEVICE --ig N --book-size SIZE [--offset SIZE]",
+	{ "attach", cmd_attach, "DEVICE --ig N --book-size SIZE [--offset SIZE] [--fabric UUID]",
 	  "attach a fabric memory device as interleave group N" },
+	{ "label", cmd_label, "DEVICE --ig N --book-size SIZE --fabric UUID [--offset SIZE]",
+	  "write a fabric label on a device that has none (not attached)" },
 	{ "detach", cmd_detach, "DEVICE", "detach a fabric device no shelf uses" },
-	{ "create", cmd_create, "NAME BOOKS [--uuid UUID] [--zeroed]",
+	{ "create", cmd_create, "NAME BOOKS [--uuid UUID] [--zeroed] [--leased]",
 	  "create a shelf from BOOKS and print its device path" },
 	{ "extend", cmd_extend, "NAME BOOKS", "append BOOKS to a shelf (also while mounted)" },
 	{ "shrink", cmd_shrink, "NAME --books N",
@@ -26,6 +28,9 @@ static const struct lfsctl_cmd commands[] = {
 	{ "check", cmd_check, "BOOKS",
 	  "print the books (no shelf holds) that read as zeroes; writes nothing" },
 	{ "list", cmd_list, "[--json] [NAME]", "show shelves" },
+	{ "fence", cmd_fence, "NAME", "fence a shelf now: I/O fails, it can only be removed" },
+	{ "lease", cmd_lease, "[--json] | --renew MS [--action reset|eio] | --release",
+	  "show the node's lease; renew it from now (tests, recovery) or give it up" },
 	{ "fabric", cmd_fabric, "[--json]", "show attached fabric devices" },
 };
 

@@ -25,18 +25,20 @@ int cmd_create(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "uuid", required_argument, NULL, 'u' },
 		{ "zeroed", no_argument, NULL, 'z' },
+		{ "leased", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lfs_shelf_info info = { 0 };
 	uint8_t uuid[LFS_UUID_LEN];
 	struct lfs_book *books;
 	struct lfs_client *c;
-	int have_uuid = 0, zeroed = 0, opt, ret;
+	unsigned int flags = 0;
+	int have_uuid = 0, opt, ret;
 	size_t n;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt == 'z') {
-			zeroed = 1;
+		if (opt == 'z' || opt == 'l') {
+			flags |= opt == 'z' ? LFS_CREATE_ZEROED : LFS_CREATE_LEASED;
 			continue;
 		}
 		if (opt != 'u')
@@ -57,7 +59,8 @@ int cmd_create(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, zeroed, books, n, &info);
+	ret = lfs_shelf_create_flags(c, argv[optind], have_uuid ? uuid : NULL, flags, books, n,
+				     &info);
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "create", argv[optind], ret);
@@ -225,12 +228,14 @@ static json_t *shelf_json(const struct lfs_shelf_info *s)
 	}
 	lfs_format_uuid(s->uuid, uuid);
 	snprintf(dev, sizeof(dev), "/dev/%s", s->disk);
-	return json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:b, s:I, s:b, s:o}",
-			 "name", s->name, "uuid", uuid, "device", dev, "id", (json_int_t)s->id,
-			 "major", major(s->devt), "minor", minor(s->devt), "book_size",
-			 (json_int_t)s->book_size, "nr_books", (json_int_t)s->nr_books, "size",
-			 (json_int_t)(s->book_size * s->nr_books), "dax", s->dax, "open",
-			 (json_int_t)s->open, "zeroed", s->zeroed, "books", books);
+	return json_pack(
+		"{s:s, s:s, s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:b, s:I, s:b, s:s, s:b, s:I, s:o}",
+		"name", s->name, "uuid", uuid, "device", dev, "id", (json_int_t)s->id, "major",
+		major(s->devt), "minor", minor(s->devt), "book_size", (json_int_t)s->book_size,
+		"nr_books", (json_int_t)s->nr_books, "size",
+		(json_int_t)(s->book_size * s->nr_books), "dax", s->dax, "open",
+		(json_int_t)s->open, "zeroed", s->zeroed, "state", lfsctl_state_name(s->state),
+		"leased", s->leased, "created", (json_int_t)s->created, "books", books);
 }
 
 static void shelf_table(const struct lfs_shelf_info *v, size_t n)
@@ -238,16 +243,17 @@ static void shelf_table(const struct lfs_shelf_info *v, size_t n)
 	char uuid[37], dev[48], bs[32], size[32], *books;
 	size_t i;
 
-	printf("%-20s %-12s %-9s %-7s %-7s %-4s %-5s %-36s %s\n", "NAME", "DEVICE", "SIZE", "BOOKS",
-	       "BOOK", "DAX", "OPEN", "UUID", "LAYOUT");
+	printf("%-20s %-12s %-9s %-7s %-7s %-4s %-5s %-6s %-6s %-36s %s\n", "NAME", "DEVICE",
+	       "SIZE", "BOOKS", "BOOK", "DAX", "OPEN", "STATE", "LEASED", "UUID", "LAYOUT");
 	for (i = 0; i < n; i++) {
 		lfs_format_uuid(v[i].uuid, uuid);
 		snprintf(dev, sizeof(dev), "/dev/%s", v[i].disk);
 		lfs_size_short(v[i].book_size, bs, sizeof(bs));
 		lfs_size_short(v[i].book_size * v[i].nr_books, size, sizeof(size));
 		books = lfs_format_books(v[i].books, v[i].nr_books);
-		printf("%-20s %-12s %-9s %-7u %-7s %-4s %-5u %-36s %s\n", v[i].name, dev, size,
-		       v[i].nr_books, bs, v[i].dax ? "yes" : "no", v[i].open, uuid,
+		printf("%-20s %-12s %-9s %-7u %-7s %-4s %-5u %-6s %-6s %-36s %s\n", v[i].name, dev,
+		       size, v[i].nr_books, bs, v[i].dax ? "yes" : "no", v[i].open,
+		       lfsctl_state_name(v[i].state), v[i].leased ? "yes" : "no", uuid,
 		       books ? books : "?");
 		free(books);
 	}
@@ -290,5 +296,24 @@ int cmd_list(int argc, char **argv)
 		shelf_table(v, n);
 	}
 	lfs_shelf_list_free(v, n);
+	return 0;
+}
+
+int cmd_fence(int argc, char **argv)
+{
+	struct lfs_client *c;
+	int ret;
+
+	if (argc != 2 || argv[1][0] == '-')
+		return lfsctl_usage("fence");
+	if (check_name("fence", argv[1]))
+		return EXIT_USAGE;
+	c = lfsctl_connect("fence");
+	if (!c)
+		return EXIT_FAILURE;
+	ret = lfs_shelf_fence(c, argv[1]);
+	if (ret)
+		return lfsctl_fail(c, "fence", argv[1], ret);
+	lfs_client_close(c);
 	return 0;
 }

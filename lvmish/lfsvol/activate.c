@@ -25,6 +25,7 @@ struct act {
 	const char *name;
 	const struct lfsvol_activation *how;
 	json_t *sh; /* the librarian's answer: name, uuid, map */
+	uint64_t sent; /* when the request that granted it was sent (CLOCK_BOOTTIME ns) */
 	char what[128];
 	char disk[32];
 	bool already; /* active here already with the same UUID */
@@ -52,6 +53,22 @@ static int set_read_only(const char *disk)
 		r = -errno;
 	close(fd);
 	return r;
+}
+
+/*
+ * The librarian heard this node when it read the request that granted the
+ * activation: the kernel's lease runs from the request's send time. A
+ * failure is left for the leased create to report (ENOLCK) if it matters:
+ * the agent's renewal may hold the lease already.
+ */
+static void lease_renew(struct act *a)
+{
+	long long t = lfsvol_lib_lease_time(a->lib);
+	int r = t > 0 ? lfsvol_lease_renew(a->ctx->conf, a->drv, a->sent, lfsvol_lease_ms(t)) :
+			-ENODATA;
+
+	if (r)
+		lfsvol_trace("lease not renewed (%s): %s", strerror(-r), lfs_client_error(a->drv));
 }
 
 /*
@@ -87,10 +104,18 @@ static int kernel_activate(struct act *a)
 	 * use, so the driver can tell udev that probing the new device for
 	 * signatures would find nothing.
 	 */
-	r = lfsvol_kernel_create(a->ctx->conf, a->drv, a->name, uuid,
-				 json_is_true(json_object_get(a->sh, "zeroed")), books, n, a->disk,
-				 sizeof(a->disk));
+	lease_renew(a);
+	r = lfsvol_kernel_create(
+		a->ctx->conf, a->drv, a->name, uuid,
+		LFS_CREATE_LEASED |
+			(json_is_true(json_object_get(a->sh, "zeroed")) ? LFS_CREATE_ZEROED : 0),
+		books, n, a->disk, sizeof(a->disk));
 	free(books);
+	if (r == -ENOLCK)
+		return lfsvol_fail(
+			LFSVOL_EREFUSED, r,
+			"%s: kernel reports: %s; the shelf is leased and this node's lease could not be renewed",
+			a->what, lfs_client_error(a->drv));
 	if (r && r != -ENODEV && r != -EEXIST)
 		return lfsvol_drv_fail(a->drv, r, a->what);
 	return r;
@@ -123,12 +148,14 @@ static bool map_attached(json_t *sh, const struct lfs_fabric_info *fv, size_t nf
 static int retry_attached(struct act *a)
 {
 	struct lfs_fabric_info *fv = NULL;
+	struct lfsvol_fabric_id id;
 	uint32_t missing = 0;
 	size_t nf = 0;
 	bool ok = true;
 	int r;
 
-	lfsvol_attach_fabrics(a->ctx->conf, a->drv, lfsvol_lib_book_size(a->lib), true);
+	if (!lfsvol_fabric_id_get(a->lib, 0, &id))
+		lfsvol_attach_fabrics(a->ctx->conf, a->drv, &id, true);
 	if (!lfs_fabric_list(a->drv, &fv, &nf))
 		ok = map_attached(a->sh, fv, nf, &missing);
 	free(fv);
@@ -145,10 +172,35 @@ static int retry_attached(struct act *a)
 }
 
 /*
+ * The same shelf, fenced here (its lease ran out, or the librarian stopped
+ * listing it): the librarian has granted it again, so the fenced device is
+ * removed and made anew, unless something still holds it open. Returns 1
+ * to try the kernel's create again.
+ */
+static int fenced_again(struct act *a, const struct lfs_shelf_info *k)
+{
+	int r;
+
+	if (k->open)
+		return lfsvol_fail(
+			LFSVOL_EREFUSED, -EBUSY,
+			"%s: the shelf is fenced here (/dev/%s: the node's lease ran out, or the librarian stopped listing it) and still open; unmount it, or end what holds it, then activate it again",
+			a->what, k->disk);
+	r = lfsvol_kernel_remove(a->ctx->conf, a->drv, a->name);
+	if (r)
+		return lfsvol_drv_fail(a->drv, r, a->what);
+	lfsvol_dev_link_drop(a->name, k->disk);
+	if (!a->how->quiet)
+		lfsvol_info("shelf %s was fenced here (/dev/%s); removed it to activate it again",
+			    a->name, k->disk);
+	return 1;
+}
+
+/*
  * The kernel has a shelf of that name (EEXIST): the same one (the same
- * UUID: a restart of the command, the agent's pass) is success; another is
- * refused. For a shelf the librarian has just created (given), a
- * same-named one here is always another shelf.
+ * UUID: a restart of the command, the agent's pass) is success, or, if it
+ * is fenced, made anew (1); another is refused. For a shelf the librarian
+ * has just created (given), a same-named one here is always another shelf.
  */
 static int already_active(struct act *a)
 {
@@ -158,13 +210,12 @@ static int already_active(struct act *a)
 
 	r = lfs_shelf_list(a->drv, a->name, &kv, &kn);
 	if (r == -ENOENT)
-		return lfsvol_fail(
-			LFSVOL_EREFUSED, -EAGAIN,
-			"%s: the kernel reported a shelf of that name, then none; try again",
-			a->what);
+		return 1; /* removed meanwhile: try again */
 	if (r)
 		return lfsvol_drv_fail(a->drv, r, a->what);
-	if (!a->how->given && same_uuid(&kv[0], a->sh)) {
+	if (!a->how->given && same_uuid(&kv[0], a->sh) && kv[0].state == LFS_SHELF_FENCED) {
+		r = fenced_again(a, &kv[0]);
+	} else if (!a->how->given && same_uuid(&kv[0], a->sh)) {
 		snprintf(a->disk, sizeof(a->disk), "%s", kv[0].disk);
 		a->already = true;
 		if (!a->how->quiet)
@@ -184,9 +235,14 @@ static int activation(struct act *a)
 {
 	int r = 0;
 
-	if (a->how->given)
+	if (a->how->given) {
 		a->sh = json_incref(a->how->given);
-	else
+		a->sent = a->how->given_sent;
+	} else {
+		r = lfsvol_lease_usable(a->drv, a->what);
+		a->sent = lfs_boottime_ns();
+	}
+	if (!a->how->given && !r)
 		r = lfsvol_lib_request(a->lib, a->what, "shelf.activate",
 				       json_pack("{s:s,s:s,s:b}", "name", a->name, "mode",
 						 a->how->shared ? "ro" : "rw", "takeover",
@@ -206,6 +262,11 @@ static int kernel_part(struct act *a)
 		r = retry_attached(a);
 	if (r == -EEXIST)
 		r = already_active(a);
+	if (r == 1) {
+		r = kernel_activate(a);
+		if (r == -EEXIST || r == -ENODEV)
+			r = lfsvol_drv_fail(a->drv, r, a->what);
+	}
 	if (!r && a->how->shared && !a->already && set_read_only(a->disk)) {
 		lfs_shelf_remove(a->drv, a->name);
 		r = lfsvol_fail(LFSVOL_EDRIVER, -EIO,
@@ -213,6 +274,20 @@ static int kernel_part(struct act *a)
 				a->what, a->disk);
 	}
 	return r;
+}
+
+/* Only the node agent renews the lease: without it the new shelf is fenced when it runs out. */
+static void warn_no_agent(struct act *a)
+{
+	struct lfs_lease_info l;
+
+	if (a->how->quiet || lfsvol_lib_borrowed(a->lib) ||
+	    lfsvol_agent_answers(a->ctx->conf->state_dir) || lfs_lease_get(a->drv, &l))
+		return;
+	lfsvol_err(
+		"warning: no node agent answers on %s/agent.sock: shelf %s will be fenced when this node's lease runs out, in %lld s, unless `%s agent' starts",
+		a->ctx->conf->state_dir, a->name, (long long)(l.left_ms > 0 ? l.left_ms / 1000 : 0),
+		lfsvol_prog);
 }
 
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
@@ -247,6 +322,8 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct l
 			a.what, a.disk, name, LINK_TIMEOUT_MS / 1000);
 	else if (!a.already && !how->quiet)
 		lfsvol_info("activated shelf %s as /dev/lfs/%s (/dev/%s)", name, name, a.disk);
+	if (!r)
+		warn_no_agent(&a);
 out:
 	json_decref(a.sh);
 	return r;
@@ -392,7 +469,15 @@ static int deactivate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct
 	if (act)
 		lfsvol_dev_link_drop(name, act->disk);
 	lfsvol_trace("/dev/lfs/%s gone", name);
-	if (r && !(r == -ENOENT && act))
+	/* a shelf fenced here may have been taken over meanwhile: it is gone here all the same */
+	if (r && act && (r == -ENOENT || (r == -EPERM && act->state == LFS_SHELF_FENCED))) {
+		lfsvol_info(
+			"deactivated shelf %s (%s here; the librarian has no activation of it for this node: %s)",
+			name, act->state == LFS_SHELF_FENCED ? "it was fenced" : "it was active",
+			lfsvol_lib_errmsg(lib));
+		return 0;
+	}
+	if (r)
 		return lfsvol_lib_fail(lib, what, r);
 	lfsvol_info("deactivated shelf %s", name);
 	return 0;

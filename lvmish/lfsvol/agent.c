@@ -1,26 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The node agent (`lfsvol agent'): passes, and between them the session it
- * lends and the check of never-used books.
+ * The node agent (`lfsvol agent'): the renewal thread, passes, and between
+ * them the session it lends and the work on books in a child.
+ *
+ * The node's lease is renewed by a thread of its own with its own
+ * librarian session (renew.c), started first and stopped last: nothing
+ * the rest of the agent does can delay a renewal.
  *
  * Every pass is idempotent, so the agent is restart-safe and the udev rule
  * may run `agent --once' for each fabric device event: attach what is
- * configured and present, activate the auto shelves not active yet,
- * heartbeat, zero this node's ZOMBIE books. Passes are serialised by an
- * flock on STATE_DIR/agent.lock; progress is kept in STATE_DIR/agent.json.
+ * configured and present, activate the auto shelves not active yet, and
+ * (without a running daemon) zero this node's ZOMBIE books. Passes are
+ * serialised by an flock on STATE_DIR/agent.lock; progress is kept in
+ * STATE_DIR/agent.json.
  *
  * Between passes the daemon serves the commands that borrow its librarian
- * session on STATE_DIR/agent.sock, request by request, and checks by
- * reading only which of this node's FREE books of unknown content read as
- * zeroes (check.c).
+ * session on STATE_DIR/agent.sock, request by request, while a child
+ * process (job.c) zeroes ZOMBIE books (scrub.c) or reads, and on labelled
+ * devices zeroes, never-used FREE books (check.c).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,12 +40,16 @@
 /* agent.sock clients served at once, and how long one may stay silent */
 #define AGENT_CLIENTS 64
 #define AGENT_CLIENT_IDLE_MS 30000
+#define LOCK_RETRY_MS 1000
+
+enum agent_job_kind { JOB_NONE, JOB_ZERO, JOB_SWEEP };
 
 struct agent {
 	struct lfsvol_ctx *ctx;
 	struct agent_state st;
 	struct lfsvol_lib *lib; /* NULL while the librarian is unreachable */
 	struct lfs_client *drv;
+	struct lfsvol_renewer *rn; /* the renewal thread (daemon only) */
 	bool once;
 	int lfd; /* agent.sock, or -1 */
 	int clients[AGENT_CLIENTS];
@@ -46,6 +57,11 @@ struct agent {
 	int nclients;
 	int interval; /* the librarian's heartbeat_interval, seconds */
 	int backoff; /* seconds before the next try while unreachable */
+	struct lfsvol_job job;
+	enum agent_job_kind job_kind;
+	int job_lock; /* agent.lock, held while a zeroing job runs; -1 */
+	int64_t zero_retry; /* when to try for the lock again (ms) */
+	bool scrub_asked; /* agent.scrub: zero now */
 };
 
 static void on_signal(int sig)
@@ -67,43 +83,31 @@ static uint64_t fabric_signature(struct lfs_client *drv)
 		sig = (sig ^ fv[i].ig) * 1099511628211ULL;
 		sig = (sig ^ fv[i].nr_books) * 1099511628211ULL;
 		sig = (sig ^ fv[i].devt) * 1099511628211ULL;
+		sig = (sig ^ fv[i].labelled) * 1099511628211ULL;
 	}
 	free(fv);
 	return sig;
-}
-
-static int heartbeat(struct agent *a)
-{
-	json_t *res = NULL;
-	json_int_t hb;
-	int r = lfsvol_lib_call(a->lib, "heartbeat", NULL, &res);
-
-	if (r)
-		return r;
-	a->st.heartbeats++;
-	a->st.last_heartbeat = time(NULL);
-	a->st.pending = json_integer_value(json_object_get(res, "zombies"));
-	hb = json_integer_value(json_object_get(res, "heartbeat_interval"));
-	if (hb > 0)
-		a->interval = (int)hb;
-	json_decref(res);
-	return 0;
 }
 
 /* A session of our own, if there is none; without one, attach with a configured book size. */
 static int agent_connect(struct agent *a)
 {
 	struct lfsvol_conf *conf = a->ctx->conf;
+	struct lfsvol_fabric_id id;
 	int r;
 
+	if (a->lib && !lfsvol_lib_alive(a->lib)) {
+		lfsvol_lib_close(a->lib); /* dropped: a new one below */
+		a->lib = NULL;
+	}
 	if (a->lib)
 		return 0;
 	r = lfsvol_lib_open(a->ctx, &a->lib);
 	if (r) {
 		snprintf(a->st.librarian, sizeof(a->st.librarian), "unreachable at %s",
 			 conf->librarian);
-		if (conf->book_size)
-			lfsvol_attach_fabrics(conf, a->drv, conf->book_size, a->once);
+		if (!lfsvol_fabric_id_get(NULL, conf->book_size, &id))
+			lfsvol_attach_fabrics(conf, a->drv, &id, a->once);
 		return r;
 	}
 	snprintf(a->st.librarian, sizeof(a->st.librarian), "connected to %s", conf->librarian);
@@ -132,40 +136,39 @@ static int auto_activate(struct agent *a)
 	return failed;
 }
 
+/* What the renewal thread learnt: the interval, this node's ZOMBIE books. */
+static void renewal_news(struct agent *a)
+{
+	long long z = lfsvol_renew_zombies(a->rn, &a->interval);
+
+	if (z > 0 && a->job_kind != JOB_ZERO && a->st.pending <= 0)
+		a->st.pending = z;
+}
+
 /* One pass; 0 if everything that could be done was done. */
 static int agent_pass(struct agent *a)
 {
 	struct lfsvol_conf *conf = a->ctx->conf;
+	struct lfsvol_fabric_id id;
 	int r, failed = 0;
 
 	r = agent_connect(a);
 	if (r)
 		return r;
-	failed += lfsvol_attach_fabrics(conf, a->drv, lfsvol_lib_book_size(a->lib), a->once) != 0;
+	if (!lfsvol_fabric_id_get(a->lib, 0, &id))
+		failed += lfsvol_attach_fabrics(conf, a->drv, &id, a->once) != 0;
 	if (a->st.daemon) {
 		uint64_t sig = fabric_signature(a->drv);
 
 		if (sig != a->st.fabric_sig)
 			a->st.next_sweep = 0; /* memory attached (or gone): sweep now */
 		a->st.fabric_sig = sig;
+		renewal_news(a);
 	}
 	failed += auto_activate(a);
-	r = heartbeat(a);
-	if (r) {
-		snprintf(a->st.librarian, sizeof(a->st.librarian), "lost: %s",
-			 lfsvol_lib_errmsg(a->lib));
-		r = lfsvol_fail(LFSVOL_ELIBRARIAN, r, "heartbeat to the librarian failed: %s",
-				lfsvol_lib_errmsg(a->lib));
-		lfsvol_lib_close(a->lib);
-		a->lib = NULL;
-		lfsvol_state_write(conf, &a->st);
-		return r;
-	}
-	/* the heartbeat counts this node's ZOMBIE books: no list to ask for if none */
-	if (a->st.pending)
-		r = lfsvol_scrub_pass(conf, a->lib, a->drv, &a->st, !a->once);
-	else
-		snprintf(a->st.scrub, sizeof(a->st.scrub), "idle");
+	/* a --once pass zeroes only when no daemon does (udev runs it beside one) */
+	if (!a->st.daemon && !lfsvol_state_daemon_runs(conf))
+		r = lfsvol_scrub_pass(conf, a->lib, a->drv, &a->st, false);
 	lfsvol_state_write(conf, &a->st);
 	if (r)
 		return r;
@@ -191,7 +194,55 @@ static void clients_expire(struct agent *a, int64_t now)
 	}
 }
 
-/* What poll() returned: client requests, the check child's result, a new client. */
+/* Start zeroing ZOMBIE books, under agent.lock (a scrub of its own process may hold it). */
+static void zero_begin(struct agent *a)
+{
+	if (a->scrub_asked && a->st.pending <= 0)
+		a->st.pending = 1; /* list them now */
+	a->scrub_asked = false;
+	if (a->st.pending <= 0 || lfsvol_now_ms() < a->zero_retry)
+		return;
+	a->job_lock = lfsvol_state_lock(a->ctx->conf, true);
+	if (a->job_lock < 0) {
+		a->zero_retry = lfsvol_now_ms() + LOCK_RETRY_MS;
+		return;
+	}
+	if (lfsvol_zero_start(a->ctx->conf, a->lib, &a->st, &a->job)) {
+		a->job_kind = JOB_ZERO;
+	} else {
+		close(a->job_lock);
+		a->job_lock = -1;
+	}
+	lfsvol_state_write(a->ctx->conf, &a->st);
+}
+
+/* The next piece of work on books, if none runs: ZOMBIE books first, then the sweep. */
+static void jobs_step(struct agent *a)
+{
+	if (a->job_kind != JOB_NONE || lfsvol_agent_stop)
+		return;
+	zero_begin(a);
+	if (a->job_kind == JOB_NONE &&
+	    lfsvol_check_start(a->ctx->conf, a->lib, a->drv, &a->st, &a->job))
+		a->job_kind = JOB_SWEEP;
+}
+
+static void job_collect(struct agent *a)
+{
+	int done = a->job_kind == JOB_ZERO ?
+			   lfsvol_zero_collect(a->ctx->conf, a->lib, &a->st, &a->job) :
+			   lfsvol_check_collect(a->ctx->conf, a->lib, &a->st, &a->job);
+
+	if (!done)
+		return;
+	if (a->job_kind == JOB_ZERO) {
+		close(a->job_lock);
+		a->job_lock = -1;
+	}
+	a->job_kind = JOB_NONE;
+}
+
+/* What poll() returned: client requests, the child's output, a new client. */
 static void serve(struct agent *a, const struct pollfd *p)
 {
 	/* from the last: dropping one moves the last into its place */
@@ -199,11 +250,11 @@ static void serve(struct agent *a, const struct pollfd *p)
 		if (!p[2 + k].revents)
 			continue;
 		a->seen[k] = lfsvol_now_ms();
-		if (lfsvol_proxy_serve_one(a->clients[k], a->lib))
+		if (lfsvol_proxy_serve_one(a->clients[k], a->lib, &a->st, &a->scrub_asked))
 			client_drop(a, k);
 	}
-	if (p[1].revents)
-		lfsvol_check_collect(a->ctx->conf, a->lib, &a->st);
+	if (p[1].revents && a->job_kind != JOB_NONE)
+		job_collect(a);
 	if (p[0].revents && a->nclients < AGENT_CLIENTS) {
 		int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -214,18 +265,20 @@ static void serve(struct agent *a, const struct pollfd *p)
 	}
 }
 
-/* How long poll() may wait: until end, or at once when the check's next batch is due. */
+/* How long poll() may wait: until end, or soon when work on books is due. */
 static int wait_ms(struct agent *a, int64_t now, int64_t left)
 {
 	struct agent_state *st = &a->st;
+	int64_t due = left;
 
-	if (st->job_fd < 0 && a->ctx->conf->check_free && a->lib &&
-	    (st->sweeping || st->next_sweep - now < left))
-		left = st->sweeping || st->next_sweep < now ? 0 : st->next_sweep - now;
-	return (int)left;
+	if (a->job_kind == JOB_NONE && (st->pending > 0 || a->scrub_asked))
+		due = a->zero_retry > now ? a->zero_retry - now : 0;
+	else if (a->job_kind == JOB_NONE && a->ctx->conf->check_free && a->lib)
+		due = st->sweeping || st->next_sweep < now ? 0 : st->next_sweep - now;
+	return (int)(due < left ? due : left);
 }
 
-/* Until end (ms) or a signal: serve agent.sock and run the check. */
+/* Until end (ms) or a signal: serve agent.sock and run the work on books. */
 static void agent_wait(struct agent *a, int64_t end)
 {
 	while (!lfsvol_agent_stop) {
@@ -234,16 +287,18 @@ static void agent_wait(struct agent *a, int64_t end)
 
 		if (end - now <= 0)
 			break;
-		/* the next batch of books to read, while nothing else is due */
-		lfsvol_check_start(a->ctx->conf, a->lib, a->drv, &a->st);
+		jobs_step(a);
 		clients_expire(a, now);
 		p[0] = (struct pollfd){ .fd = a->nclients < AGENT_CLIENTS ? a->lfd : -1,
 					.events = POLLIN };
-		p[1] = (struct pollfd){ .fd = a->st.job_fd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = a->job_kind != JOB_NONE ? a->job.fd : -1,
+					.events = POLLIN };
 		for (int k = 0; k < a->nclients; k++)
 			p[2 + k] = (struct pollfd){ .fd = a->clients[k], .events = POLLIN };
 		if (poll(p, 2 + (nfds_t)a->nclients, wait_ms(a, now, end - now)) > 0)
 			serve(a, p);
+		if (a->lib && !lfsvol_lib_alive(a->lib))
+			break; /* the session was dropped: a pass makes a new one */
 	}
 }
 
@@ -263,17 +318,29 @@ static void driver_refresh(struct agent *a)
 	}
 }
 
+/* agent.lock for a pass: the daemon may hold it already for its zeroing. */
+static int pass_lock(struct agent *a)
+{
+	if (a->st.daemon && a->job_lock >= 0)
+		return INT_MAX;
+	/* a --once pass beside the daemon does not zero: no need to wait for its zeroing */
+	if (!a->st.daemon && lfsvol_state_daemon_runs(a->ctx->conf))
+		return INT_MAX;
+	return lfsvol_state_lock(a->ctx->conf, false);
+}
+
 static int agent_run(struct agent *a)
 {
 	int lock, r;
 
 	for (;;) {
-		lock = lfsvol_state_lock(a->ctx->conf);
+		lock = pass_lock(a);
 		if (lock < 0)
 			return lock;
 		driver_refresh(a);
 		r = agent_pass(a);
-		close(lock);
+		if (lock != INT_MAX)
+			close(lock);
 		if (a->once || lfsvol_agent_stop)
 			return r;
 		agent_wait(a, lfsvol_now_ms() + 1000LL * (a->lib ? a->interval : a->backoff));
@@ -303,6 +370,19 @@ static int agent_open(struct agent *a)
 	if (a->once)
 		return 0;
 	mkdir(a->ctx->conf->state_dir, 0755);
+	/*
+	 * Locked in memory, as sanlock is: a page of the renewal thread's code
+	 * or data paged out under memory pressure (and read back from a slow
+	 * disk) would delay a renewal. Pages are locked as they are touched.
+	 */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))
+		lfsvol_err("cannot lock the agent in memory (%s): renewals may wait for paging",
+			   strerror(errno));
+	/* renewals first: a lease held before anything else is done */
+	r = lfsvol_renew_start(a->ctx->conf, &a->rn);
+	if (r)
+		return lfsvol_fail(LFSVOL_EFAIL, r, "cannot start the renewal thread: %s",
+				   strerror(-r));
 	a->lfd = lfsvol_proxy_listen(a->ctx->conf->state_dir);
 	if (a->lfd < 0)
 		lfsvol_err(
@@ -313,6 +393,9 @@ static int agent_open(struct agent *a)
 
 static void agent_close(struct agent *a)
 {
+	lfsvol_job_free(&a->job);
+	if (a->job_lock >= 0)
+		close(a->job_lock);
 	lfsvol_check_stop(&a->st);
 	while (a->nclients > 0)
 		close(a->clients[--a->nclients]);
@@ -321,17 +404,22 @@ static void agent_close(struct agent *a)
 		close(a->lfd);
 	}
 	lfsvol_lib_close(a->lib);
+	/* the renewal thread last: the lease is kept while the rest stops */
+	lfsvol_renew_stop(a->rn);
 	lfs_client_close(a->drv);
 }
 
 int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	static const struct option opts[] = { { "once", no_argument, NULL, 'o' },
+					      { "job", no_argument, NULL, 'j' },
 					      { NULL, 0, NULL, 0 } };
-	struct agent a = { .ctx = ctx, .lfd = -1, .interval = 10, .backoff = 1 };
+	struct agent a = { .ctx = ctx, .lfd = -1, .interval = 5, .backoff = 1, .job_lock = -1 };
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'j')
+			return lfsvol_job_child(); /* the agent's child (job.c), not for users */
 		if (c != 'o')
 			return LFSVOL_EUSAGE;
 		a.once = true;
@@ -340,7 +428,8 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("usage: %s agent [--once]", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
-	a.st = (struct agent_state){ .scrub = "idle", .job_fd = -1, .daemon = !a.once };
+	a.st = (struct agent_state){ .scrub = "idle", .daemon = !a.once };
+	a.job.fd = -1;
 	r = agent_open(&a);
 	if (r) {
 		agent_close(&a);

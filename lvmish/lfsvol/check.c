@@ -1,28 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The running agent's read-only check of this node's FREE books of unknown
- * content (agent.check_free): free.unknown lists a batch (256 MiB of books,
- * at least one) and a token; a child process reads it with the kernel's
- * BOOK_CHECK while the agent keeps serving; free.checked reports the books
- * that read as zeroes, and the librarian marks them known zero unless they
- * may have changed since it listed them (docs/PROTOCOL.md). Nothing is
- * written to the books.
+ * The running agent's sweep of this node's FREE books of unknown content
+ * (agent.check_free): free.unknown lists a batch (256 MiB of books, at
+ * least one) and a token; a child process (job.c) reads each book with the
+ * kernel's BOOK_CHECK and, on a device that carries the label of the
+ * librarian's fabric, zeroes those that do not read as zeroes
+ * (BOOK_ZERO), while the agent keeps serving; free.checked reports the
+ * books that read as zeroes and free.zeroed those zeroed, with the token,
+ * and the librarian marks them known zero unless something could have
+ * changed them since the listing (docs/PROTOCOL.md). Only a labelled device
+ * is ever written: a wrong device map is refused by the label check at
+ * attach, so zeroing never-used memory cannot wipe another device.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "agent.h"
 #include "kernel.h"
 #include "msg.h"
 #include "session.h"
 
-/* bytes of books read by one check child (at least one book) */
+/* bytes of books read by one batch (at least one book) */
 #define CHECK_BATCH_BYTES (256ULL << 20)
 
 static void check_pause(struct agent_state *st, int seconds)
@@ -31,6 +31,7 @@ static void check_pause(struct agent_state *st, int seconds)
 	json_decref(st->after);
 	st->after = NULL;
 	st->next_sweep = lfsvol_now_ms() + 1000LL * seconds;
+	st->sweep.what[0] = '\0';
 }
 
 static void check_failed(const struct lfsvol_conf *conf, struct agent_state *st, const char *what,
@@ -40,61 +41,48 @@ static void check_failed(const struct lfsvol_conf *conf, struct agent_state *st,
 	check_pause(st, conf->check_interval);
 }
 
-/*
- * The child: read the books through the driver (a session of its own) and
- * write an int (0 or -errno) and then one byte per book (1: reads as zeroes)
- * to fd 3. Nothing else of the agent's stays open in it.
- */
-static void check_child(int wfd, const struct lfs_book *books, size_t n)
-{
-	struct lfs_client *c = NULL;
-	bool *zero = calloc(n, sizeof(*zero));
-	int r = -ENOMEM;
-
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	if (wfd != 3 && dup2(wfd, 3) < 0)
-		_exit(1);
-	closefrom(4);
-	if (zero) {
-		r = lfs_client_open(&c);
-		if (!r)
-			r = lfs_books_check_zero(c, books, n, zero);
-	}
-	if (write(3, &r, sizeof(r)) != sizeof(r) || (!r && write(3, zero, n) != (ssize_t)n))
-		_exit(1);
-	_exit(0);
-}
-
-/* The book is on a fabric device attached here (and within it). */
-static bool book_readable(const struct lfs_fabric_info *fv, size_t nf, json_t *book)
+/* The fabric device of a book here, if the book lies within it. */
+static const struct lfs_fabric_info *book_device(const struct lfs_fabric_info *fv, size_t nf,
+						 json_t *book)
 {
 	uint32_t ig = (uint32_t)json_integer_value(json_array_get(book, 0));
 	json_int_t b = json_integer_value(json_array_get(book, 1));
 
 	for (size_t i = 0; i < nf; i++)
 		if (fv[i].ig == ig)
-			return b < (json_int_t)fv[i].nr_books;
-	return false;
+			return b < (json_int_t)fv[i].nr_books ? &fv[i] : NULL;
+	return NULL;
 }
 
 /*
- * The listed books that can be read here. Those that cannot are passed
- * over, and the next sweep tries them again: books of IGs not attached
- * (yet), and books beyond the end of the attached device (the librarian's
- * geometry gives the IG more books than the device holds). They are
- * counted in checked_skipped.
+ * The listed books that can be read here, with what the child does to
+ * each: read it, and zero it if its device carries the fabric's label.
+ * Those that cannot be read are passed over, and the next sweep tries them
+ * again: books of IGs not attached (yet), and books beyond the end of the
+ * attached device (the librarian's geometry gives the IG more books than
+ * the device holds). They are counted in checked_skipped.
  */
-static json_t *readable(struct lfs_client *drv, json_t *list, struct agent_state *st)
+static json_t *readable(struct lfs_client *drv, const struct lfsvol_fabric_id *id, json_t *list,
+			struct agent_state *st, uint8_t *flags)
 {
 	struct lfs_fabric_info *fv = NULL;
 	json_t *batch = json_array(), *el;
 	size_t i, nf = 0;
 
 	lfs_fabric_list(drv, &fv, &nf);
-	json_array_foreach(list, i, el)
-		if (book_readable(fv, nf, el))
-			json_array_append(batch, el);
+	json_array_foreach(list, i, el) {
+		const struct lfs_fabric_info *f = book_device(fv, nf, el);
+
+		if (!f)
+			continue;
+		flags[json_array_size(batch)] =
+			LFSVOL_JOB_CHECK |
+			(id->has_uuid && f->labelled &&
+					 !memcmp(f->fabric_uuid, id->uuid, LFS_UUID_LEN) ?
+				 LFSVOL_JOB_ZERO :
+				 0);
+		json_array_append(batch, el);
+	}
 	free(fv);
 	st->checked_skipped += (long long)(json_array_size(list) - json_array_size(batch));
 	return batch;
@@ -111,8 +99,8 @@ static void sweep_done(const struct lfsvol_conf *conf, struct agent_state *st)
 			st->checked_skipped);
 	snprintf(
 		st->check, sizeof(st->check),
-		"idle: every FREE book of this node was checked; %lld found zero, %lld not, since the agent started%s",
-		st->checked_zero, st->checked_other, skipped);
+		"idle: every FREE book of this node was checked; %lld found zero, %lld zeroed, %lld not, since the agent started%s",
+		st->checked_zero, st->zeroed_free, st->checked_other, skipped);
 	check_pause(st, conf->check_interval);
 }
 
@@ -143,166 +131,171 @@ static json_t *list_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib
 	return res;
 }
 
-/* Fork the child that reads the batch; the agent polls its pipe. */
-static int fork_child(struct agent_state *st, json_t *batch)
+/* FREE books of unknown content on this node, from the geometry (for the progress). */
+static long long unknown_total(const struct lfsvol_conf *conf, struct lfsvol_lib *lib)
+{
+	json_t *geo = NULL, *rack, *enc, *node, *ig;
+	size_t ri, ei, ni, gi;
+	long long n = 0;
+
+	if (lfsvol_lib_call(lib, "geometry", NULL, &geo))
+		return 0;
+	json_array_foreach(json_object_get(geo, "racks"), ri, rack)
+		json_array_foreach(json_object_get(rack, "enclosures"), ei, enc)
+			json_array_foreach(json_object_get(enc, "nodes"), ni, node) {
+				if (strcmp(json_string_value(json_object_get(node, "name")) ?: "",
+					   conf->node ?: ""))
+					continue;
+				json_array_foreach(json_object_get(node, "igs"), gi, ig)
+					n += json_integer_value(json_object_get(ig, "free")) -
+					     json_integer_value(json_object_get(ig, "zero"));
+			}
+	json_decref(geo);
+	return n;
+}
+
+static int sweep_begin(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
+		       struct agent_state *st)
+{
+	if (st->sweeping)
+		return 0;
+	st->sweeping = true;
+	st->checked_skipped = 0;
+	json_decref(st->after);
+	st->after = NULL;
+	lfsvol_progress_start(&st->sweep, "never-used books", unknown_total(conf, lib));
+	return 0;
+}
+
+/* Start the child on a batch: 1 if it runs. */
+static int batch_start(const struct lfsvol_conf *conf, struct agent_state *st,
+		       struct lfsvol_job *job, json_t *batch, const uint8_t *flags, uint64_t bs)
 {
 	size_t i, n = json_array_size(batch);
 	struct lfs_book *books = calloc(n, sizeof(*books));
 	json_t *el;
-	int p[2];
+	int r;
 
-	if (!books || pipe2(p, O_CLOEXEC)) {
-		free(books);
-		return -errno;
-	}
 	json_array_foreach(batch, i, el) {
 		books[i].ig = (uint32_t)json_integer_value(json_array_get(el, 0));
 		books[i].book = (uint32_t)json_integer_value(json_array_get(el, 1));
 	}
-	st->job_pid = fork();
-	if (st->job_pid == 0)
-		check_child(p[1], books, n);
-	close(p[1]);
+	r = books ? lfsvol_job_start(job, books, flags, n, bs) : -ENOMEM;
 	free(books);
-	if (st->job_pid < 0) {
-		close(p[0]);
-		st->job_pid = 0;
-		return -errno;
+	if (r) {
+		check_failed(conf, st, "cannot start a check", strerror(-r));
+		return 0;
 	}
-	st->job_fd = p[0];
-	return 0;
+	snprintf(st->check, sizeof(st->check), "reading %zu books from [%lld, %lld]", n,
+		 (long long)json_integer_value(json_array_get(json_array_get(batch, 0), 0)),
+		 (long long)json_integer_value(json_array_get(json_array_get(batch, 0), 1)));
+	return 1;
 }
 
-void lfsvol_check_start(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
-			struct lfs_client *drv, struct agent_state *st)
+int lfsvol_check_start(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
+		       struct lfs_client *drv, struct agent_state *st, struct lfsvol_job *job)
 {
-	uint64_t bs = lib ? lfsvol_lib_book_size(lib) : 0;
+	struct lfsvol_fabric_id id;
 	json_t *res, *list, *batch;
-	int r;
+	uint8_t *flags;
+	int r = 0;
 
-	if (!conf->check_free || !lib || !bs || st->job_fd >= 0 ||
+	if (!conf->check_free || !lib || lfsvol_fabric_id_get(lib, 0, &id) ||
 	    (!st->sweeping && lfsvol_now_ms() < st->next_sweep))
-		return;
-	if (!st->sweeping) {
-		st->sweeping = true;
-		st->checked_skipped = 0;
-		json_decref(st->after);
-		st->after = NULL;
-	}
-	res = list_batch(conf, lib, st, bs);
+		return 0;
+	sweep_begin(conf, lib, st);
+	res = list_batch(conf, lib, st, id.book_size);
 	if (!res)
-		return;
+		return 0;
 	list = json_object_get(res, "books");
 	/* the sweep goes on after this batch, whatever becomes of it */
 	json_decref(st->after);
 	st->after = json_incref(json_array_get(list, json_array_size(list) - 1));
-	batch = readable(drv, list, st);
-	r = json_array_size(batch) ? fork_child(st, batch) : 0;
-	if (r)
-		check_failed(conf, st, "cannot start a check", strerror(-r));
-	if (r || !json_array_size(batch)) {
-		json_decref(batch); /* none attached here: the next batch at once */
-		json_decref(res);
-		return;
+	flags = calloc(json_array_size(list), 1);
+	batch = flags ? readable(drv, &id, list, st, flags) : json_array();
+	if (json_array_size(batch))
+		r = batch_start(conf, st, job, batch, flags, id.book_size);
+	free(flags);
+	if (r) {
+		st->sweep_books = json_incref(batch);
+		snprintf(st->sweep_token, sizeof(st->sweep_token), "%s",
+			 json_string_value(json_object_get(res, "token")) ?: "");
 	}
-	st->job_books = batch;
-	snprintf(st->job_token, sizeof(st->job_token), "%s",
-		 json_string_value(json_object_get(res, "token")) ?: "");
-	snprintf(st->check, sizeof(st->check), "reading %zu books from [%lld, %lld]",
-		 json_array_size(batch),
-		 (long long)json_integer_value(json_array_get(json_array_get(batch, 0), 0)),
-		 (long long)json_integer_value(json_array_get(json_array_get(batch, 0), 1)));
+	json_decref(batch); /* none attached here: the next batch at the next turn */
 	json_decref(res);
-}
-
-/* The child wrote its result (or died): it has exited, or is about to. */
-static void job_end(struct agent_state *st)
-{
-	close(st->job_fd);
-	st->job_fd = -1;
-	waitpid(st->job_pid, NULL, 0);
-	st->job_pid = 0;
-}
-
-/* The child's answer: 0 and one byte per book, or -errno; -EPIPE if it ended early. */
-static int read_result(struct agent_state *st, unsigned char *zero, size_t n)
-{
-	size_t got = 0;
-	ssize_t k;
-	int r = -EPIPE;
-
-	while (got < n + sizeof(int) &&
-	       ((k = read(st->job_fd, zero + got, n + sizeof(int) - got)) > 0 ||
-		(k < 0 && errno == EINTR)))
-		got += k > 0 ? (size_t)k : 0;
-	job_end(st);
-	if (got >= sizeof(int))
-		memcpy(&r, zero, sizeof(int));
-	if (!r && got < n + sizeof(int))
-		r = -EPIPE;
 	return r;
 }
 
-/* free.checked with the books that read as zeroes. */
-static void report_checked(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
-			   struct agent_state *st, const unsigned char *zero, size_t n)
+/* free.checked or free.zeroed with the books of that result; how many were marked. */
+static long long report(struct lfsvol_lib *lib, struct agent_state *st, const char *op,
+			const struct lfsvol_job *job, int which)
 {
-	json_t *ok = json_array(), *res = NULL, *el;
-	json_int_t marked;
+	json_t *books = json_array(), *res = NULL, *el;
+	long long marked;
 	size_t i;
-	int r;
 
-	json_array_foreach(st->job_books, i, el)
-		if (zero[i])
-			json_array_append(ok, el);
-	r = lfsvol_lib_call(lib, "free.checked",
-			    json_pack("{s:s,s:o}", "token", st->job_token, "books", ok), &res);
-	if (r) {
+	json_array_foreach(st->sweep_books, i, el)
+		if (i < job->n && job->result[i] == which)
+			json_array_append(books, el);
+	if (!json_array_size(books)) {
+		json_decref(books);
+		return 0;
+	}
+	if (lfsvol_lib_call(lib, op,
+			    json_pack("{s:s,s:o}", "token", st->sweep_token, "books", books), &res))
+		return -1;
+	marked = json_integer_value(json_object_get(res, "marked"));
+	json_decref(res);
+	return marked;
+}
+
+static void report_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
+			 struct agent_state *st, const struct lfsvol_job *job)
+{
+	long long zero = report(lib, st, "free.checked", job, LFSVOL_BOOK_ZERO);
+	long long zeroed = zero < 0 ? -1 : report(lib, st, "free.zeroed", job, LFSVOL_BOOK_ZEROED);
+
+	if (zero < 0 || zeroed < 0) {
 		check_failed(conf, st, "reporting checked books failed", lfsvol_lib_errmsg(lib));
 		return;
 	}
-	marked = json_integer_value(json_object_get(res, "marked"));
-	st->checked_zero += marked;
-	st->checked_other += (long long)n - marked;
-	json_decref(res);
+	st->checked_zero += zero;
+	st->zeroed_free += zeroed;
+	st->checked_other += (long long)job->n - zero - zeroed;
 }
 
-void lfsvol_check_collect(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
-			  struct agent_state *st)
+int lfsvol_check_collect(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
+			 struct agent_state *st, struct lfsvol_job *job)
 {
-	size_t n = json_array_size(st->job_books);
-	unsigned char *zero = calloc(n + sizeof(int), 1);
+	size_t before = job->done;
+	int finished = lfsvol_job_read(job);
 	char why[128];
-	int r = -ENOMEM;
 
-	if (zero)
-		r = read_result(st, zero, n);
-	else
-		job_end(st);
-	if (r) {
+	lfsvol_progress_add(&st->sweep, (long long)(job->done - before),
+			    (job->done - before) * job->book_size);
+	if (!finished)
+		return 0;
+	if (job->status) {
 		snprintf(why, sizeof(why), "%s; next try in %d s",
-			 r == -EPIPE ? "the reading process ended early" : strerror(-r),
+			 job->status == -EPIPE ? "the reading process ended early" :
+						 strerror(-job->status),
 			 conf->check_interval);
 		check_failed(conf, st, "reading books failed", why);
 	} else if (!lib) {
 		check_pause(st, 0); /* the session was lost: again once it is back */
 	} else {
-		report_checked(conf, lib, st, zero + sizeof(int), n);
+		report_batch(conf, lib, st, job);
 	}
-	json_decref(st->job_books);
-	st->job_books = NULL;
-	free(zero);
+	json_decref(st->sweep_books);
+	st->sweep_books = NULL;
+	lfsvol_job_free(job);
 	lfsvol_state_write(conf, st);
+	return 1;
 }
 
 void lfsvol_check_stop(struct agent_state *st)
 {
-	if (st->job_pid > 0) {
-		kill(st->job_pid, SIGTERM);
-		waitpid(st->job_pid, NULL, 0);
-	}
-	if (st->job_fd >= 0)
-		close(st->job_fd);
-	json_decref(st->job_books);
+	json_decref(st->sweep_books);
 	json_decref(st->after);
+	st->sweep_books = st->after = NULL;
 }

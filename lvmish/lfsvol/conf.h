@@ -49,6 +49,7 @@ struct lfsvol_conf {
 	int connect_timeout; /* seconds */
 	int reply_timeout;
 	int process_priority; /* nice value while the kernel builds or removes a shelf's disk */
+	int fence_action; /* enum lfs_fence_action: what a fence does to an open shelf */
 	const char *default_policy; /* NULL: the librarian's default */
 	uint64_t book_size; /* 0 = ask the librarian */
 	char *state_dir; /* agent progress file, lock and session socket */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <uapi/lfs.h>
 
 #include "conf.h"
 #include "lfs_rules.h"
@@ -378,6 +379,24 @@ static int parse_agent(struct conf_err *e, struct lfsvol_conf *c, const config_s
 	return 0;
 }
 
+/* fence_action = "reset" | "eio" (docs/FENCING.md). */
+static int get_fence_action(struct conf_err *e, const config_setting_t *root, int *out)
+{
+	config_setting_t *s = config_setting_get_member(root, "fence_action");
+	const char *v;
+
+	if (!s)
+		return 0;
+	v = config_setting_get_string(s);
+	if (!v || (strcmp(v, "reset") && strcmp(v, "eio")))
+		return conf_fail(
+			e, s,
+			"`fence_action' must be \"reset\" (restart the node if a fenced shelf is open) or \"eio\" (fail its I/O only)%s%s%s",
+			v ? ", not `" : "", v ? v : "", v ? "'" : "");
+	*out = strcmp(v, "eio") ? LFS_FENCE_RESET : LFS_FENCE_EIO;
+	return 1;
+}
+
 /* The top-level settings, but the groups and lists. */
 static int parse_top(struct conf_err *e, struct lfsvol_conf *c, config_setting_t *root)
 {
@@ -390,7 +409,8 @@ static int parse_top(struct conf_err *e, struct lfsvol_conf *c, config_setting_t
 	    get_int(e, root, "reply_timeout", 1, 3600, &c->reply_timeout) < 0 ||
 	    get_int(e, root, "process_priority", -20, 19, &c->process_priority) < 0 ||
 	    get_policy(e, root, "default_policy", &c->default_policy) < 0 ||
-	    get_size(e, root, "book_size", false, &c->book_size) < 0)
+	    get_size(e, root, "book_size", false, &c->book_size) < 0 ||
+	    get_fence_action(e, root, &c->fence_action) < 0)
 		return -EINVAL;
 	if (c->node && lfs_rule_node_name(c->node, m, sizeof(m)))
 		return conf_fail(e, config_setting_get_member(root, "node"), "%s", m);
@@ -401,17 +421,25 @@ static int parse_top(struct conf_err *e, struct lfsvol_conf *c, config_setting_t
 
 static int conf_parse(struct conf_err *e, struct lfsvol_conf *c, config_t *cf)
 {
-	static const char *const top[] = {
-		"librarian",	 "node",	   "key_file",	"connect_timeout",
-		"reply_timeout", "default_policy", "book_size", "process_priority",
-		"agent",	 "fabric",	   "shelves",	NULL
-	};
+	static const char *const top[] = { "librarian",
+					   "node",
+					   "key_file",
+					   "connect_timeout",
+					   "reply_timeout",
+					   "default_policy",
+					   "book_size",
+					   "process_priority",
+					   "fence_action",
+					   "agent",
+					   "fabric",
+					   "shelves",
+					   NULL };
 	config_setting_t *root = config_root_setting(cf), *s;
 	int r;
 
 	r = check_keys(
 		e, root, top,
-		" (known: librarian, node, key_file, connect_timeout, reply_timeout, default_policy, book_size, process_priority, agent, fabric, shelves)");
+		" (known: librarian, node, key_file, connect_timeout, reply_timeout, default_policy, book_size, process_priority, fence_action, agent, fabric, shelves)");
 	if (!r)
 		r = parse_top(e, c, root);
 	s = config_setting_get_member(root, "agent");
@@ -431,6 +459,7 @@ static int conf_defaults(struct lfsvol_conf *c)
 	c->connect_timeout = 5;
 	c->reply_timeout = 30;
 	c->process_priority = -18; /* as lvm.conf's activation/process_priority */
+	c->fence_action = LFS_FENCE_RESET;
 	c->scrub_batch = 64;
 	c->check_free = true;
 	c->check_interval = 600;

@@ -91,13 +91,13 @@ static void priority_restore(int old)
 }
 
 int lfsvol_kernel_create(const struct lfsvol_conf *conf, struct lfs_client *drv, const char *name,
-			 const uint8_t *uuid, bool zeroed, const struct lfs_book *books, size_t n,
-			 char *disk, size_t disklen)
+			 const uint8_t *uuid, unsigned int flags, const struct lfs_book *books,
+			 size_t n, char *disk, size_t disklen)
 {
 	struct lfs_shelf_info info = { 0 };
 	int prio = priority_raise(conf), r;
 
-	r = lfs_shelf_create(drv, name, uuid, zeroed, books, n, &info);
+	r = lfs_shelf_create_flags(drv, name, uuid, flags, books, n, &info);
 	priority_restore(prio);
 	lfsvol_trace("kernel shelf create: %d", r);
 	if (!r)
@@ -113,4 +113,39 @@ int lfsvol_kernel_remove(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	priority_restore(prio);
 	lfsvol_trace("kernel shelf remove: %d", r);
 	return r;
+}
+
+uint32_t lfsvol_lease_ms(long long lease_time)
+{
+	long long ms = lease_time * 1000;
+
+	if (ms < LFS_LEASE_MS_MIN)
+		return LFS_LEASE_MS_MIN;
+	return ms > LFS_LEASE_MS_MAX ? LFS_LEASE_MS_MAX : (uint32_t)ms;
+}
+
+int lfsvol_lease_renew(const struct lfsvol_conf *conf, struct lfs_client *drv, uint64_t sent_ns,
+		       uint32_t lease_ms)
+{
+	int r = lfs_lease_renew(drv, sent_ns, lease_ms, conf->fence_action);
+
+	lfsvol_trace("kernel lease renewed (sent %.3f s ago, %u ms): %d",
+		     (double)(lfs_boottime_ns() - sent_ns) / 1e9, lease_ms, r);
+	return r;
+}
+
+int lfsvol_lease_usable(struct lfs_client *drv, const char *what)
+{
+	struct lfs_lease_info l;
+	int r = lfs_lease_get(drv, &l);
+
+	if (r)
+		return lfsvol_drv_fail(drv, r, "reading the node's lease");
+	if (!l.lease_ms || l.left_ms > 0)
+		return 0;
+	return lfsvol_fail(
+		LFSVOL_EREFUSED, -ENOLCK,
+		"%s: this node's lease expired %lld.%03lld s ago and its leased shelves are fenced; no activation until the node agent renews the lease (is `%s agent' running and reaching the librarian? see `%s status')",
+		what, (long long)-l.left_ms / 1000, (long long)-l.left_ms % 1000, lfsvol_prog,
+		lfsvol_prog);
 }

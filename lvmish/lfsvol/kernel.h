@@ -31,16 +31,59 @@ struct lfs_shelf_info *lfsvol_find_active(struct lfs_shelf_info *v, size_t n, co
  * not preempt the rest of the request. No message: the raw errno.
  */
 int lfsvol_kernel_create(const struct lfsvol_conf *conf, struct lfs_client *drv, const char *name,
-			 const uint8_t *uuid, bool zeroed, const struct lfs_book *books, size_t n,
-			 char *disk, size_t disklen);
+			 const uint8_t *uuid, unsigned int flags, const struct lfs_book *books,
+			 size_t n, char *disk, size_t disklen);
 int lfsvol_kernel_remove(const struct lfsvol_conf *conf, struct lfs_client *drv, const char *name);
 
 /*
+ * The node's lease (docs/FENCING.md). The librarian's lease_time (seconds)
+ * as the kernel's lease in ms, within LFS_LEASE_MS_MIN..MAX.
+ */
+uint32_t lfsvol_lease_ms(long long lease_time);
+/*
+ * Renew the kernel's lease: the librarian received a request sent at
+ * sent_ns (CLOCK_BOOTTIME), with the config's fence action. No message.
+ */
+int lfsvol_lease_renew(const struct lfsvol_conf *conf, struct lfs_client *drv, uint64_t sent_ns,
+		       uint32_t lease_ms);
+/*
+ * Refuse (exit code 7) while the node's lease has expired: only the node
+ * agent's renewal revives it. what names the action refused.
+ */
+int lfsvol_lease_usable(struct lfs_client *drv, const char *what);
+
+/* A fabric device's place: the librarian's book size and fabric (labels). */
+struct lfsvol_fabric_id {
+	uint64_t book_size;
+	bool has_uuid; /* the librarian gave its fabric's UUID */
+	uint8_t uuid[LFS_UUID_LEN];
+};
+
+struct lfsvol_lib;
+/*
+ * The librarian's book size and fabric UUID (book_size when lib is NULL,
+ * the librarian unreachable: no UUID). -ENODATA if no book size is known.
+ */
+int lfsvol_fabric_id_get(struct lfsvol_lib *lib, uint64_t book_size, struct lfsvol_fabric_id *id);
+/*
  * attach.c: attach the configured fabric devices that are not attached
- * yet, with the librarian's book size. Each failure is reported (quiet:
- * only refusals); returns 0 or the last failure's errno.
+ * yet, with the librarian's book size, and with its fabric's UUID where
+ * the data offset leaves room for a label (the device must then carry
+ * one: see lfsvol_label_fabrics). Each failure is reported (quiet: only
+ * refusals); returns 0 or the last failure's errno.
  */
 int lfsvol_attach_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
-			  uint64_t book_size, bool quiet);
+			  const struct lfsvol_fabric_id *id, bool quiet);
+/* Does the data offset leave room for a label (LFS_OFFSET_ALIGN, 2 MiB, or more)? */
+bool lfsvol_fabric_labels(const struct lfsvol_fabric_conf *f);
+/*
+ * attach --init: write the label on each configured device not attached,
+ * with no label and no signature libblkid knows, after checking the
+ * values; nr_books[i] is how many books the librarian gives the IG of
+ * conf->fabrics[i] (-1: the fabric has no such IG). Returns 0 or the last
+ * failure's errno.
+ */
+int lfsvol_label_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
+			 const struct lfsvol_fabric_id *id, const long long *nr_books);
 
 #endif /* LFSVOL_KERNEL_H */

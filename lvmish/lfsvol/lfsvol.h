@@ -28,19 +28,26 @@ typedef int lfsvol_cmd_fn(int argc, char **argv, struct lfsvol_ctx *ctx);
 
 lfsvol_cmd_fn cmd_create, cmd_remove, cmd_resize, cmd_rename, cmd_list, cmd_show;
 lfsvol_cmd_fn cmd_activate, cmd_deactivate, cmd_attr, cmd_fabric, cmd_scrub, cmd_status;
-lfsvol_cmd_fn cmd_agent;
+lfsvol_cmd_fn cmd_agent, cmd_attach;
 
 /*
  * activate.c: activate NAME here, librarian first (it arbitrates), then
  * the kernel and udev's name. given: the librarian's answer to a
- * shelf.create that activated it already (create -a), or NULL to ask.
- * quiet (the agent): no progress lines, and no wait for udev's name.
+ * shelf.create that activated it already (create -a), sent at given_sent
+ * (CLOCK_BOOTTIME ns), or NULL to ask. quiet (the agent): no progress
+ * lines, and no wait for udev's name.
+ *
+ * Every activation is leased (docs/FENCING.md): the kernel shelf is
+ * covered by the node's lease, renewed first with the send time of the
+ * librarian request that granted it (any request counts as heard). A node
+ * whose lease has expired activates nothing until its agent renews.
  */
 struct lfsvol_activation {
 	bool shared; /* read-only on every node that has it */
 	bool takeover; /* from holders whose lease expired */
 	bool quiet;
 	json_t *given;
+	uint64_t given_sent;
 };
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
 			const char *name, const struct lfsvol_activation *how);

@@ -31,10 +31,12 @@ static const struct {
 	  "remove shelves' block devices here" },
 	{ "attr", cmd_attr, "attr list|get|set|rm NAME [KEY [VALUE]]", "shelf attributes" },
 	{ "fabric", cmd_fabric, "fabric [--json]", "fabric geometry and book usage per node" },
+	{ "attach", cmd_attach, "attach [--init]",
+	  "attach this node's fabric devices; --init first labels new ones" },
 	{ "scrub", cmd_scrub, "scrub [--free]",
 	  "zero this node's ZOMBIE books now, with --free also its never-used FREE books" },
 	{ "status", cmd_status, "status [--json]",
-	  "show this node's fabric devices, active shelves and agent progress" },
+	  "show this node's lease, fabric devices, shelves and agent progress" },
 	{ "agent", cmd_agent, "agent [--once]", "run the node agent" },
 };
 

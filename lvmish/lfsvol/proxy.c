@@ -52,8 +52,14 @@ static json_t *refusal(int err, const char *message)
 	return json_pack("{s:b,s:i,s:s}", "ok", 0, "errno", err, "message", message);
 }
 
-/* The reply to one request: agent.info from here, the rest from the librarian. */
-static json_t *answer(json_t *req, struct lfsvol_lib *lib)
+/*
+ * The reply to one request: agent.info and agent.scrub from here, the rest
+ * from the librarian. agent.scrub starts zeroing this node's ZOMBIE books
+ * now; its "until" is the agent's `runs' count (agent.json) once the run
+ * that zeroes them has ended.
+ */
+static json_t *answer(json_t *req, struct lfsvol_lib *lib, const struct agent_state *st,
+		      bool *scrub)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
 	json_t *args = json_object_get(req, "args"), *res = NULL;
@@ -65,6 +71,11 @@ static json_t *answer(json_t *req, struct lfsvol_lib *lib)
 		return refusal(EINVAL, "request without \"op\"");
 	if (!strcmp(op, "agent.info"))
 		return json_pack("{s:b,s:O}", "ok", 1, "result", lfsvol_lib_info(lib));
+	if (!strcmp(op, "agent.scrub")) {
+		*scrub = true;
+		return json_pack("{s:b,s:{s:I}}", "ok", 1, "result", "until",
+				 (json_int_t)st->runs + 1);
+	}
 	if (!json_is_object(args))
 		args = NULL; /* "args": null means none */
 	r = lfsvol_lib_call(lib, op, json_incref(args), &res);
@@ -79,14 +90,15 @@ static json_t *answer(json_t *req, struct lfsvol_lib *lib)
  * the framing (the caller closes it). A request while the agent has no
  * session gets ENOTCONN: the command then opens its own.
  */
-int lfsvol_proxy_serve_one(int fd, struct lfsvol_lib *lib)
+int lfsvol_proxy_serve_one(int fd, struct lfsvol_lib *lib, const struct agent_state *st,
+			   bool *scrub)
 {
 	json_t *req = NULL, *rep;
 	int r = lfsvol_frame_recv(fd, &req, LFSVOL_SOCK_TIMEOUT_MS);
 
 	if (r)
 		return r;
-	rep = answer(req, lib);
+	rep = answer(req, lib, st, scrub);
 	json_decref(req);
 	r = rep ? lfsvol_frame_send(fd, rep) : -ENOMEM;
 	json_decref(rep);

@@ -1,12 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Zeroing this node's ZOMBIE books: zombie.list, the kernel's BOOK_ZERO,
- * then zombie.zeroed (the librarian makes them FREE). A book is reported
- * zeroed only after the kernel's zeroing and flush succeeded. The agent's
- * passes and `lfsvol scrub' run it.
+ * then zombie.zeroed (the librarian makes them FREE and known zero). A book
+ * is reported zeroed only after the kernel's zeroing and flush succeeded,
+ * and only if the kernel says it zeroed it (it skips a book a shelf here
+ * holds).
+ *
+ * The agent daemon zeroes in a child process (job.c), one book at a time,
+ * and reports what it zeroed every few seconds while the child goes on;
+ * `lfsvol scrub' asks the running agent to start at once and follows its
+ * progress, and zeroes in its own process only when no agent runs (as
+ * `agent --once' does). Either way progress is books done of total, rate
+ * and time left.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +24,12 @@
 
 #include "agent.h"
 #include "kernel.h"
+#include "lfs_rules.h"
 #include "lfsvol.h"
 #include "session.h"
+
+#define REPORT_EVERY_MS 2000 /* zeroed books told to the librarian at least this often */
+#define SAY_EVERY_MS 2000 /* progress lines of scrub */
 
 static struct lfs_book *books_of(json_t *list, size_t n)
 {
@@ -32,111 +46,213 @@ static struct lfs_book *books_of(json_t *list, size_t n)
 	return books;
 }
 
-/* The books of the batch the kernel zeroed, as [[ig, book], ...]. */
-static json_t *zeroed_list(const struct lfs_book *books, const bool *zeroed, size_t n)
+/* zombie.zeroed for the books marked zeroed; they become REPORTED. */
+static int report_zeroed(struct lfsvol_lib *lib, const struct lfs_book *books, uint8_t *result,
+			 size_t n)
 {
 	json_t *done = json_array();
+	int r = 0;
 
 	for (size_t i = 0; done && i < n; i++)
-		if (zeroed[i])
+		if (result[i] == LFSVOL_BOOK_ZEROED)
 			json_array_append_new(done, json_pack("[i,i]", books[i].ig, books[i].book));
-	return done;
+	if (json_array_size(done))
+		r = lfsvol_lib_call(lib, "zombie.zeroed", json_pack("{s:O}", "books", done), NULL);
+	for (size_t i = 0; !r && i < n; i++)
+		if (result[i] == LFSVOL_BOOK_ZEROED)
+			result[i] = LFSVOL_BOOK_REPORTED;
+	json_decref(done);
+	return r;
 }
 
-/*
- * Report the books zeroed: only those the kernel says it zeroed (it skips
- * a book a shelf here holds; reporting the whole listing would free it).
- */
-static int scrub_report(struct lfsvol_lib *lib, json_t *done)
+/* This node's ZOMBIE books, at most limit; NULL with *n 0 if none, or -errno. */
+static int list_zombies(const struct lfsvol_conf *conf, struct lfsvol_lib *lib, int limit,
+			struct lfs_book **books, size_t *n)
 {
-	if (!json_array_size(done)) {
-		json_decref(done);
-		return 0;
-	}
-	return lfsvol_lib_request(lib, "reporting zeroed books", "zombie.zeroed",
-				  json_pack("{s:o}", "books", done), NULL);
-}
-
-/*
- * One batch: 1 if every book of one was zeroed, 0 if none is left or some
- * are held by shelves here (the next pass asks again), or a negative errno.
- */
-static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
-		       struct lfs_client *drv, struct agent_state *st, bool verbose)
-{
-	json_t *res = NULL, *list, *done;
-	struct lfs_book *books;
-	bool *zeroed = NULL;
-	size_t n, nz;
+	json_t *res = NULL;
 	int r;
 
-	r = lfsvol_lib_request(lib, "listing ZOMBIE books", "zombie.list",
-			       json_pack("{s:i}", "limit", conf->scrub_batch), &res);
+	*books = NULL;
+	*n = 0;
+	r = lfsvol_lib_call(lib, "zombie.list", json_pack("{s:i}", "limit", limit), &res);
 	if (r)
 		return r;
-	list = json_object_get(res, "books");
-	n = json_array_size(list);
-	books = n ? books_of(list, n) : NULL;
-	zeroed = n ? calloc(n, sizeof(*zeroed)) : NULL;
+	*n = json_array_size(json_object_get(res, "books"));
+	if (*n)
+		*books = books_of(json_object_get(res, "books"), *n);
 	json_decref(res);
-	if (!n) {
-		snprintf(st->scrub, sizeof(st->scrub), "idle");
-		st->pending = 0;
-		return 0;
+	(void)conf;
+	return *n && !*books ? -ENOMEM : 0;
+}
+
+/* In this process: one batch, book by book. 1 if all of it was zeroed, 0 if not, or -errno. */
+static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
+		       struct lfs_client *drv, struct agent_state *st, bool verbose, int64_t *said)
+{
+	uint64_t bs = lfsvol_lib_book_size(lib);
+	struct lfs_book *books;
+	uint8_t *result;
+	size_t n, nz = 0;
+	char line[256];
+	int r = list_zombies(conf, lib, conf->scrub_batch, &books, &n);
+
+	if (r || !n)
+		return r ? lfsvol_lib_fail(lib, "listing ZOMBIE books", r) : 0;
+	result = calloc(n, 1);
+	for (size_t i = 0; result && i < n && !lfsvol_agent_stop && !r; i++) {
+		bool z = false;
+
+		r = lfs_books_zero(drv, &books[i], 1, &z);
+		result[i] = z ? LFSVOL_BOOK_ZEROED : LFSVOL_BOOK_UNTOUCHED;
+		nz += z;
+		lfsvol_progress_add(&st->zeroing, 1, z ? bs : 0);
+		if (verbose && lfsvol_now_ms() - *said >= SAY_EVERY_MS) {
+			lfsvol_progress_text(&st->zeroing, bs, line, sizeof(line));
+			lfsvol_info("zeroing: %s", line);
+			*said = lfsvol_now_ms();
+		}
 	}
-	if (!books || !zeroed) {
-		free(books);
-		free(zeroed);
-		return lfsvol_fail(LFSVOL_EFAIL, -ENOMEM, "out of memory");
-	}
-	snprintf(st->scrub, sizeof(st->scrub), "zeroing %zu books (%lld done so far)", n,
-		 st->zeroed);
-	lfsvol_state_write(conf, st);
-	r = lfs_books_zero(drv, books, n, zeroed);
-	if (r) {
-		snprintf(st->scrub, sizeof(st->scrub), "zeroing failed: %s",
-			 lfs_client_error(drv)[0] ? lfs_client_error(drv) : strerror(-r));
-		free(books);
-		free(zeroed);
-		return lfsvol_drv_fail(drv, r, "zeroing ZOMBIE books");
-	}
-	done = zeroed_list(books, zeroed, n);
-	nz = json_array_size(done);
-	free(books);
-	free(zeroed);
-	r = scrub_report(lib, done);
 	if (r)
-		return r;
+		r = lfsvol_drv_fail(drv, r, "zeroing ZOMBIE books");
+	else if (!result)
+		r = lfsvol_fail(LFSVOL_EFAIL, -ENOMEM, "out of memory");
+	if (result && report_zeroed(lib, books, result, n) && !r)
+		r = lfsvol_lib_fail(lib, "reporting zeroed books", -EIO);
 	st->zeroed += (long long)nz;
-	if (verbose)
-		lfsvol_info("zeroed %zu books (%lld in all)%s", nz, st->zeroed,
-			    nz < n ? "; the others are held by shelves here" : "");
-	if (nz < n)
+	if (!r && nz < n)
 		snprintf(st->scrub, sizeof(st->scrub), "waiting: %zu books held by shelves here",
 			 n - nz);
-	lfsvol_state_write(conf, st);
-	return nz < n ? 0 : 1;
+	free(books);
+	free(result);
+	return r ? r : nz == n && !lfsvol_agent_stop;
+}
+
+/* How many ZOMBIE books this node has (for the total of the progress). */
+static long long count_zombies(struct lfsvol_lib *lib)
+{
+	json_t *res = NULL;
+	long long n = 0;
+
+	if (!lfsvol_lib_call(lib, "zombie.list", json_pack("{s:i}", "limit", 65536), &res))
+		n = (long long)json_array_size(json_object_get(res, "books"));
+	json_decref(res);
+	return n;
 }
 
 int lfsvol_scrub_pass(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 		      struct lfs_client *drv, struct agent_state *st, bool verbose)
 {
-	for (int rounds = 0; !lfsvol_agent_stop && rounds < 1000000; rounds++) {
-		int r = scrub_batch(conf, lib, drv, st, verbose);
+	int64_t said = lfsvol_now_ms();
+	int r = 0;
 
-		if (r < 0)
-			return r;
-		if (r == 0)
-			return 0;
+	lfsvol_progress_start(&st->zeroing, "ZOMBIE books", count_zombies(lib));
+	snprintf(st->scrub, sizeof(st->scrub), "idle");
+	for (int rounds = 0; !lfsvol_agent_stop && rounds < 1000000; rounds++) {
+		r = scrub_batch(conf, lib, drv, st, verbose, &said);
+		lfsvol_state_write(conf, st);
+		if (r <= 0)
+			break;
 	}
-	return 0;
+	st->pending = 0;
+	st->zeroing.what[0] = '\0';
+	lfsvol_state_write(conf, st);
+	return r < 0 ? r : 0;
 }
 
-/*
- * scrub --free: the librarian sends this node's FREE books of unknown content
- * (never used since their IG joined the fabric) to ZOMBIE in batches
- * (free.scrub), and they are zeroed like freed books.
- */
+/* The run of zeroing ends: nothing more, or it stopped (agent.scrub waits for this). */
+static void run_end(struct agent_state *st, const char *fmt, const char *why)
+{
+	snprintf(st->scrub, sizeof(st->scrub), fmt, why);
+	st->zeroing.what[0] = '\0';
+	st->pending = 0;
+	st->last_run_zeroed = st->run_zeroed;
+	st->run_zeroed = 0;
+	st->runs++;
+}
+
+/* The daemon: start the next batch in a child, if this node has ZOMBIE books. */
+int lfsvol_zero_start(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
+		      struct agent_state *st, struct lfsvol_job *job)
+{
+	uint64_t bs = lib ? lfsvol_lib_book_size(lib) : 0;
+	struct lfs_book *books;
+	uint8_t *flags;
+	size_t n;
+	int r;
+
+	if (st->pending <= 0)
+		return 0;
+	if (!lib || !bs) {
+		run_end(st, "waiting: %s", "no librarian session");
+		return 0;
+	}
+	r = list_zombies(conf, lib, conf->scrub_batch, &books, &n);
+	if (r || !n) {
+		run_end(st, r ? "listing ZOMBIE books failed: %s" : "idle%s",
+			r ? lfsvol_lib_errmsg(lib) : "");
+		return 0;
+	}
+	flags = malloc(n);
+	if (flags)
+		memset(flags, LFSVOL_JOB_ZERO, n);
+	r = flags ? lfsvol_job_start(job, books, flags, n, bs) : -ENOMEM;
+	free(books);
+	free(flags);
+	if (r) {
+		run_end(st, "cannot start zeroing: %s", strerror(-r));
+		return 0;
+	}
+	if (!st->zeroing.what[0])
+		lfsvol_progress_start(&st->zeroing, "ZOMBIE books", st->pending);
+	snprintf(st->scrub, sizeof(st->scrub), "zeroing a batch of %zu books", n);
+	return 1;
+}
+
+/* The batch has ended: the run goes on with the next batch unless it stopped. */
+static void zero_end(struct agent_state *st, struct lfsvol_job *job)
+{
+	char why[96];
+	size_t held = job->done - job->zeroed;
+
+	if (job->status) {
+		run_end(st, "zeroing failed: %s; next try at the next pass",
+			strerror(-job->status));
+	} else if (held) {
+		snprintf(why, sizeof(why), "%zu books held by shelves here", held);
+		run_end(st, "waiting: %s", why);
+	} else {
+		st->pending -= (long long)job->zeroed;
+		if (st->pending < 1)
+			st->pending = 1; /* list again: the run ends when none is left */
+	}
+}
+
+int lfsvol_zero_collect(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
+			struct agent_state *st, struct lfsvol_job *job)
+{
+	size_t before = job->done, zeroed = job->zeroed;
+	int finished = lfsvol_job_read(job);
+	int64_t now = lfsvol_now_ms();
+
+	lfsvol_progress_add(&st->zeroing, (long long)(job->done - before),
+			    (job->zeroed - zeroed) * job->book_size);
+	st->zeroed += (long long)(job->zeroed - zeroed);
+	st->run_zeroed += (long long)(job->zeroed - zeroed);
+	if (lib && (finished || now - job->reported_ms >= REPORT_EVERY_MS)) {
+		if (report_zeroed(lib, job->books, job->result, job->n))
+			snprintf(st->scrub, sizeof(st->scrub), "reporting zeroed books failed: %s",
+				 lfsvol_lib_errmsg(lib));
+		job->reported_ms = now;
+	}
+	if (finished) {
+		zero_end(st, job);
+		lfsvol_job_free(job);
+	}
+	lfsvol_state_write(conf, st);
+	return finished;
+}
+
+/* scrub --free: FREE books of unknown content go ZOMBIE (free.scrub), then are zeroed. */
 static int scrub_free(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 		      struct lfs_client *drv, struct agent_state *st, long long *fresh)
 {
@@ -163,27 +279,122 @@ static int scrub_free(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 	}
 }
 
-static int scrub(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
-		 bool free_too)
+static void scrub_done(bool free_too, long long zeroed, long long fresh)
+{
+	if (free_too)
+		lfsvol_info("scrub done: %lld book%s zeroed, %lld of them never scrubbed before",
+			    zeroed, zeroed == 1 ? "" : "s", fresh);
+	else
+		lfsvol_info("scrub done: %lld book%s zeroed", zeroed, zeroed == 1 ? "" : "s");
+}
+
+/* No agent runs: zero in this process, under the agent's lock. */
+static int scrub_here(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
+		      bool free_too)
 {
 	struct agent_state st = { .scrub = "idle" };
+	struct lfsvol_fabric_id id;
 	long long fresh = 0;
 	int lock, r;
 
-	lock = lfsvol_state_lock(ctx->conf);
+	lock = lfsvol_state_lock(ctx->conf, false);
 	if (lock < 0)
 		return lock;
 	snprintf(st.librarian, sizeof(st.librarian), "connected to %s", ctx->conf->librarian);
-	lfsvol_attach_fabrics(ctx->conf, drv, lfsvol_lib_book_size(lib), true);
+	if (!lfsvol_fabric_id_get(lib, 0, &id))
+		lfsvol_attach_fabrics(ctx->conf, drv, &id, true);
 	r = lfsvol_scrub_pass(ctx->conf, lib, drv, &st, true);
 	if (!r && free_too)
 		r = scrub_free(ctx->conf, lib, drv, &st, &fresh);
 	close(lock);
-	if (!r && free_too)
-		lfsvol_info("scrub done: %lld book%s zeroed, %lld of them never scrubbed before",
-			    st.zeroed, st.zeroed == 1 ? "" : "s", fresh);
-	else if (!r)
-		lfsvol_info("scrub done: %lld book%s zeroed", st.zeroed, st.zeroed == 1 ? "" : "s");
+	if (!r)
+		scrub_done(free_too, st.zeroed, fresh);
+	return r;
+}
+
+/* agent.json of the running agent, or NULL. */
+static json_t *agent_json(const struct lfsvol_conf *conf)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/agent.json", conf->state_dir);
+	return json_load_file(path, 0, NULL);
+}
+
+static void say_progress(json_t *z)
+{
+	json_t *left = json_object_get(z, "seconds_left");
+	char a[32], l[48] = "rate not known yet";
+
+	if (json_is_integer(left))
+		snprintf(l, sizeof(l), "%lld s left", (long long)json_integer_value(left));
+	lfsvol_info("zeroing (by the node agent): %lld of %lld %s, %s/s, %s",
+		    (long long)json_integer_value(json_object_get(z, "done")),
+		    (long long)json_integer_value(json_object_get(z, "total")),
+		    json_string_value(json_object_get(z, "what")) ?: "books",
+		    lfs_size_human((uint64_t)json_real_value(json_object_get(z, "bytes_per_s")), a,
+				   sizeof(a)),
+		    l);
+}
+
+/* Follow the agent's run until its `runs' count reaches until. */
+static int follow_agent(const struct lfsvol_conf *conf, long long until)
+{
+	int64_t said = lfsvol_now_ms();
+
+	for (;;) {
+		json_t *o = agent_json(conf);
+		int pid = (int)json_integer_value(json_object_get(o, "pid"));
+		bool done = json_integer_value(json_object_get(o, "runs")) >= until;
+
+		if (!o || pid <= 0 || kill(pid, 0)) {
+			json_decref(o);
+			return lfsvol_fail(LFSVOL_EFAIL, -ESRCH,
+					   "the node agent ended while zeroing; see its log");
+		}
+		if (!done && lfsvol_now_ms() - said >= SAY_EVERY_MS &&
+		    json_is_object(json_object_get(o, "zeroing"))) {
+			say_progress(json_object_get(o, "zeroing"));
+			said = lfsvol_now_ms();
+		}
+		json_decref(o);
+		if (done)
+			return 0;
+		if (lfsvol_agent_stop)
+			return lfsvol_exit_as(LFSVOL_EFAIL, -EINTR);
+		usleep(200000);
+	}
+}
+
+/* The agent runs: --free's books go ZOMBIE here, the agent zeroes them; follow it. */
+static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool free_too)
+{
+	json_t *o, *res = NULL;
+	long long fresh = 0, zeroed;
+	bool more = free_too;
+	int r = 0;
+
+	while (more && !r) {
+		r = lfsvol_lib_request(lib, "sending never-scrubbed FREE books to be zeroed",
+				       "free.scrub", json_pack("{s:i}", "limit", 65536), &res);
+		fresh += json_integer_value(json_object_get(res, "books"));
+		more = json_is_true(json_object_get(res, "more")) &&
+		       json_integer_value(json_object_get(res, "books")) > 0;
+		json_decref(res);
+		res = NULL;
+	}
+	if (!r)
+		r = lfsvol_lib_request(lib, "asking the node agent to zero now", "agent.scrub",
+				       NULL, &res);
+	if (!r)
+		r = follow_agent(ctx->conf, json_integer_value(json_object_get(res, "until")));
+	json_decref(res);
+	/* the books of the agent's run that zeroed them (it may have begun before the request) */
+	o = agent_json(ctx->conf);
+	zeroed = json_integer_value(json_object_get(o, "last_run_zeroed"));
+	json_decref(o);
+	if (!r)
+		scrub_done(free_too, zeroed, fresh);
 	return r;
 }
 
@@ -208,16 +419,15 @@ int cmd_scrub(int argc, char **argv, struct lfsvol_ctx *ctx)
 			   argv[optind]);
 		return LFSVOL_EUSAGE;
 	}
-	ctx->no_agent = true; /* it takes the agent's lock: never wait on the agent */
 	r = lfsvol_need_root("scrub");
 	if (!r)
 		r = lfsvol_need_conf(ctx);
 	if (!r)
-		r = lfsvol_drv_open(&drv);
-	if (!r)
 		r = lfsvol_lib_open(ctx, &lib);
-	if (!r)
-		r = scrub(ctx, lib, drv, free_too);
+	if (!r && lfsvol_lib_borrowed(lib))
+		r = scrub_by_agent(ctx, lib, free_too);
+	else if (!r && !(r = lfsvol_drv_open(&drv)))
+		r = scrub_here(ctx, lib, drv, free_too);
 	lfsvol_lib_close(lib);
 	lfs_client_close(drv);
 	return lfsvol_exit_code(r);

@@ -120,7 +120,7 @@ static int own_opts(struct lfsvol_conf *conf, struct lfs_lib_opts *o)
  * emulation; an explicit OPENSSL_CONF is honoured. No clean-up at exit:
  * the process ends right after.
  */
-static void openssl_init(void)
+void lfsvol_openssl_init(void)
 {
 	uint64_t opts = OPENSSL_INIT_NO_ATEXIT;
 
@@ -139,7 +139,7 @@ static int own_open(struct lfsvol_lib *l)
 	r = own_opts(conf, &o);
 	if (r)
 		return r;
-	openssl_init();
+	lfsvol_openssl_init();
 	r = lfs_lib_connect(&o, &l->own, &msg);
 	lfsvol_trace("librarian session of our own: %d", r);
 	if (!r)
@@ -277,6 +277,33 @@ json_t *lfsvol_lib_info(struct lfsvol_lib *l)
 			return lfs_lib_server_info(l->own);
 	}
 	return l->info;
+}
+
+bool lfsvol_lib_alive(const struct lfsvol_lib *l)
+{
+	return l && (l->agent >= 0 || lfs_lib_connected(l->own));
+}
+
+bool lfsvol_lib_borrowed(const struct lfsvol_lib *l)
+{
+	return l && l->agent >= 0;
+}
+
+bool lfsvol_agent_answers(const char *state_dir)
+{
+	int fd = agent_connect(state_dir);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+long long lfsvol_lib_lease_time(struct lfsvol_lib *l)
+{
+	json_int_t t = json_integer_value(json_object_get(lfsvol_lib_info(l), "lease_time"));
+
+	return t > 0 ? (long long)t : 0;
 }
 
 uint64_t lfsvol_lib_book_size(struct lfsvol_lib *l)

@@ -8,6 +8,7 @@
 #ifndef LFSVOL_SESSION_H
 #define LFSVOL_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -34,6 +35,16 @@ int lfsvol_lib_fail(struct lfsvol_lib *l, const char *what, int r);
 const char *lfsvol_lib_errmsg(const struct lfsvol_lib *l);
 /* The librarian's auth reply (node, book_size, heartbeat_interval...); NULL if unknown. */
 json_t *lfsvol_lib_info(struct lfsvol_lib *l);
+/* OpenSSL as lfsvol needs it (no openssl.cnf unless OPENSSL_CONF); once, before any session. */
+void lfsvol_openssl_init(void);
+/* Can the session still carry requests (a session of our own may have been dropped)? */
+bool lfsvol_lib_alive(const struct lfsvol_lib *l);
+/* Is this the agent's session, borrowed over agent.sock? */
+bool lfsvol_lib_borrowed(const struct lfsvol_lib *l);
+/* Does a node agent answer on STATE_DIR/agent.sock (root only)? */
+bool lfsvol_agent_answers(const char *state_dir);
+/* The librarian's lease_time in seconds; 0 if it did not say. */
+long long lfsvol_lib_lease_time(struct lfsvol_lib *l);
 /* Its book size; 0 if unknown. */
 uint64_t lfsvol_lib_book_size(struct lfsvol_lib *l);
 /* A shelf's whole book map, from a shelf.get/create/activate reply (follows map_complete). */

@@ -119,11 +119,12 @@ static json_t *create_args(const struct create_opts *o, const struct lfsvol_conf
  * *activated: the reply holds the activation.
  */
 static int create_send(struct lfsvol_lib *lib, const char *what, json_t *args, bool activate,
-		       json_t **res, bool *activated)
+		       json_t **res, bool *activated, uint64_t *sent)
 {
 	int r = 0;
 
 	*activated = false;
+	*sent = lfs_boottime_ns();
 	if (activate) {
 		json_object_set_new(args, "activate", json_string("rw"));
 		r = lfsvol_lib_call(lib, "shelf.create", json_incref(args), res);
@@ -142,7 +143,7 @@ static int create_send(struct lfsvol_lib *lib, const char *what, json_t *args, b
 }
 
 static int create_shelf(struct lfsvol_ctx *ctx, const struct create_opts *o, struct lfsvol_lib *lib,
-			json_t **res, bool *activated)
+			json_t **res, bool *activated, uint64_t *sent)
 {
 	uint64_t book_size = lfsvol_lib_book_size(lib), books;
 	char what[128], a[32];
@@ -159,7 +160,7 @@ static int create_shelf(struct lfsvol_ctx *ctx, const struct create_opts *o, str
 	args = create_args(o, ctx->conf, books);
 	snprintf(what, sizeof(what), "creating shelf `%s'", o->name);
 	lfsvol_trace("create: arguments checked");
-	r = create_send(lib, what, args, o->activate, res, activated);
+	r = create_send(lib, what, args, o->activate, res, activated, sent);
 	json_decref(args);
 	if (r)
 		return r;
@@ -178,6 +179,7 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 	struct lfs_client *drv = NULL;
 	json_t *res = NULL;
 	bool activated = false;
+	uint64_t sent = 0;
 	int r;
 
 	r = create_options(argc, argv, &o);
@@ -185,14 +187,18 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = lfsvol_need_root("create -a");
 		if (!r)
 			r = lfsvol_drv_open(&drv);
+		/* a node whose lease expired activates nothing: ask before creating */
+		if (!r)
+			r = lfsvol_lease_usable(drv, "create -a");
 	}
 	if (!r)
 		r = lfsvol_lib_open(ctx, &lib);
 	lfsvol_trace("librarian session: %d", r);
 	if (!r)
-		r = create_shelf(ctx, &o, lib, &res, &activated);
+		r = create_shelf(ctx, &o, lib, &res, &activated, &sent);
 	if (!r && o.activate) {
-		struct lfsvol_activation how = { .given = activated ? res : NULL };
+		struct lfsvol_activation how = { .given = activated ? res : NULL,
+						 .given_sent = sent };
 
 		r = lfsvol_activate_one(ctx, lib, drv, o.name, &how);
 	}

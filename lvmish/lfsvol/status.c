@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* status [--json]: this node's fabric devices, active shelves and agent progress. */
+/*
+ * status [--json]: this node's lease, fabric devices, active and fenced
+ * shelves (as the kernel has them now), and the agent's progress
+ * (STATE_DIR/agent.json) and renewal log (STATE_DIR/renewal.json).
+ */
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kernel.h"
@@ -16,7 +22,8 @@ struct node_view {
 	size_t nf;
 	struct lfs_shelf_info *kv;
 	size_t kn;
-	bool loaded;
+	struct lfs_lease_info lease;
+	bool loaded, have_lease;
 };
 
 static void node_view_read(struct node_view *v)
@@ -28,32 +35,133 @@ static void node_view_read(struct node_view *v)
 		return;
 	lfs_fabric_list(drv, &v->fv, &v->nf);
 	lfs_shelf_list(drv, NULL, &v->kv, &v->kn);
+	v->have_lease = !lfs_lease_get(drv, &v->lease);
 	lfs_client_close(drv);
+}
+
+static const char *action_name(uint32_t a)
+{
+	return a == LFS_FENCE_EIO ? "eio" : "reset";
+}
+
+static json_t *lease_json(const struct node_view *v)
+{
+	const struct lfs_lease_info *l = &v->lease;
+
+	if (!v->have_lease)
+		return json_null();
+	return json_pack("{s:b,s:I,s:o,s:b,s:s,s:I}", "enforced", l->lease_ms != 0, "lease_ms",
+			 (json_int_t)l->lease_ms, "left_ms",
+			 l->lease_ms ? json_integer(l->left_ms) : json_null(), "expired",
+			 l->lease_ms && l->left_ms <= 0, "fence_action",
+			 action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced);
+}
+
+static json_t *fabric_json(const struct lfs_fabric_info *f)
+{
+	char u[37];
+
+	lfs_format_uuid(f->fabric_uuid, u);
+	return json_pack("{s:I,s:s,s:I,s:I,s:I,s:i,s:b,s:o}", "ig", (json_int_t)f->ig, "path",
+			 f->path, "book_size", (json_int_t)f->book_size, "books",
+			 (json_int_t)f->nr_books, "books_used", (json_int_t)f->books_used,
+			 "numa_node", f->numa_node, "labelled", f->labelled, "fabric_uuid",
+			 f->labelled ? json_string(u) : json_null());
+}
+
+static json_t *shelf_json(const struct lfs_shelf_info *s)
+{
+	return json_pack("{s:s,s:s,s:I,s:I,s:b,s:s,s:b}", "name", s->name, "disk", s->disk, "books",
+			 (json_int_t)s->nr_books, "size", (json_int_t)(s->nr_books * s->book_size),
+			 "open", s->open > 0, "state",
+			 s->state == LFS_SHELF_FENCED ? "fenced" : "active", "leased", s->leased);
 }
 
 static json_t *status_json(const struct lfsvol_conf *conf, const struct node_view *v, json_t *agent)
 {
-	json_t *o = json_object(), *fab = json_array(), *sh = json_array();
+	json_t *o = json_object(), *fab = json_array(), *sh = json_array(), *fenced = json_array();
 
 	for (size_t i = 0; i < v->nf; i++)
-		json_array_append_new(fab, json_pack("{s:I,s:s,s:I,s:I,s:I,s:i}", "ig",
-						     (json_int_t)v->fv[i].ig, "path", v->fv[i].path,
-						     "book_size", (json_int_t)v->fv[i].book_size,
-						     "books", (json_int_t)v->fv[i].nr_books,
-						     "books_used", (json_int_t)v->fv[i].books_used,
-						     "numa_node", v->fv[i].numa_node));
-	for (size_t i = 0; i < v->kn; i++)
-		json_array_append_new(
-			sh, json_pack("{s:s,s:s,s:I,s:I,s:b}", "name", v->kv[i].name, "disk",
-				      v->kv[i].disk, "books", (json_int_t)v->kv[i].nr_books, "size",
-				      (json_int_t)(v->kv[i].nr_books * v->kv[i].book_size), "open",
-				      v->kv[i].open > 0));
+		json_array_append_new(fab, fabric_json(&v->fv[i]));
+	for (size_t i = 0; i < v->kn; i++) {
+		json_array_append_new(sh, shelf_json(&v->kv[i]));
+		if (v->kv[i].state == LFS_SHELF_FENCED)
+			json_array_append_new(fenced, json_string(v->kv[i].name));
+	}
 	json_object_set_new(o, "driver", json_string(v->loaded ? "loaded" : "not loaded"));
 	json_object_set_new(o, "node", conf->node ? json_string(conf->node) : json_null());
+	json_object_set_new(o, "lease", lease_json(v));
 	json_object_set_new(o, "fabric", fab);
 	json_object_set_new(o, "active", sh);
+	json_object_set_new(o, "fenced", fenced);
 	json_object_set(o, "agent", agent ? agent : json_null());
 	return o;
+}
+
+/* "1.5 s" */
+static const char *secs(long long ms, char *buf, size_t len)
+{
+	snprintf(buf, len, "%lld.%lld s", ms / 1000, (ms < 0 ? -ms : ms) % 1000 / 100);
+	return buf;
+}
+
+static void lease_print(const struct node_view *v)
+{
+	const struct lfs_lease_info *l = &v->lease;
+	char a[32];
+
+	if (!v->have_lease)
+		return;
+	if (!l->lease_ms)
+		printf("lease: none held (no leased shelf may be activated until the agent renews it)\n");
+	else if (l->left_ms > 0)
+		printf("lease: %u s, ends in %s; fence action %s; %u shelves fenced\n",
+		       l->lease_ms / 1000, secs(l->left_ms, a, sizeof(a)),
+		       action_name(l->fence_action), l->nr_fenced);
+	else
+		printf("lease: %u s, EXPIRED %s ago: leased shelves are fenced, no activation until the agent renews it; %u shelves fenced\n",
+		       l->lease_ms / 1000, secs(-l->left_ms, a, sizeof(a)), l->nr_fenced);
+}
+
+/* "zeroing ZOMBIE books: 12 of 30 (768 MiB), 45 MiB/s, 25 s left" */
+static void progress_print(const char *label, json_t *p)
+{
+	json_t *left = json_object_get(p, "seconds_left");
+	char a[32], b[32], l[48] = "rate not known yet";
+
+	if (!json_is_object(p))
+		return;
+	if (json_is_integer(left))
+		snprintf(l, sizeof(l), "%lld s left", (long long)json_integer_value(left));
+	printf("agent: %s %s: %lld of %lld done (%s), %s/s, %s\n", label,
+	       json_string_value(json_object_get(p, "what")) ?: "books",
+	       (long long)json_integer_value(json_object_get(p, "done")),
+	       (long long)json_integer_value(json_object_get(p, "total")),
+	       lfs_size_human((uint64_t)json_integer_value(json_object_get(p, "bytes")), a,
+			      sizeof(a)),
+	       lfs_size_human((uint64_t)json_real_value(json_object_get(p, "bytes_per_s")), b,
+			      sizeof(b)),
+	       l);
+}
+
+static void renewal_print(json_t *rl)
+{
+	json_t *f, *el;
+	size_t i;
+
+	if (!json_is_object(rl))
+		return;
+	printf("agent: renewals: librarian %s; %lld renewals (%lld on acknowledgement), last %llds ago; longest gap %lld ms; %lld late (gap over interval + 1 s)\n",
+	       json_string_value(json_object_get(rl, "librarian")),
+	       (long long)json_integer_value(json_object_get(rl, "renewals")),
+	       (long long)json_integer_value(json_object_get(rl, "renewals_by_ack")),
+	       (long long)(time(NULL) - json_integer_value(json_object_get(rl, "last_renewal"))),
+	       (long long)json_integer_value(json_object_get(rl, "longest_gap_ms")),
+	       (long long)json_integer_value(json_object_get(rl, "late")));
+	f = json_object_get(rl, "fenced");
+	json_array_foreach(f, i, el)
+		printf("agent: fenced %s: %s\n", json_string_value(json_object_get(el, "name")),
+		       json_string_value(json_object_get(el, "why")));
 }
 
 static void agent_print(json_t *agent, const char *path)
@@ -62,33 +170,60 @@ static void agent_print(json_t *agent, const char *path)
 		printf("agent: no state in %s (not running yet?)\n", path);
 		return;
 	}
-	printf("agent: librarian %s; last heartbeat %llds ago; scrub %s; %lld zeroed, %lld ZOMBIE books pending\n",
+	printf("agent: librarian %s; scrub %s; %lld zeroed, %lld ZOMBIE books pending\n",
 	       json_string_value(json_object_get(agent, "librarian")),
-	       (long long)(time(NULL) -
-			   json_integer_value(json_object_get(agent, "last_heartbeat"))),
 	       json_string_value(json_object_get(agent, "scrub")),
 	       (long long)json_integer_value(json_object_get(agent, "zeroed")),
 	       (long long)json_integer_value(json_object_get(agent, "zombies_pending")));
+	progress_print("zeroing", json_object_get(agent, "zeroing"));
 	if (json_string_value(json_object_get(agent, "check")))
 		printf("agent: check of FREE books: %s\n",
 		       json_string_value(json_object_get(agent, "check")));
+	progress_print("sweep of", json_object_get(agent, "sweep"));
+	renewal_print(json_object_get(agent, "renewal"));
 }
 
 static void status_print(const struct lfsvol_conf *conf, const struct node_view *v, json_t *agent,
 			 const char *path)
 {
-	char a[32];
+	char a[32], u[37];
 
 	printf("node %s, lfs.ko %s\n", conf->node ? conf->node : "(unnamed)",
 	       v->loaded ? "loaded" : "not loaded");
-	for (size_t i = 0; i < v->nf; i++)
-		printf("fabric IG %u: %s, %u books of %s, %u used\n", v->fv[i].ig, v->fv[i].path,
-		       v->fv[i].nr_books, lfs_size_human(v->fv[i].book_size, a, sizeof(a)),
-		       v->fv[i].books_used);
+	lease_print(v);
+	for (size_t i = 0; i < v->nf; i++) {
+		lfs_format_uuid(v->fv[i].fabric_uuid, u);
+		printf("fabric IG %u: %s, %u books of %s, %u used, %s%s%s\n", v->fv[i].ig,
+		       v->fv[i].path, v->fv[i].nr_books,
+		       lfs_size_human(v->fv[i].book_size, a, sizeof(a)), v->fv[i].books_used,
+		       v->fv[i].labelled ? "labelled for fabric " : "no label",
+		       v->fv[i].labelled ? u : "", "");
+	}
 	for (size_t i = 0; i < v->kn; i++)
-		printf("active: %s as /dev/%s, %u books%s\n", v->kv[i].name, v->kv[i].disk,
-		       v->kv[i].nr_books, v->kv[i].open ? ", open" : "");
+		printf("%s: %s as /dev/%s, %u books%s%s\n",
+		       v->kv[i].state == LFS_SHELF_FENCED ? "FENCED" : "active", v->kv[i].name,
+		       v->kv[i].disk, v->kv[i].nr_books, v->kv[i].open ? ", open" : "",
+		       v->kv[i].state == LFS_SHELF_FENCED ?
+			       " (I/O fails; only removal is possible: lfsvol deactivate)" :
+		       v->kv[i].leased ? "" :
+					 " (not leased)");
 	agent_print(agent, path);
+}
+
+/* agent.json, with renewal.json in it as "renewal" (the renewal thread's own file). */
+static json_t *agent_read(const struct lfsvol_conf *conf, char *path, size_t len)
+{
+	char rpath[PATH_MAX];
+	json_t *agent, *rl;
+
+	snprintf(path, len, "%s/agent.json", conf->state_dir);
+	snprintf(rpath, sizeof(rpath), "%s/renewal.json", conf->state_dir);
+	agent = json_load_file(path, 0, NULL);
+	rl = json_load_file(rpath, 0, NULL);
+	if (agent && rl)
+		json_object_set(agent, "renewal", rl);
+	json_decref(rl);
+	return agent;
 }
 
 int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
@@ -110,8 +245,7 @@ int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
 	if (r)
 		return lfsvol_exit_code(r);
 	node_view_read(&v);
-	snprintf(path, sizeof(path), "%s/agent.json", ctx->conf->state_dir);
-	agent = json_load_file(path, 0, NULL);
+	agent = agent_read(ctx->conf, path, sizeof(path));
 	if (json) {
 		/* like every --json output: an array of objects */
 		o = json_pack("[o]", status_json(ctx->conf, &v, agent));

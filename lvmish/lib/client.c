@@ -38,6 +38,10 @@ static const char *const attr_names[LFS_A_MAX + 1] = {
 	[LFS_A_BOOKS] = "LFS_A_BOOKS (book list)",
 	[LFS_A_BOOKS_START] = "LFS_A_BOOKS_START",
 	[LFS_A_MORE] = "LFS_A_MORE",
+	[LFS_A_LEASE_START] = "LFS_A_LEASE_START (renewal start)",
+	[LFS_A_LEASE_MS] = "LFS_A_LEASE_MS (lease length)",
+	[LFS_A_FENCE_ACTION] = "LFS_A_FENCE_ACTION (fence action)",
+	[LFS_A_FABRIC_UUID] = "LFS_A_FABRIC_UUID (fabric UUID)",
 };
 
 static const char *attr_name(unsigned int type)
@@ -212,6 +216,14 @@ static const struct nla_policy reply_policy[LFS_A_MAX + 1] = {
 	[LFS_A_BOOKS_START] = { .type = NLA_U32 },
 	[LFS_A_OPEN] = { .type = NLA_U32 },
 	[LFS_A_ZEROED] = { .type = NLA_U8 },
+	[LFS_A_LEASED] = { .type = NLA_U8 },
+	[LFS_A_STATE] = { .type = NLA_U32 },
+	[LFS_A_CREATED] = { .type = NLA_U64 },
+	[LFS_A_LEASE_MS] = { .type = NLA_U32 },
+	[LFS_A_LEASE_LEFT] = { .type = NLA_U64 },
+	[LFS_A_FENCE_ACTION] = { .type = NLA_U32 },
+	[LFS_A_NR_FENCED] = { .type = NLA_U32 },
+	[LFS_A_FABRIC_UUID] = { .minlen = LFS_UUID_LEN },
 };
 
 static int on_valid(struct nl_msg *msg, void *arg)

@@ -29,6 +29,8 @@ struct lfs_fabric_info {
 	uint32_t books_used;
 	int dax;
 	int numa_node;
+	bool labelled; /* the device carries a label (LFS_A_FABRIC_UUID) */
+	uint8_t fabric_uuid[LFS_UUID_LEN]; /* the label's fabric, if labelled */
 };
 
 struct lfs_shelf_info {
@@ -42,8 +44,23 @@ struct lfs_shelf_info {
 	int dax;
 	uint32_t open;
 	int zeroed; /* known to read as zeroes (LFS_A_ZEROED) */
+	uint32_t state; /* enum lfs_shelf_state: LFS_SHELF_ACTIVE or LFS_SHELF_FENCED */
+	bool leased; /* covered by the node's lease (LFS_A_LEASED) */
+	uint64_t created; /* CLOCK_BOOTTIME ns when the block device appeared */
 	struct lfs_book *books; /* nr_books entries, shelf order */
 };
+
+/* The node's lease (LFS_CMD_LEASE_GET). */
+struct lfs_lease_info {
+	uint32_t lease_ms; /* 0: not enforced (no renewal yet, or given up) */
+	int64_t left_ms; /* until the deadline; negative once it passed */
+	uint32_t fence_action; /* enum lfs_fence_action */
+	uint32_t nr_fenced; /* shelves fenced now */
+};
+
+/* Flags of lfs_shelf_create_flags(). */
+#define LFS_CREATE_ZEROED 1U /* every book reads as zeroes: udev need not probe */
+#define LFS_CREATE_LEASED 2U /* an activation the librarian granted: covered by the lease */
 
 /* Connect and resolve the family; -ENOENT if the module is not loaded. */
 int lfs_client_open(struct lfs_client **out);
@@ -52,6 +69,15 @@ const char *lfs_client_error(const struct lfs_client *c);
 
 int lfs_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
 	       uint64_t offset);
+/*
+ * The same, and the device must carry a label of this fabric (fabric_uuid
+ * not NULL): EMEDIUMTYPE with the kernel's message naming both otherwise.
+ */
+int lfs_attach_labelled(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+			uint64_t offset, const uint8_t *fabric_uuid);
+/* Write a device's label (LFS_CMD_FABRIC_LABEL); EEXIST if it has one. */
+int lfs_fabric_label(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+		     uint64_t offset, const uint8_t *fabric_uuid);
 int lfs_detach(struct lfs_client *c, const char *path);
 int lfs_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n);
 
@@ -62,6 +88,10 @@ int lfs_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *
  */
 int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
 		     const struct lfs_book *books, size_t n, struct lfs_shelf_info *out);
+/* The same with LFS_CREATE_* flags: a leased shelf fails with ENOLCK without a lease. */
+int lfs_shelf_create_flags(struct lfs_client *c, const char *name, const uint8_t *uuid,
+			   unsigned int flags, const struct lfs_book *books, size_t n,
+			   struct lfs_shelf_info *out);
 int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
 		     size_t n);
 int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books);
@@ -79,6 +109,18 @@ int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n,
  * shelf holds, or on a device without DAX, does not.
  */
 int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero);
+
+/*
+ * The lease: renewed with the CLOCK_BOOTTIME time (ns) a request the
+ * librarian received was sent, the lease length (0 gives it up) and the
+ * fence action (negative: unchanged).
+ */
+int lfs_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action);
+int lfs_lease_get(struct lfs_client *c, struct lfs_lease_info *out);
+/* Fence a shelf now, as the lease's expiry does (LFS_CMD_SHELF_FENCE). */
+int lfs_shelf_fence(struct lfs_client *c, const char *name);
+/* clock_gettime(CLOCK_BOOTTIME) in ns: the clock of the lease. */
+uint64_t lfs_boottime_ns(void);
 
 /*
  * BOOKS: a comma list of IG:BOOK or IG:FIRST-LAST. On error, err receives a

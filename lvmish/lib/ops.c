@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <netlink/genl/genl.h>
 
 #include "liblfs.h"
@@ -18,15 +19,40 @@ static int put_failed(struct lfs_client *c, struct nl_msg *msg)
 	return -ENOMEM;
 }
 
+/* ATTACH and LABEL: a device, its place in the fabric and (LABEL: required) the fabric. */
+static int fabric_request(struct lfs_client *c, uint8_t cmd, const char *path, uint32_t ig,
+			  uint64_t book_size, uint64_t offset, const uint8_t *fabric_uuid)
+{
+	struct nl_msg *msg = lfs_msg_new(c, cmd, NLM_F_ACK, MSG_SMALL);
+
+	if (!msg || nla_put_string(msg, LFS_A_PATH, path) || nla_put_u32(msg, LFS_A_IG, ig) ||
+	    nla_put_u64(msg, LFS_A_BOOK_SIZE, book_size) ||
+	    nla_put_u64(msg, LFS_A_OFFSET, offset) ||
+	    (fabric_uuid && nla_put(msg, LFS_A_FABRIC_UUID, LFS_UUID_LEN, fabric_uuid)))
+		return put_failed(c, msg);
+	return lfs_request(c, msg, NULL, NULL);
+}
+
 int lfs_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
 	       uint64_t offset)
 {
-	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_FABRIC_ATTACH, NLM_F_ACK, MSG_SMALL);
+	return fabric_request(c, LFS_CMD_FABRIC_ATTACH, path, ig, book_size, offset, NULL);
+}
 
-	if (!msg || nla_put_string(msg, LFS_A_PATH, path) || nla_put_u32(msg, LFS_A_IG, ig) ||
-	    nla_put_u64(msg, LFS_A_BOOK_SIZE, book_size) || nla_put_u64(msg, LFS_A_OFFSET, offset))
-		return put_failed(c, msg);
-	return lfs_request(c, msg, NULL, NULL);
+int lfs_attach_labelled(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+			uint64_t offset, const uint8_t *fabric_uuid)
+{
+	return fabric_request(c, LFS_CMD_FABRIC_ATTACH, path, ig, book_size, offset, fabric_uuid);
+}
+
+int lfs_fabric_label(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+		     uint64_t offset, const uint8_t *fabric_uuid)
+{
+	if (!fabric_uuid) {
+		lfs_client_set_error(c, "a label needs the fabric's UUID");
+		return -EINVAL;
+	}
+	return fabric_request(c, LFS_CMD_FABRIC_LABEL, path, ig, book_size, offset, fabric_uuid);
 }
 
 int lfs_detach(struct lfs_client *c, const char *path)
@@ -72,6 +98,9 @@ static int parse_fabric(struct nlattr **tb, void *arg)
 	f->books_used = tb[LFS_A_BOOKS_USED] ? nla_get_u32(tb[LFS_A_BOOKS_USED]) : 0;
 	f->dax = tb[LFS_A_DAX] ? nla_get_u8(tb[LFS_A_DAX]) : 0;
 	f->numa_node = tb[LFS_A_NUMA_NODE] ? (int32_t)nla_get_u32(tb[LFS_A_NUMA_NODE]) : -1;
+	f->labelled = tb[LFS_A_FABRIC_UUID] != NULL;
+	if (f->labelled)
+		memcpy(f->fabric_uuid, nla_data(tb[LFS_A_FABRIC_UUID]), LFS_UUID_LEN);
 	return 0;
 }
 
@@ -120,7 +149,7 @@ static int parse_created(struct nlattr **tb, void *arg)
 
 /* CREATE or EXTEND, in messages of at most LFS_BOOKS_PER_ATTR books. */
 static int send_books(struct lfs_client *c, uint8_t cmd, const char *name, const uint8_t *uuid,
-		      bool zeroed, const struct lfs_book *books, size_t n,
+		      unsigned int flags, const struct lfs_book *books, size_t n,
 		      struct lfs_shelf_info *out)
 {
 	size_t done = 0, part;
@@ -139,7 +168,8 @@ static int send_books(struct lfs_client *c, uint8_t cmd, const char *name, const
 		    (uuid && !done && nla_put(msg, LFS_A_UUID, LFS_UUID_LEN, uuid)) ||
 		    nla_put(msg, LFS_A_BOOKS, part * sizeof(*books), books + done) ||
 		    (!last && nla_put_flag(msg, LFS_A_MORE)) ||
-		    (zeroed && nla_put_flag(msg, LFS_A_ZEROED)))
+		    ((flags & LFS_CREATE_LEASED) && !done && nla_put_flag(msg, LFS_A_LEASED)) ||
+		    ((flags & LFS_CREATE_ZEROED) && nla_put_flag(msg, LFS_A_ZEROED)))
 			return put_failed(c, msg);
 		ret = lfs_request(c, msg, last && out ? parse_created : NULL, out);
 		if (ret)
@@ -152,12 +182,20 @@ static int send_books(struct lfs_client *c, uint8_t cmd, const char *name, const
 int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
 		     const struct lfs_book *books, size_t n, struct lfs_shelf_info *out)
 {
-	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, zeroed, books, n, out);
+	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, zeroed ? LFS_CREATE_ZEROED : 0,
+			  books, n, out);
+}
+
+int lfs_shelf_create_flags(struct lfs_client *c, const char *name, const uint8_t *uuid,
+			   unsigned int flags, const struct lfs_book *books, size_t n,
+			   struct lfs_shelf_info *out)
+{
+	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, flags, books, n, out);
 }
 
 int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books, size_t n)
 {
-	return send_books(c, LFS_CMD_SHELF_EXTEND, name, NULL, false, books, n, NULL);
+	return send_books(c, LFS_CMD_SHELF_EXTEND, name, NULL, 0, books, n, NULL);
 }
 
 int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books)
@@ -281,6 +319,9 @@ static struct lfs_shelf_info *shelf_new(struct shelf_list *l, struct nlattr **tb
 	s->dax = tb[LFS_A_DAX] ? nla_get_u8(tb[LFS_A_DAX]) : 0;
 	s->open = tb[LFS_A_OPEN] ? nla_get_u32(tb[LFS_A_OPEN]) : 0;
 	s->zeroed = tb[LFS_A_ZEROED] ? nla_get_u8(tb[LFS_A_ZEROED]) : 0;
+	s->state = tb[LFS_A_STATE] ? nla_get_u32(tb[LFS_A_STATE]) : LFS_SHELF_ACTIVE;
+	s->leased = tb[LFS_A_LEASED] && nla_get_u8(tb[LFS_A_LEASED]);
+	s->created = tb[LFS_A_CREATED] ? nla_get_u64(tb[LFS_A_CREATED]) : 0;
 	return s;
 }
 
@@ -369,4 +410,55 @@ int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info
 	*out = l.v;
 	*n = l.n;
 	return 0;
+}
+
+int lfs_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action)
+{
+	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_LEASE_RENEW, NLM_F_ACK, MSG_SMALL);
+
+	if (!msg || nla_put_u64(msg, LFS_A_LEASE_START, start_ns) ||
+	    nla_put_u32(msg, LFS_A_LEASE_MS, lease_ms) ||
+	    (action >= 0 && nla_put_u32(msg, LFS_A_FENCE_ACTION, (uint32_t)action)))
+		return put_failed(c, msg);
+	return lfs_request(c, msg, NULL, NULL);
+}
+
+static int parse_lease(struct nlattr **tb, void *arg)
+{
+	struct lfs_lease_info *l = arg;
+
+	if (!tb[LFS_A_LEASE_MS] || !tb[LFS_A_LEASE_LEFT])
+		return -EPROTO;
+	l->lease_ms = nla_get_u32(tb[LFS_A_LEASE_MS]);
+	l->left_ms = (int64_t)nla_get_u64(tb[LFS_A_LEASE_LEFT]);
+	l->fence_action = tb[LFS_A_FENCE_ACTION] ? nla_get_u32(tb[LFS_A_FENCE_ACTION]) : 0;
+	l->nr_fenced = tb[LFS_A_NR_FENCED] ? nla_get_u32(tb[LFS_A_NR_FENCED]) : 0;
+	return 0;
+}
+
+int lfs_lease_get(struct lfs_client *c, struct lfs_lease_info *out)
+{
+	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_LEASE_GET, NLM_F_ACK, MSG_SMALL);
+
+	memset(out, 0, sizeof(*out));
+	if (!msg)
+		return put_failed(c, msg);
+	return lfs_request(c, msg, parse_lease, out);
+}
+
+int lfs_shelf_fence(struct lfs_client *c, const char *name)
+{
+	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_SHELF_FENCE, NLM_F_ACK, MSG_SMALL);
+
+	if (!msg || nla_put_string(msg, LFS_A_NAME, name))
+		return put_failed(c, msg);
+	return lfs_request(c, msg, NULL, NULL);
+}
+
+uint64_t lfs_boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }

@@ -55,13 +55,21 @@ librarian = {
 	listen = [ "127.0.0.1:9093", "unix:/run/lfs/librarian.sock" ];
 	book_size = "64M";
 	heartbeat_interval = 2;
-	lease_time = 10;
+	# long enough for the second boot's fabric devices to go and come back
+	# while the agent is stopped (nothing renews the lease meanwhile)
+	lease_time = 60;
 	default_policy = "Spread";
 	keys_dir = "/etc/lfs/keys";
+	# the fabric files are new and read as zeroes
+	new_books = "zero";
 };
 fabric = { compact = { nodes = 1; igs = 2; books = 15; }; };
 EOC
-	cat >"$root/etc/lfs/lfs.conf" <<EOC || return 1
+	# The node's lfs.conf waits in /root: the administrator installs it in
+	# the first boot, once the librarian runs, and labels the new fabric
+	# memory (lfsvol attach --init) before the LFS units use it; until then
+	# their ConditionPathExists=/etc/lfs/lfs.conf skips them.
+	cat >"$root/root/lfs.conf" <<EOC || return 1
 librarian = "127.0.0.1:9093";
 node = "node01";
 key_file = "/etc/lfs/node01.key";

@@ -7,7 +7,21 @@
 #   em_librarian_stop / em_librarian_start    restart the librarian, same database
 #   em_admin OP [JSON]         a request on the librarian's admin unix socket
 #   em_stop                    power every node off (checks for WARNs), stop all
-# Fabric: one fabric device per node, IG I-1 local to node I (NUMA node I-1).
+# Fabric: one fabric device per node, IG I-1 local to node I (NUMA node I-1);
+# with EM_DEVICES=D (more devices than nodes) node I holds every IG J with
+# J % NODES == I-1. Each device is labelled once, by node1 (attach --init).
+# Leases: EM_LEASE (lease_time, default 10 s), EM_GRACE (fence_grace, 3 s),
+# heartbeat_interval 1 s; EM_FENCE_ACTION (lfs.conf's fence_action, default
+# reset); EM_NEW_BOOKS (librarian.conf's new_books, default zero: new memory
+# is taken as known zero, so a test not about the agent's background zeroing
+# can allocate it at once). EM_SHARE (librarian.conf's share, default rw:
+# the nodes, all in the default tenant, may activate each other's shelves,
+# as the handovers and takeovers of the tests need; "see" is the librarian's
+# own default, under which an owner grants access with lfs.access).
+# EM_AGENT_CONF: more lines for the agent group.
+# EM_NODE_PRE: shell commands each node runs before its devices are attached
+# (with lfs.ko loaded); EM_NO_AGENT=1: node setup starts no agent daemon.
+# The agent: em_agent_start I / em_agent_stop I [SIGNAL] (below).
 EM_DIR=
 EM_PORT=
 EM_LPID=
@@ -46,18 +60,28 @@ em_librarian_stop() {
 	EM_LPID=
 }
 
-# em_geometry NODES IG_SIZE: a rack, one enclosure per two nodes, power domains
-# alternating between two supplies, one IG per node.
+# em_node_igs I NODES DEVICES: node I's IGs in the geometry's syntax
+em_node_igs() {
+	local i=$1 n=$2 d=$3 j sep=
+	for ((j = i - 1; j < d; j += n)); do
+		printf '%s{ ig = %d; size = "%s"; }' "$sep" "$j" "$EM_IG_SIZE"
+		sep=', '
+	done
+}
+
+# em_geometry NODES IG_SIZE [DEVICES]: a rack, one enclosure per two nodes,
+# power domains alternating between two supplies, IGs as em_node_igs says.
 em_geometry() {
-	local n=$1 size=$2 i enc sep
+	local n=$1 d=${3:-$1} i enc sep
+	EM_IG_SIZE=$2
 	printf 'fabric = {\n\tracks = ( { name = "rack1"; enclosures = (\n'
 	for ((enc = 0; enc * 2 < n; enc++)); do
 		[ "$enc" -gt 0 ] && printf ',\n'
 		printf '\t\t{ name = "enc%d"; nodes = (\n' $((enc + 1))
 		sep=
 		for ((i = enc * 2 + 1; i <= n && i <= enc * 2 + 2; i++)); do
-			printf '%s\t\t\t{ name = "node%d"; power_domain = "psu-%s"; igs = ( { ig = %d; size = "%s"; } ); }' \
-				"$sep" "$i" "$(( (i - 1) % 2 == 0 ? 0 : 1 ))" $((i - 1)) "$size"
+			printf '%s\t\t\t{ name = "node%d"; power_domain = "psu-%s"; igs = ( %s ); }' \
+				"$sep" "$i" "$(( (i - 1) % 2 == 0 ? 0 : 1 ))" "$(em_node_igs "$i" "$n" "$d")"
 			sep=$',\n'
 		done
 		printf ' ); }'
@@ -69,7 +93,8 @@ em_geometry() {
 em_start() {
 	local n=${1:-2} fsize=${2:-1G} bsize=${3:-16M} i fmib bmib books
 	EM_NODES=$n
-	machine_init "$n" "$n" "$fsize" || return 1
+	EM_DEVICES=${EM_DEVICES:-$n}
+	machine_init "$n" "$EM_DEVICES" "$fsize" || return 1
 	EM_DIR=$MACHINE_OUT/librarian
 	mkdir -p "$EM_DIR/keys"
 	chmod 700 "$EM_DIR/keys"
@@ -89,10 +114,13 @@ librarian = {
 	keys_dir = "$EM_DIR/keys";
 	default_policy = "Spread";
 	heartbeat_interval = 1;
-	lease_time = 4;
+	lease_time = ${EM_LEASE:-10};
+	fence_grace = ${EM_GRACE:-3};
+	new_books = "${EM_NEW_BOOKS:-zero}";
+	share = "${EM_SHARE:-rw}";
 };
 EOC
-		em_geometry "$n" "$((books * bmib))M"
+		em_geometry "$n" "$((books * bmib))M" "$EM_DEVICES"
 	} >"$EM_DIR/librarian.conf"
 	for ((i = 1; i <= n; i++)); do
 		"$LIBRARIAN_BIN" genkey "$EM_DIR/keys/node$i.key" || return 1
@@ -107,11 +135,12 @@ EOC
 	done
 }
 
-# Inside node I: lfs.conf under /tmp, the driver, the fabric attached, the
-# agent running (it heartbeats this node's activations).
+# Inside node I: lfs.conf under /tmp, the driver, the fabric labelled (node1,
+# once) and attached, the agent running (it renews this node's lease).
 em_node_setup() {
-	local i=$1 fab= j sep=
-	for ((j = 0; j < EM_NODES; j++)); do
+	local i=$1 fab= j sep= init=
+	[ "$i" = 1 ] && init="\$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf attach --init >/tmp/attach-init.log"
+	for ((j = 0; j < EM_DEVICES; j++)); do
 		fab+="$sep{ ig = $j; numa_node = $j; }"
 		sep=', '
 	done
@@ -125,13 +154,49 @@ librarian = \"\$LFS_LIBRARIAN\";
 node = \"\$LFS_NODE\";
 key_file = \"/tmp/node.key\";
 connect_timeout = 20;
+fence_action = \"${EM_FENCE_ACTION:-reset}\";
 fabric = ( $fab );
-agent = { state_dir = \"/run/lfs\"; };
+agent = { state_dir = \"/run/lfs\"; ${EM_AGENT_CONF:-} };
 EOC
 insmod \$LFS_KO
+${EM_NODE_PRE:-}
+$init
 \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent --once
-setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >/tmp/agent.log 2>&1 &
-echo \$! >/tmp/agent.pid
+" || return 1
+	[ -n "${EM_NO_AGENT:-}" ] || em_agent_start "$i"
+}
+
+# em_agent_start I: the agent daemon in node I (log /tmp/agent.log, pid
+# /tmp/agent.pid), once this agent has renewed the node's lease: its
+# renewal log (/run/lfs/renewal.json) has its pid and a renewal, and the
+# kernel's lease runs (bounded: 60 s).
+em_agent_start() {
+	node_exec "$1" "
+setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >>/tmp/agent.log 2>&1 &
+pid=\$!
+echo \$pid >/tmp/agent.pid
+for i in \$(seq 600); do
+	[ \"\$(jq -c '[.pid, .renewals > 0]' /run/lfs/renewal.json 2>/dev/null)\" = \"[\$pid,true]\" ] &&
+		\$LFS_TOP/lvmish/lfsctl/lfsctl lease | grep -q 'ends in' && exit 0
+	sleep 0.1
+done
+echo 'emachine: the agent renewed no lease within 60 s'; cat /tmp/agent.log; exit 1
+"
+}
+
+# em_agent_stop I [SIGNAL]: signal node I's agent (default TERM); for TERM,
+# INT and KILL wait until it is gone (bounded: 10 s). The lease is no longer
+# renewed: the kernel fences the node's leased shelves when it runs out.
+em_agent_stop() {
+	node_exec "$1" "
+pid=\$(cat /tmp/agent.pid) || exit 1
+kill -${2:-TERM} \$pid || exit 1
+case ${2:-TERM} in STOP | CONT) exit 0 ;; esac
+for i in \$(seq 100); do
+	kill -0 \$pid 2>/dev/null || exit 0
+	sleep 0.1
+done
+echo 'emachine: the agent did not end within 10 s'; exit 1
 "
 }
 

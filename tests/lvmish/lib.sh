@@ -34,6 +34,10 @@ lv_free_port() {
 }
 
 # lv_start_librarian BOOK_SIZE BOOKS_PER_IG IGS [HEARTBEAT_INTERVAL]
+# The librarian allocates only books known to read as zeroes; new memory is
+# taken as zeroes (new_books = "zero") unless LV_NEW_BOOKS=unknown: then the
+# node agent checks or zeroes it first. LV_LEASE sets lease_time (default 5
+# heartbeats), LV_GRACE fence_grace.
 lv_start_librarian() {
 	PORT=$(lv_free_port) || return 1
 	mkdir -p "$LV/keys"
@@ -47,7 +51,9 @@ librarian = {
 	keys_dir = "$LV/keys";
 	default_policy = "Spread";
 	heartbeat_interval = ${4:-1};
-	lease_time = $(( ${4:-1} * 5 ));
+	lease_time = ${LV_LEASE:-$(( ${4:-1} * 5 ))};
+	fence_grace = ${LV_GRACE:-2};
+	new_books = "${LV_NEW_BOOKS:-zero}";
 };
 fabric = { compact = { nodes = 1; igs = $3; books = $2; }; };
 EOC

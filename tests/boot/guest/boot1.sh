@@ -5,8 +5,30 @@
 
 t_is "$(cat /proc/1/comm)" systemd "PID 1 is systemd"
 t_is "$(boot_state)" running "the boot finished and no unit failed"
+t_is "$(systemctl is-active librarian.service)" active "librarian.service is active"
+# The administrator's first steps on new fabric memory: the node's lfs.conf,
+# the fabric labels (once, with the librarian running), then the agent
+# and udev's assembly of the devices.
+t_run "install /etc/lfs/lfs.conf" install -m 0644 /root/lfs.conf /etc/lfs/lfs.conf
+out=$("$L" attach --init 2>&1)
+t_like "$out" "labelled /dev/pmem0 as IG 0 of fabric" "lfsvol attach --init labels /dev/pmem0"
+t_like "$out" "labelled /dev/pmem1 as IG 1 of fabric" "  and /dev/pmem1"
+t_run "systemctl start lfs-agent.service" systemctl start lfs-agent.service
+declare -A inv
+for d in pmem0 pmem1; do inv[$d]=$(systemctl show -p InvocationID --value "lfs-assemble@$d.service"); done
+t_run "udevadm trigger: the fabric devices' add events again" \
+	udevadm trigger --action=add --subsystem-match=block --sysname-match='pmem*' --settle
+# ran DEV: lfs-assemble@DEV.service ran anew (a new invocation) and ended
+ran() {
+	local id
+	id=$(systemctl show -p InvocationID --value "lfs-assemble@$1.service")
+	[ -n "$id" ] && [ "$id" != "${inv[$1]}" ] &&
+		[ "$(systemctl show -p ActiveState --value "lfs-assemble@$1.service")" = inactive ]
+}
+t_ok "$(wait_for 60 ran pmem0 && wait_for 60 ran pmem1; echo $?)" \
+	"udev started lfs-assemble@ for both devices (new invocations) and they ended"
 check_units "first boot"
-t_ok "$(wait_for 60 both_attached; echo $?)" "the units attached both fabric devices (IG 0 and IG 1 by NUMA node)"
+t_ok "$(wait_for 60 both_attached; echo $?)" "both fabric devices are attached (IG 0 and IG 1 by NUMA node)"
 check_assembled "first boot"
 
 t_run "lfsvol create auto1 -s 128M -a" "$L" create auto1 -s 128M -a

@@ -14,7 +14,7 @@ write_conf() {
 librarian = "$LFS_LIBRARIAN";
 node = "node01";
 key_file = "/tmp/node01.key";
-connect_timeout = 5;
+connect_timeout = 20;
 fabric = (
 	{ ig = 0; numa_node = 0; },
 	{ ig = 1; device = "/dev/pmem1"; }

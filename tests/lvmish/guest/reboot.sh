@@ -7,6 +7,13 @@ write_conf
 t_run "insmod lfs.ko" insmod "$LFS_KO" || t_done
 t_run "udevd starts with the LFS rules (no other step)" start_udev
 t_ok "$(wait_for 30 test -b /dev/lfs/auto1; echo $?)" "/dev/lfs/auto1 is back after the reboot"
+# The node agent (lfs-agent.service) keeps the lease that the activation
+# took; it starts here, after udev, so that udev alone is seen to activate
+"$LFSVOL_BIN" -c "$CONF" agent >/tmp/agent.log 2>&1 &
+apid=$!
+leased() { "$LFS_TOP/lvmish/lfsctl/lfsctl" lease | grep -q 'ends in'; }
+t_ok "$(wait_for 60 leased; echo $?)" "the agent renews the node's lease"
+t_is "$(cat "/sys/block/$(basename "$(readlink -f /dev/lfs/auto1)")/lfs/state")" active "auto1 is active, not fenced"
 t_is "$(readlink -f /dev/disk/by-id/lfs-"$(cat "$LFS_RESULTS/auto1.uuid")")" "$(readlink -f /dev/lfs/auto1)" \
 	"/dev/disk/by-id/lfs-UUID leads to it"
 mkdir -p /tmp/mnt
@@ -38,10 +45,8 @@ t_is "$(L status --json | jq -c '.[0] | [[.active[].name], [.fabric[].ig]]')" '[
 t_run "deactivate auto1 again" L deactivate auto1
 
 # The librarian now gives each IG a 16th book that the 15-book devices do
-# not hold (lifecycle.t restarted it so): the agent's read-only check of
-# never-used books passes over 0:15 and 1:15 and still ends its sweep.
-"$LFSVOL_BIN" -c "$CONF" agent >/tmp/agent.log 2>&1 &
-apid=$!
+# not hold (lifecycle.t restarted it so): the agent's check of never-used
+# books passes over 0:15 and 1:15 and still ends its sweep.
 checked() { L status --json | jq -r '.[0].agent.check' | grep -q '^idle'; }
 t_ok "$(wait_for 120 checked; echo $?)" "the agent's check ends with books beyond the devices"
 t_is "$(L status --json | jq -c '.[0].agent | [.checked_zero, .checked_other, .checked_skipped]')" "[0,0,2]" \

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lfsctl lease: the node's lease as the kernel keeps it. Normally the node
+ * agent renews it with the send time of a heartbeat the librarian received
+ * (docs/FENCING.md); --renew renews it from now without any librarian,
+ * for tests and recovery, and --release gives it up when no leased shelf
+ * is left.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "lfsctl.h"
+
+const char *lfsctl_state_name(uint32_t state)
+{
+	return state == LFS_SHELF_FENCED ? "fenced" : state == LFS_SHELF_ACTIVE ? "active" : "?";
+}
+
+static const char *action_name(uint32_t action)
+{
+	return action == LFS_FENCE_EIO ? "eio" : action == LFS_FENCE_RESET ? "reset" : "?";
+}
+
+static void lease_print(const struct lfs_lease_info *l, bool json)
+{
+	json_t *o;
+
+	if (json) {
+		o = json_pack("{s:b, s:I, s:I, s:b, s:s, s:I}", "enforced", l->lease_ms != 0,
+			      "lease_ms", (json_int_t)l->lease_ms, "left_ms",
+			      (json_int_t)(l->lease_ms ? l->left_ms : 0), "expired",
+			      l->lease_ms && l->left_ms <= 0, "fence_action",
+			      action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(o);
+	} else if (!l->lease_ms) {
+		printf("no lease held (not enforced); fence action %s; %u shelves fenced\n",
+		       action_name(l->fence_action), l->nr_fenced);
+	} else {
+		printf("lease %u ms, %s %lld ms%s; fence action %s; %u shelves fenced\n",
+		       l->lease_ms, l->left_ms > 0 ? "ends in" : "expired",
+		       (long long)(l->left_ms > 0 ? l->left_ms : -l->left_ms),
+		       l->left_ms > 0 ? "" : " ago", action_name(l->fence_action), l->nr_fenced);
+	}
+}
+
+struct lease_opts {
+	bool json, renew, release;
+	uint32_t ms;
+	int action;
+};
+
+static int lease_options(int argc, char **argv, struct lease_opts *o)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "renew", required_argument, NULL, 'r' },
+		{ "action", required_argument, NULL, 'a' },
+		{ "release", no_argument, NULL, 'x' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt == 'j') {
+			o->json = true;
+		} else if (opt == 'x') {
+			o->release = true;
+		} else if (opt == 'r') {
+			o->renew = true;
+			if (lfs_parse_u32(optarg, LFS_LEASE_MS_MAX, &o->ms) ||
+			    o->ms < LFS_LEASE_MS_MIN) {
+				fprintf(stderr, "%s lease: invalid lease `%s': give %u to %u ms\n",
+					prog, optarg, LFS_LEASE_MS_MIN, LFS_LEASE_MS_MAX);
+				return -EINVAL;
+			}
+		} else if (opt == 'a' && (!strcmp(optarg, "reset") || !strcmp(optarg, "eio"))) {
+			o->action = !strcmp(optarg, "eio") ? LFS_FENCE_EIO : LFS_FENCE_RESET;
+		} else {
+			if (opt == 'a')
+				fprintf(stderr,
+					"%s lease: invalid fence action `%s': reset or eio\n", prog,
+					optarg);
+			lfsctl_usage("lease");
+			return -EINVAL;
+		}
+	}
+	if (optind != argc || (o->renew && o->release) || (o->action >= 0 && !o->renew)) {
+		lfsctl_usage("lease");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_lease(int argc, char **argv)
+{
+	struct lease_opts o = { .action = -1 };
+	struct lfs_lease_info l;
+	struct lfs_client *c;
+	int ret = 0;
+
+	if (lease_options(argc, argv, &o))
+		return EXIT_USAGE;
+	c = lfsctl_connect("lease");
+	if (!c)
+		return EXIT_FAILURE;
+	if (o.renew || o.release)
+		ret = lfs_lease_renew(c, lfs_boottime_ns(), o.release ? 0 : o.ms, o.action);
+	if (ret)
+		return lfsctl_fail(c, "lease", o.release ? "giving up the lease" : "renewing", ret);
+	ret = lfs_lease_get(c, &l);
+	if (ret)
+		return lfsctl_fail(c, "lease", "reading the lease", ret);
+	lfs_client_close(c);
+	lease_print(&l, o.json);
+	return 0;
+}

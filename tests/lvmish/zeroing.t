@@ -1,0 +1,163 @@
+#!/bin/bash
+# LFS-TEST: vm
+# Safe reuse and zeroing off the critical path (issue 14, docs/FENCING.md),
+# one node with two labelled 4 GiB fabric devices, a librarian that takes
+# new memory as unknown (new_books = "unknown") and allocates only books
+# known to read as zeroes:
+# - never-used books written with a pattern before the agent ever ran are
+#   found by its background sweep and zeroed (labelled devices), the others
+#   found zero by reading; before that, create fails with ENOSPC saying how
+#   many books wait; afterwards every new shelf reads as zeroes;
+# - the largest batch the VM can hold (every book, one BOOK_ZERO job) is
+#   zeroed while the lease renewals go on (the renewal log shows none late)
+#   and `lfsvol list', `activate' and `deactivate' keep answering; scrub and
+#   status show the progress (books done of total, rate, time left).
+. tests/lib/tap.sh
+. tests/lib/machine.sh
+. tests/lib/emachine.sh
+trap em_cleanup EXIT
+command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
+
+# Every third book of each device gets 1 MiB of 0xa5 at its start, middle
+# and end (books start after the 2 MiB data offset), before anything else.
+PER=62 # books of 64 MiB per device
+PATTERN='head -c 1M /dev/zero | tr "\000" "\245" >/tmp/pat
+for d in 0 1; do
+	for ((b = 0; b < '$PER'; b += 3)); do
+		for m in 0 32 63; do
+			dd if=/tmp/pat of=/dev/pmem$d bs=1M seek=$((2 + b * 64 + m)) count=1 oflag=direct conv=notrunc status=none
+		done
+	done
+done'
+EM_DEVICES=2 EM_NEW_BOOKS=unknown EM_NO_AGENT=1 EM_NODE_PRE=$PATTERN EM_AGENT_CONF='scrub_batch = 8191;' \
+	em_start 1 4G 64M >&2
+t_ok $? "librarian (new_books unknown) and one node with two 4 GiB devices up ($MACHINE_OUT)" || t_done
+
+n1() {
+	em_node 1 "lfsctl() { \$LFS_TOP/lvmish/lfsctl/lfsctl \"\$@\"; }
+wait_for() {
+	local end=\$(( \$(date +%s%N) / 1000000 + \$1 * 1000 ))
+	shift
+	until \"\$@\"; do
+		[ \$(( \$(date +%s%N) / 1000000 )) -lt \$end ] || return 1
+		sleep 0.2
+	done
+}
+# NAME reads as zeroes from start to end
+zeroes() { cmp -s -n \$(blockdev --getsize64 /dev/lfs/\$1) /dev/lfs/\$1 /dev/zero; }
+# MiB M of the book at index I of shelf NAME reads as zeroes
+mib_zero() {
+	dd if=/dev/lfs/\$1 bs=1M skip=\$((\$2 * 64 + \$3)) count=1 iflag=direct status=none |
+		cmp -s - <(head -c 1M /dev/zero)
+}
+# Where the pattern was written (start, middle and end of every third book
+# of each device), shelf NAME reads as zeroes: prints the places that do not
+patzero() {
+	local i m
+	for i in \$(L show \$1 --json | jq -r '.[0].map | to_entries[] | select(.value[1] % 3 == 0) | .key'); do
+		for m in 0 32 63; do
+			mib_zero \$1 \$i \$m || echo \"book \$i MiB \$m\"
+		done
+	done
+}
+$1"
+}
+
+total=$(n1 'lfsctl fabric --json | jq "[.[].nr_books] | add"')
+patterned=$((2 * ((PER + 2) / 3)))
+t_is "$total" $((2 * PER)) "the node has $total books of 64 MiB ($patterned of them written with a pattern)"
+t_is "$(n1 'dd if=/dev/pmem1 bs=1M skip=$((2 + 60 * 64 + 63)) count=1 iflag=direct status=none | od -An -tx1 | head -n 1 | tr -d " "')" \
+	a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 "book 1:60 ends with the pattern"
+
+# --- before the agent: nothing is known zero ----------------------------------
+out=$(n1 'L create early -s 1b; echo "exit=$?"')
+t_like "$out" "only 0 free books known to be zero are available to it; $total more wait to be zeroed \(0 freed, $total never used or of unknown content\)" \
+	"create before the agent's sweep: ENOSPC saying $total books wait to be zeroed"
+t_like "$out" "^exit=4$" "  exit status 4"
+
+# --- the sweep: read, and zero what is not zero -------------------------------
+em_agent_start 1 >/dev/null
+t_ok $? "the agent starts"
+out=$(n1 'seen=
+for i in $(seq 1500); do
+	s=$(L status)
+	[ -z "$seen" ] && seen=$(grep -m1 "sweep of never-used books: [0-9]* of [0-9]* done" <<<"$s")
+	grep -q "check of FREE books: idle" <<<"$s" && break
+	sleep 0.2
+done
+echo "$seen"; L status --json | jq -c ".[0].agent | [.checked_zero, .zeroed_free, .checked_other]"')
+t_like "$out" "agent: sweep of never-used books: [0-9]+ of $total done \([0-9.]+ [MG]iB\), [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
+	"status shows the sweep's progress: $(head -n 1 <<<"$out")"
+t_is "$(tail -n 1 <<<"$out")" "[$((total - patterned)),$patterned,0]" \
+	"the sweep found $((total - patterned)) books zero and zeroed the $patterned written ones"
+
+# --- every new shelf reads as zeroes ------------------------------------------
+out=$(n1 'L create small -s 1b -a >/dev/null && L create all -s $(('"$total"' - 1))b -a >/dev/null &&
+	zeroes small && echo "small: zeroes" &&
+	echo "all: $(L show all --json | jq "[.[0].map[] | select(.[1] % 3 == 0)] | length") books written before, $(patzero all | wc -l) places not zero" &&
+	echo "zeroed flag $(cat /sys/block/$(basename $(readlink -f /dev/lfs/all))/lfs/zeroed)"')
+t_like "$out" "small: zeroes" "a new shelf reads as zeroes from end to end"
+inall=$patterned
+[ "$(n1 'L show small --json | jq ".[0].map[0][1] % 3"')" = 0 ] && inall=$((patterned - 1))
+t_like "$out" "all: $inall books written before, 0 places not zero" \
+	"a shelf of every other book reads as zeroes where the pattern was: $(grep '^all:' <<<"$out")"
+t_like "$out" "zeroed flag 1" "  both are made of known-zero books (the driver marks them zeroed)"
+
+# --- the largest batch, while renewals and commands go on ----------------------
+r0=$(n1 'jq -c "[.renewals, .late]" /run/lfs/renewal.json')
+first=$(n1 'L show all --json | jq -c ".[0].map[0]"')
+out=$(n1 'dd if=/tmp/pat of=/dev/lfs/all bs=1M count=1 oflag=direct status=none &&
+	L deactivate small all >/dev/null && L remove all -f')
+t_like "$out" "removed shelf all; $((total - 1)) books wait to be zeroed" "every book but small's goes ZOMBIE: $out"
+# While the agent zeroes: rounds of list + activate + deactivate in the
+# background, each logged with its start and end (ms), and the agent's
+# zeroing progress sampled; scrub runs in the foreground and ends with it.
+out=$(n1 'ms() { echo $(( $(date +%s%N) / 1000000 )); }
+rm -f /tmp/stop /tmp/rounds /tmp/zstat
+(while [ ! -e /tmp/stop ]; do
+	t0=$(ms)
+	L list >/dev/null && L activate small >/dev/null && L deactivate small >/dev/null && ok=ok || ok=failed
+	echo "$t0 $(ms) $ok" >>/tmp/rounds
+done) &
+(while [ ! -e /tmp/stop ]; do
+	echo "$(ms) $(L status --json | jq -c ".[0].agent.zeroing | if . then .done else null end")" >>/tmp/zstat
+	L status | grep -m1 "agent: zeroing ZOMBIE" >>/tmp/zlines
+	sleep 0.2
+done) &
+L scrub >/tmp/scrub.out 2>&1; echo "scrub exit $?"
+touch /tmp/stop; wait
+from=$(awk "\$2 != \"null\" { print \$1; exit }" /tmp/zstat)
+to=$(awk "\$2 != \"null\" { t = \$1 } END { print t }" /tmp/zstat)
+echo "zeroing seen from $from to $to ms: $(( to - from )) ms"
+awk -v f="$from" -v t="$to" "\$1 < t && \$2 > f { n++; if (\$2 - \$1 > max) max = \$2 - \$1; if (\$3 != \"ok\") bad++ }
+	END { printf \"rounds=%d max=%d failed=%d\\n\", n, max, bad }" /tmp/rounds
+head -n 1 /tmp/zlines; cat /tmp/scrub.out')
+t_like "$out" "scrub exit 0" "lfsvol scrub follows the agent's zeroing and ends with it"
+t_like "$out" "scrub done: $((total - 1)) books zeroed" "  and counts the books: $(grep 'scrub done' <<<"$out")"
+t_like "$out" "zeroing \(by the node agent\): [0-9]+ of $((total - 1)) ZOMBIE books, [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
+	"  with progress lines: $(grep -m1 'by the node agent' <<<"$out")"
+t_like "$out" "agent: zeroing ZOMBIE books: [0-9]+ of $((total - 1)) done \([0-9.]+ [MG]iB\), [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
+	"status shows books done of total, rate and time left: $(grep -m1 'agent: zeroing' <<<"$out")"
+t_diag "$(grep 'zeroing seen' <<<"$out")"
+rounds=$(sed -n 's/^rounds=\([0-9]*\) .*/\1/p' <<<"$out")
+max=$(sed -n 's/^rounds=[0-9]* max=\([0-9]*\) .*/\1/p' <<<"$out")
+t_ok "$([ "${rounds:-0}" -ge 2 ]; echo $?)" "while it zeroed, list + activate + deactivate ran $rounds times"
+t_like "$out" "^rounds=[0-9]+ max=[0-9]+ failed=0$" "  every one of them succeeded"
+t_ok "$([ "${max:-99999}" -le 5000 ]; echo $?)" "  the slowest round took $max ms (under emulation)"
+j=$(n1 'cat /run/lfs/renewal.json')
+r1=$(jq -c '[.renewals, .late]' <<<"$j")
+t_ok "$([ "$(jq '.[0]' <<<"$r1")" -gt "$(jq '.[0]' <<<"$r0")" ]; echo $?)" \
+	"renewals went on during the zeroing ([renewals, late] $r0 -> $r1)"
+t_is "$(jq .late <<<"$j")" 0 "  none was late (gap over interval + 1 s)"
+t_ok "$([ "$(jq .longest_gap_ms <<<"$j")" -le 2000 ]; echo $?)" \
+	"  the longest gap between two renewals: $(jq .longest_gap_ms <<<"$j") ms (interval 1 s)"
+out=$(n1 'L create all2 -s $(('"$total"' - 1))b -a >/dev/null &&
+	i=$(L show all2 --json | jq ".[0].map | index(['"$first"'])") &&
+	dd if=/dev/lfs/all2 bs=1M skip=$((i * 64)) count=64 iflag=direct status=none | cmp -s - <(head -c 64M /dev/zero) &&
+	echo "book '"$first"' zero" && echo "$(patzero all2 | wc -l) places not zero"')
+t_is "$out" "$(printf 'book %s zero\n0 places not zero' "$first")" \
+	"the zeroed books make a shelf that reads as zeroes (book $first, written through all, and the patterned places)"
+n1 'L deactivate --all >/dev/null; kill $(cat /tmp/agent.pid)' >/dev/null
+machine_stop_node 1
+t_ok $? "the node powers off with no kernel warning"
+t_done
