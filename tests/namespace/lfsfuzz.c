@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lfsfuzz DIR OPS SEED: random namespace and data calls on the lfs
+ * filesystem mounted at DIR (create, truncate, ftruncate, fallocate, rename,
+ * unlink, setxattr, open, mmap, write, store, read, load, fsync, close),
+ * each checked against a model of every file's bytes and of the errors the
+ * calls must give (EEXIST, ENOENT, EBUSY). Bytes past the size read as
+ * zeroes after the file grows again, whatever a mapping stored there in its
+ * last page. Every 250 calls the directory listing and sizes are compared
+ * with the model. Prints "ok N calls" or the first disagreement and exits
+ * 1. The files are kept to a few 2 MiB books.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define NAMES 6
+#define SLOTS 4
+#define MAX_SIZE (7 << 20)
+#define PAGE 4096
+
+struct file {
+	bool exists;
+	size_t size;
+	unsigned char *data; /* MAX_SIZE + PAGE bytes, past size: what may be there */
+	char xattr[32];
+};
+
+struct slot {
+	int fd; /* -1: free */
+	int file; /* index into files */
+	unsigned char *map;
+	size_t map_len;
+};
+
+static const char *dir;
+static struct file files[NAMES]; /* files[i] is named "f<i>" */
+static struct slot slots[SLOTS];
+static unsigned long long rng;
+static unsigned long calls;
+static char last[256];
+
+static unsigned int rnd(unsigned int n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return n ? (unsigned int)(rng % n) : 0;
+}
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("call %lu (%s): ", calls, last);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	exit(1);
+}
+
+static char *path(int f)
+{
+	static char buf[2][256];
+	static int k;
+
+	k ^= 1;
+	snprintf(buf[k], sizeof(buf[k]), "%s/f%d", dir, f);
+	return buf[k];
+}
+
+/* The call's outcome as an errno (0 for success) against the model's. */
+static void expect(int ret, int want, const char *what)
+{
+	int got = ret < 0 ? errno : 0;
+
+	if (got != want)
+		fail("%s: expected %s, got %s", what, want ? strerrorname_np(want) : "success",
+		     got ? strerrorname_np(got) : "success");
+}
+
+static bool file_open(int f)
+{
+	for (int s = 0; s < SLOTS; s++)
+		if (slots[s].fd >= 0 && slots[s].file == f)
+			return true;
+	return false;
+}
+
+static bool file_mapped(int f)
+{
+	for (int s = 0; s < SLOTS; s++)
+		if (slots[s].fd >= 0 && slots[s].file == f && slots[s].map)
+			return true;
+	return false;
+}
+
+/* The size changes: bytes between the old and the new end read as zeroes. */
+static void model_resize(struct file *m, size_t size)
+{
+	if (size > m->size)
+		memset(m->data + m->size, 0, size - m->size);
+	m->size = size;
+}
+
+static void op_create(void)
+{
+	int f = rnd(NAMES), excl = rnd(2), fd;
+
+	snprintf(last, sizeof(last), "create f%d%s", f, excl ? " excl" : "");
+	fd = open(path(f), O_RDWR | O_CREAT | (excl ? O_EXCL : 0), 0644);
+	expect(fd, excl && files[f].exists ? EEXIST : 0, "open(O_CREAT)");
+	if (fd >= 0)
+		close(fd);
+	if (!files[f].exists) {
+		files[f].exists = true;
+		files[f].size = 0;
+		files[f].xattr[0] = '\0';
+	}
+}
+
+static void op_truncate(void)
+{
+	int f = rnd(NAMES), s = rnd(SLOTS), ret, want = 0;
+	size_t size = rnd(4) ? rnd(MAX_SIZE) : rnd(3) * (2 << 20);
+	bool by_fd = slots[s].fd >= 0 && rnd(2);
+
+	if (by_fd)
+		f = slots[s].file;
+	snprintf(last, sizeof(last), "%s f%d %zu", by_fd ? "ftruncate" : "truncate", f, size);
+	if (!files[f].exists)
+		want = ENOENT;
+	else if (size < files[f].size && file_mapped(f))
+		want = EBUSY;
+	ret = by_fd ? ftruncate(slots[s].fd, size) : truncate(path(f), size);
+	expect(ret, want, "truncate");
+	if (!want)
+		model_resize(&files[f], size);
+}
+
+static void op_fallocate(void)
+{
+	int s = rnd(SLOTS), ret;
+	size_t off = rnd(MAX_SIZE / 2), len = 1 + rnd(MAX_SIZE / 2);
+	struct file *m;
+
+	if (slots[s].fd < 0)
+		return;
+	m = &files[slots[s].file];
+	snprintf(last, sizeof(last), "fallocate f%d %zu %zu", slots[s].file, off, len);
+	ret = fallocate(slots[s].fd, 0, off, len);
+	expect(ret, 0, "fallocate");
+	if (off + len > m->size)
+		model_resize(m, off + len);
+	ret = fallocate(slots[s].fd, FALLOC_FL_KEEP_SIZE, 0, 4096);
+	expect(ret, EOPNOTSUPP, "fallocate(KEEP_SIZE)");
+}
+
+static void op_rename(void)
+{
+	int a = rnd(NAMES), b = rnd(NAMES), noreplace = rnd(2), want = 0, ret;
+	struct file tmp;
+
+	snprintf(last, sizeof(last), "rename f%d f%d%s", a, b, noreplace ? " noreplace" : "");
+	if (!files[a].exists)
+		want = ENOENT;
+	else if (a != b && files[b].exists && noreplace)
+		want = EEXIST;
+	else if (a != b && files[b].exists && file_open(b))
+		want = EBUSY;
+	ret = renameat2(AT_FDCWD, path(a), AT_FDCWD, path(b), noreplace ? RENAME_NOREPLACE : 0);
+	expect(ret, want, "renameat2");
+	if (want || a == b)
+		return;
+	tmp = files[b];
+	files[b] = files[a];
+	files[a] = tmp;
+	files[a].exists = false;
+	for (int s = 0; s < SLOTS; s++)
+		if (slots[s].fd >= 0 && slots[s].file == a)
+			slots[s].file = b;
+}
+
+static void op_unlink(void)
+{
+	int f = rnd(NAMES), want = 0;
+
+	snprintf(last, sizeof(last), "unlink f%d", f);
+	if (!files[f].exists)
+		want = ENOENT;
+	else if (file_open(f))
+		want = EBUSY;
+	expect(unlink(path(f)), want, "unlink");
+	if (!want)
+		files[f].exists = false;
+}
+
+static void op_xattr(void)
+{
+	int f = rnd(NAMES), ret;
+	char v[32], got[64];
+	ssize_t n;
+
+	snprintf(v, sizeof(v), "v%u", rnd(100000));
+	snprintf(last, sizeof(last), "setxattr f%d user.k %s", f, v);
+	ret = setxattr(path(f), "user.k", v, strlen(v), 0);
+	expect(ret, files[f].exists ? 0 : ENOENT, "setxattr");
+	if (ret)
+		return;
+	snprintf(files[f].xattr, sizeof(files[f].xattr), "%s", v);
+	n = getxattr(path(f), "user.k", got, sizeof(got));
+	if (n != (ssize_t)strlen(v) || memcmp(got, v, n))
+		fail("getxattr user.k: expected '%s', got %zd bytes", v, n);
+}
+
+static void op_open(void)
+{
+	int f = rnd(NAMES), s = rnd(SLOTS), fd;
+
+	if (slots[s].fd >= 0)
+		return;
+	snprintf(last, sizeof(last), "open f%d", f);
+	fd = open(path(f), O_RDWR);
+	expect(fd, files[f].exists ? 0 : ENOENT, "open");
+	if (fd < 0)
+		return;
+	slots[s] = (struct slot){ .fd = fd, .file = f };
+}
+
+static void op_close(void)
+{
+	int s = rnd(SLOTS);
+
+	if (slots[s].fd < 0)
+		return;
+	snprintf(last, sizeof(last), "close f%d", slots[s].file);
+	if (slots[s].map)
+		munmap(slots[s].map, slots[s].map_len);
+	expect(close(slots[s].fd), 0, "close");
+	slots[s] = (struct slot){ .fd = -1 };
+}
+
+static void op_mmap(void)
+{
+	int s = rnd(SLOTS);
+	struct file *m;
+	void *p;
+
+	if (slots[s].fd < 0 || slots[s].map)
+		return;
+	m = &files[slots[s].file];
+	if (!m->size)
+		return;
+	snprintf(last, sizeof(last), "mmap f%d %zu", slots[s].file, m->size);
+	slots[s].map_len = (m->size + PAGE - 1) / PAGE * PAGE;
+	p = mmap(NULL, slots[s].map_len, PROT_READ | PROT_WRITE, MAP_SHARED, slots[s].fd, 0);
+	if (p == MAP_FAILED)
+		fail("mmap: %s", strerrorname_np(errno));
+	slots[s].map = p;
+}
+
+static void op_write(void)
+{
+	int s = rnd(SLOTS), byte = rnd(256);
+	size_t off, len = 1 + rnd(3 << 19);
+	struct file *m;
+	unsigned char *buf;
+	ssize_t n;
+
+	if (slots[s].fd < 0)
+		return;
+	m = &files[slots[s].file];
+	off = rnd(m->size + (1 << 20) + 1);
+	if (off + len > MAX_SIZE)
+		return;
+	snprintf(last, sizeof(last), "pwrite f%d %zu %zu", slots[s].file, off, len);
+	buf = malloc(len);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = byte + i;
+	n = pwrite(slots[s].fd, buf, len, off);
+	if (n != (ssize_t)len)
+		fail("pwrite: %zd of %zu (%s)", n, len, n < 0 ? strerrorname_np(errno) : "short");
+	if (off > m->size)
+		model_resize(m, off);
+	memcpy(m->data + off, buf, len);
+	if (off + len > m->size)
+		m->size = off + len;
+	free(buf);
+}
+
+/* A store through a mapping, also past the end in its last page. */
+static void op_store(void)
+{
+	int s = rnd(SLOTS);
+	size_t off;
+
+	if (slots[s].fd < 0 || !slots[s].map)
+		return;
+	off = rnd(slots[s].map_len);
+	snprintf(last, sizeof(last), "store f%d %zu", slots[s].file, off);
+	slots[s].map[off] = (unsigned char)rnd(256);
+	files[slots[s].file].data[off] = slots[s].map[off];
+}
+
+static void compare(const unsigned char *got, const unsigned char *want, size_t n, size_t off,
+		    const char *how)
+{
+	for (size_t i = 0; i < n; i++)
+		if (got[i] != want[i])
+			fail("%s: byte %zu is %u, the model says %u", how, off + i, got[i], want[i]);
+}
+
+static void op_read(void)
+{
+	int s = rnd(SLOTS);
+	size_t off, len = 1 + rnd(3 << 19), want;
+	unsigned char *buf;
+	struct file *m;
+	ssize_t n;
+
+	if (slots[s].fd < 0)
+		return;
+	m = &files[slots[s].file];
+	off = rnd(m->size + 4096);
+	snprintf(last, sizeof(last), "pread f%d %zu %zu", slots[s].file, off, len);
+	buf = malloc(len);
+	n = pread(slots[s].fd, buf, len, off);
+	want = off >= m->size ? 0 : m->size - off < len ? m->size - off : len;
+	if (n != (ssize_t)want)
+		fail("pread: %zd bytes, the model says %zu", n, want);
+	compare(buf, m->data + off, want, off, "pread");
+	free(buf);
+	if (slots[s].map && m->size) {
+		off = rnd(m->size < slots[s].map_len ? m->size : slots[s].map_len);
+		compare(slots[s].map + off, m->data + off, 1, off, "load");
+	}
+}
+
+static void op_fsync(void)
+{
+	int s = rnd(SLOTS);
+
+	if (slots[s].fd < 0)
+		return;
+	snprintf(last, sizeof(last), "fsync f%d", slots[s].file);
+	expect(fsync(slots[s].fd), 0, "fsync");
+}
+
+/* The listing and every size agree with the model. */
+static void check_listing(void)
+{
+	bool seen[NAMES] = { false };
+	struct dirent *e;
+	struct stat st;
+	DIR *d = opendir(dir);
+	int f;
+
+	snprintf(last, sizeof(last), "readdir and stat");
+	if (!d)
+		fail("opendir: %s", strerrorname_np(errno));
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (sscanf(e->d_name, "f%d", &f) != 1 || f < 0 || f >= NAMES || !files[f].exists)
+			fail("listing has '%s', the model does not", e->d_name);
+		seen[f] = true;
+	}
+	closedir(d);
+	for (f = 0; f < NAMES; f++) {
+		if (files[f].exists != seen[f])
+			fail("f%d is %slisted, the model says it %s", f, seen[f] ? "" : "not ",
+			     files[f].exists ? "exists" : "does not exist");
+		if (files[f].exists && (stat(path(f), &st) || (size_t)st.st_size != files[f].size))
+			fail("f%d: stat size %lld, the model says %zu", f, (long long)st.st_size,
+			     files[f].size);
+	}
+}
+
+static void (*const ops[])(void) = {
+	op_create, op_create, op_truncate, op_fallocate, op_rename, op_unlink, op_xattr,
+	op_open, op_open, op_open, op_close, op_close, op_mmap, op_write, op_write,
+	op_write, op_store, op_store, op_read, op_read, op_read, op_fsync,
+};
+
+int main(int argc, char **argv)
+{
+	unsigned long n;
+	int f;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: lfsfuzz DIR CALLS SEED\n");
+		return 2;
+	}
+	dir = argv[1];
+	n = strtoul(argv[2], NULL, 0);
+	rng = strtoull(argv[3], NULL, 0) | 1;
+	for (f = 0; f < NAMES; f++) {
+		files[f].data = calloc(1, MAX_SIZE + 4 * PAGE);
+		if (!files[f].data)
+			return 2;
+		unlink(path(f));
+	}
+	for (int s = 0; s < SLOTS; s++)
+		slots[s].fd = -1;
+	for (calls = 1; calls <= n; calls++) {
+		ops[rnd(sizeof(ops) / sizeof(ops[0]))]();
+		if (calls % 250 == 0)
+			check_listing();
+	}
+	for (int s = 0; s < SLOTS; s++) {
+		if (slots[s].map)
+			munmap(slots[s].map, slots[s].map_len);
+		if (slots[s].fd >= 0)
+			close(slots[s].fd);
+	}
+	check_listing();
+	printf("ok %lu calls\n", n);
+	return 0;
+}
