@@ -108,6 +108,12 @@ static int lfs_activate_install(struct inode *inode, const char *name,
 	if (first)
 		ret = lfs_activate_check(name, &r->attrs);
 	map = ret ? ERR_PTR(ret) : lfs_fmap_build(r, old);
+	if (!ret && IS_ERR(map)) {
+		/* it passed upreply.c's check: something changed since */
+		pr_warn_ratelimited("file '%s' of the lfs filesystem: its book map cannot be used now (error %ld)\n",
+				    name, PTR_ERR(map));
+		map = ERR_PTR(-EIO);
+	}
 	if (!IS_ERR(map) && first) {
 		strscpy(li->name, name, sizeof(li->name));
 		list_add_tail(&li->active, &lfs_fs_active);

@@ -12,6 +12,7 @@
 #include <linux/bitmap.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 
 #include "fs.h"
 
@@ -94,13 +95,47 @@ static int lfs_fmap_check_book(const struct lfs_book *b, u32 i, u64 book_size,
 	return 0;
 }
 
+static int lfs_book_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A book listed twice among @books. */
+static int lfs_books_unique(const struct lfs_book *books, u32 n,
+			    struct netlink_ext_ack *extack)
+{
+	u64 *keys;
+	int ret = 0;
+	u32 i;
+
+	if (n < 2)
+		return 0;
+	keys = kvmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		keys[i] = (u64)books[i].ig << 32 | books[i].book;
+	sort(keys, n, sizeof(*keys), lfs_book_cmp, NULL);
+	for (i = 1; i < n && !ret; i++) {
+		if (keys[i] != keys[i - 1])
+			continue;
+		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is listed twice",
+				   (u32)(keys[i] >> 32), (u32)keys[i]);
+		ret = -EINVAL;
+	}
+	kvfree(keys);
+	return ret;
+}
+
 /* Could a file take this map now (upreply.c, for the server's sake)? */
 int lfs_fmap_check(const struct lfs_book *books, u32 n, u64 book_size,
 		   const struct lfs_fmap *base, struct netlink_ext_ack *extack)
 {
+	u32 keep = base ? min(base->nr_books, n) : 0, i;
 	struct lfs_extent ext;
 	int ret = 0;
-	u32 i;
 
 	if (base && base->nr_books && n && book_size != base->book_size) {
 		NL_SET_ERR_MSG_FMT(extack,
@@ -108,6 +143,9 @@ int lfs_fmap_check(const struct lfs_book *books, u32 n, u64 book_size,
 				   book_size, base->book_size);
 		return -EINVAL;
 	}
+	ret = lfs_books_unique(books + keep, n - keep, extack);
+	if (ret)
+		return ret;
 	mutex_lock(&lfs_lock);
 	for (i = 0; i < n && !ret; i++)
 		ret = lfs_fmap_check_book(&books[i], i, book_size, base, &ext,
@@ -252,9 +290,11 @@ int lfs_fmap_flush(struct lfs_inode *li)
 
 /*
  * One extent: from the book holding @pos, with the books that follow it on
- * the same device while the range asks for them. A write or a MAP_SYNC
- * fault past the size the server knows has metadata to sync first
- * (IOMAP_F_DIRTY: dax_finish_sync_fault() then calls our fsync).
+ * the same device while the range asks for them; past the books (a read at
+ * the end of the file, where the size is a multiple of the book size) a
+ * hole. A write or a MAP_SYNC fault past the size the server knows has
+ * metadata to sync first (IOMAP_F_DIRTY: dax_finish_sync_fault() then
+ * calls our fsync).
  */
 static int lfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 			   unsigned int flags, struct iomap *iomap,
@@ -290,9 +330,19 @@ static int lfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 		ret = 0;
 	}
 	rcu_read_unlock();
-	if (!ret && (flags & IOMAP_WRITE) &&
-	    pos + length > READ_ONCE(li->server_size))
+	if (ret && !(flags & IOMAP_WRITE)) {
+		/* a read at or past the end: dax_iomap_rw() stops there */
+		iomap->type = IOMAP_HOLE;
+		iomap->flags = 0;
+		iomap->offset = pos;
+		iomap->length = length;
+		iomap->addr = IOMAP_NULL_ADDR;
+		iomap->dax_dev = NULL;
+		ret = 0;
+	} else if (!ret && (flags & IOMAP_WRITE) &&
+		   pos + length > READ_ONCE(li->server_size)) {
 		iomap->flags |= IOMAP_F_DIRTY;
+	}
 	return ret;
 }
 

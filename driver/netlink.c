@@ -113,7 +113,7 @@ static const struct nla_policy lfs_entry_policy[LFS_A_MAX + 1] = {
 /* Every attribute any upcall reply may carry; upreply.c checks the rest. */
 static const struct nla_policy lfs_up_reply_policy[LFS_A_MAX + 1] = {
 	[LFS_A_UP_ID] = { .type = NLA_U32 },
-	[LFS_A_UP_ERRNO] = NLA_POLICY_MAX(NLA_U32, LFS_UP_ERRNO_MAX),
+	[LFS_A_UP_ERRNO] = { .type = NLA_U32 }, /* range: lfs_upcall_reply() */
 	[LFS_A_MORE] = { .type = NLA_FLAG },
 	[LFS_A_UUID] = NLA_POLICY_EXACT_LEN(LFS_UUID_LEN),
 	[LFS_A_INO] = NLA_POLICY_MIN(NLA_U64, 2),

@@ -153,7 +153,13 @@ int lfs_upcall_reply(u32 portid, struct nlattr **a,
 		ret = -ENOENT;
 		goto out;
 	}
-	if (!err) {
+	if (err > LFS_UP_ERRNO_MAX) {
+		NL_SET_BAD_ATTR(extack, a[LFS_A_UP_ERRNO]);
+		NL_SET_ERR_MSG_FMT(extack, "errno %u is not 1 to %u", err,
+				   LFS_UP_ERRNO_MAX);
+		err = 0;
+		ret = -EINVAL;
+	} else if (!err) {
 		ret = lfs_up_reply_take(req->res, req->op, req->base, a,
 					!req->started, more, extack);
 		req->started = true;
