@@ -81,11 +81,34 @@ static char *path(int f)
 	return buf[k];
 }
 
+/* How often each call ended how: the fuzz's coverage, printed at the end. */
+#define OUTCOMES 64
+static struct {
+	const char *what;
+	int err;
+	unsigned long n;
+} outcomes[OUTCOMES];
+
+static void count(const char *what, int err)
+{
+	int i;
+
+	for (i = 0; i < OUTCOMES && outcomes[i].what; i++)
+		if (!strcmp(outcomes[i].what, what) && outcomes[i].err == err)
+			break;
+	if (i == OUTCOMES)
+		return;
+	outcomes[i].what = what;
+	outcomes[i].err = err;
+	outcomes[i].n++;
+}
+
 /* The call's outcome as an errno (0 for success) against the model's. */
 static void expect(int ret, int want, const char *what)
 {
 	int got = ret < 0 ? errno : 0;
 
+	count(what, want);
 	if (got != want)
 		fail("%s: expected %s, got %s", what, want ? strerrorname_np(want) : "success",
 		     got ? strerrorname_np(got) : "success");
@@ -176,8 +199,8 @@ static void op_rename(void)
 	snprintf(last, sizeof(last), "rename f%d f%d%s", a, b, noreplace ? " noreplace" : "");
 	if (!files[a].exists)
 		want = ENOENT;
-	else if (a != b && files[b].exists && noreplace)
-		want = EEXIST;
+	else if (files[b].exists && noreplace)
+		want = EEXIST; /* also onto itself: the VFS says so */
 	else if (a != b && files[b].exists && file_open(b))
 		want = EBUSY;
 	ret = renameat2(AT_FDCWD, path(a), AT_FDCWD, path(b), noreplace ? RENAME_NOREPLACE : 0);
@@ -268,6 +291,7 @@ static void op_mmap(void)
 	p = mmap(NULL, slots[s].map_len, PROT_READ | PROT_WRITE, MAP_SHARED, slots[s].fd, 0);
 	if (p == MAP_FAILED)
 		fail("mmap: %s", strerrorname_np(errno));
+	count("mmap", 0);
 	slots[s].map = p;
 }
 
@@ -290,6 +314,7 @@ static void op_write(void)
 	for (size_t i = 0; i < len; i++)
 		buf[i] = byte + i;
 	n = pwrite(slots[s].fd, buf, len, off);
+	count(off + len > files[slots[s].file].size ? "pwrite (grows)" : "pwrite", 0);
 	if (n != (ssize_t)len)
 		fail("pwrite: %zd of %zu (%s)", n, len, n < 0 ? strerrorname_np(errno) : "short");
 	if (off > m->size)
@@ -304,13 +329,17 @@ static void op_write(void)
 static void op_store(void)
 {
 	int s = rnd(SLOTS);
-	size_t off;
+	size_t off, size;
 
 	if (slots[s].fd < 0 || !slots[s].map)
 		return;
+	size = files[slots[s].file].size;
 	off = rnd(slots[s].map_len);
+	if (size < slots[s].map_len && rnd(2))
+		off = size + rnd(slots[s].map_len - size);
 	snprintf(last, sizeof(last), "store f%d %zu", slots[s].file, off);
 	slots[s].map[off] = (unsigned char)rnd(256);
+	count(off >= files[slots[s].file].size ? "store (past the end)" : "store", 0);
 	files[slots[s].file].data[off] = slots[s].map[off];
 }
 
@@ -337,6 +366,7 @@ static void op_read(void)
 	snprintf(last, sizeof(last), "pread f%d %zu %zu", slots[s].file, off, len);
 	buf = malloc(len);
 	n = pread(slots[s].fd, buf, len, off);
+	count("pread", 0);
 	want = off >= m->size ? 0 : m->size - off < len ? m->size - off : len;
 	if (n != (ssize_t)want)
 		fail("pread: %zd bytes, the model says %zu", n, want);
@@ -426,6 +456,9 @@ int main(int argc, char **argv)
 			close(slots[s].fd);
 	}
 	check_listing();
+	for (int i = 0; i < OUTCOMES && outcomes[i].what; i++)
+		printf("# %s: %s %lu\n", outcomes[i].what,
+		       outcomes[i].err ? strerrorname_np(outcomes[i].err) : "ok", outcomes[i].n);
 	printf("ok %lu calls\n", n);
 	return 0;
 }

@@ -176,12 +176,16 @@ static int put_attrs(struct nl_msg *msg, struct shelf *s, uint32_t op, const str
 /* Attributes in the first message, the book map in parts of map_batch. */
 static int reply_map(const struct request *r, struct shelf *s, const struct fault *f)
 {
+	struct lfs_book *books = s->books, first = { 0 };
 	uint32_t start = 0, n;
 	struct nl_msg *msg;
 	int ret;
 
-	if (f->badmap && s->nr_books)
-		s->books[0] = f->book; /* the catalogue is not saved with it */
+	if (f->badmap && s->nr_books) {
+		/* the catalogue keeps its book; the reply says another */
+		first = books[0];
+		books[0] = f->book;
+	}
 	do {
 		n = s->nr_books - start < map_batch ? s->nr_books - start : map_batch;
 		msg = reply_new(r->id, 8192 + n * sizeof(struct lfs_book));
@@ -191,11 +195,14 @@ static int reply_map(const struct request *r, struct shelf *s, const struct faul
 				   s->books + start))) ||
 		    (start + n < s->nr_books && nla_put_flag(msg, LFS_A_MORE))) {
 			nlmsg_free(msg);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			break;
 		}
 		ret = reply_send(msg);
 		start += n;
 	} while (!ret && start < s->nr_books);
+	if (f->badmap && s->nr_books)
+		books[0] = first;
 	return ret;
 }
 
