@@ -490,12 +490,21 @@ static inline void lfs_dax_break_layouts(struct inode *inode)
 }
 
 /*
- * Is any page of @inode from @start on pinned? Called with the invalidate
- * lock held and no mapping of the file left: then nothing can pin one.
+ * Delete the DAX entries of @inode from @start (a page boundary) on, or
+ * -EBUSY if a page there is pinned. Called with the invalidate lock held and
+ * no mapping of the file left: then nothing can pin one meanwhile. From 6.15
+ * the entries must be gone before truncate_inode_pages() (it warns).
  */
-static inline bool lfs_dax_busy_from(struct inode *inode, loff_t start)
+static inline int lfs_dax_break_from(struct inode *inode, loff_t start)
 {
-	return dax_layout_busy_page_range(inode->i_mapping, start, LLONG_MAX);
+#ifdef LFS_HAVE_DAX_BREAK_LAYOUT
+	return dax_break_layout(inode, start, LLONG_MAX, NULL) ? -EBUSY : 0;
+#else
+	if (dax_layout_busy_page_range(inode->i_mapping, start, LLONG_MAX))
+		return -EBUSY;
+	truncate_inode_pages(inode->i_mapping, start);
+	return 0;
+#endif
 }
 
 #endif /* _LFS_COMPAT_H */

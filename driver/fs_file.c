@@ -102,10 +102,11 @@ static int lfs_setsize_active(struct inode *inode, struct dentry *dentry,
 	int ret;
 
 	if (size < old) {
-		if (mapping_mapped(mapping) ||
-		    lfs_dax_busy_from(inode, round_up(size, PAGE_SIZE)))
+		if (mapping_mapped(mapping))
 			return -EBUSY;
-		truncate_inode_pages(mapping, size);
+		ret = lfs_dax_break_from(inode, round_up(size, PAGE_SIZE));
+		if (ret)
+			return ret;
 	} else {
 		ret = lfs_zero(inode, old, min_t(loff_t, size,
 						 round_up(old, PAGE_SIZE)));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The filesystem type "lfs" (mount -t lfs lfs /lfs; man/lfs.5): one
- * instance per node (every mount shows the same catalogue), its mount
+ * The filesystem type "lfs" (man/lfs.5; the source of a mount is any name):
+ * one instance per node (every mount shows the same catalogue), its mount
  * options, the superblock and statfs. Mounting asks nothing of the server,
  * so a mount at boot does not wait for the node agent.
  */

@@ -228,7 +228,7 @@
  * The Library File System and its upcalls (docs/NAMESPACE.md)
  * ------------------------------------------------------------
  *
- * lfs.ko also registers the filesystem type "lfs" (mount -t lfs lfs /lfs):
+ * lfs.ko also registers the filesystem type "lfs" (mount -t lfs SOURCE /lfs):
  * one flat directory in which every file is a shelf of the librarian's
  * catalogue. Everything the filesystem needs to know or change is asked of
  * the node's upcall server (the node agent) with the messages below; data
