@@ -158,107 +158,161 @@ static void spin(int seconds)
 	printf("ok\n");
 }
 
-/* One step at argv[0]; returns how many arguments it took, or 0. */
-static int step(char **a, int left)
+static int s_open(char **a)
+{
+	fd = open(a[1], open_flags(a[2]), 0644);
+	return result(fd);
+}
+
+static int s_close(char **a)
+{
+	(void)a;
+	result(close(fd));
+	fd = -1;
+	return 0;
+}
+
+static int s_mmap(char **a)
+{
+	return result(do_mmap(strtoull(a[1], NULL, 0), a[2]));
+}
+
+static int s_munmap(char **a)
+{
+	(void)a;
+	result(munmap(map, map_len));
+	map = NULL;
+	return 0;
+}
+
+static int s_store(char **a)
+{
+	map[strtoull(a[1], NULL, 0)] = (unsigned char)atoi(a[2]);
+	return result(0);
+}
+
+static int s_load(char **a)
+{
+	printf("%u\n", map[strtoull(a[1], NULL, 0)]);
+	return 0;
+}
+
+static int s_fill(char **a)
+{
+	memset(map, atoi(a[2]), strtoull(a[1], NULL, 0));
+	return result(0);
+}
+
+static int s_pwrite(char **a)
+{
+	return result(do_pwrite(strtoll(a[1], NULL, 0), strtoull(a[2], NULL, 0), atoi(a[3])));
+}
+
+static int s_pread(char **a)
+{
+	return do_pread(strtoll(a[1], NULL, 0), strtoull(a[2], NULL, 0)) < 0 ? result(-1) : 0;
+}
+
+static int s_ftruncate(char **a)
+{
+	return result(ftruncate(fd, strtoll(a[1], NULL, 0)));
+}
+
+static int s_fallocate(char **a)
+{
+	return result(fallocate(fd, atoi(a[1]), strtoll(a[2], NULL, 0), strtoll(a[3], NULL, 0)));
+}
+
+static int s_fsync(char **a)
+{
+	(void)a;
+	return result(fsync(fd));
+}
+
+static int s_msync(char **a)
+{
+	(void)a;
+	return result(msync(map, map_len, MS_SYNC));
+}
+
+static int s_rename(char **a)
+{
+	return result(do_rename(a[1], a[2], a[3]));
+}
+
+static int s_unlink(char **a)
+{
+	return result(unlink(a[1]));
+}
+
+static int s_truncate(char **a)
+{
+	return result(truncate(a[1], strtoll(a[2], NULL, 0)));
+}
+
+static int s_stat(char **a)
 {
 	struct stat st;
+
+	if (stat(a[1], &st))
+		return result(-1);
+	printf("%lld\n", (long long)st.st_size);
+	return 0;
+}
+
+static int s_wait(char **a)
+{
 	char buf[16];
 
-#define NEED(n) \
-	if (left < (n) + 1) \
-		return 0
-	if (!strcmp(a[0], "open")) {
-		NEED(2);
-		fd = open(a[1], open_flags(a[2]), 0644);
-		result(fd);
-		return 3;
-	}
-	if (!strcmp(a[0], "close"))
-		return result(close(fd)), fd = -1, 1;
-	if (!strcmp(a[0], "mmap")) {
-		NEED(2);
-		result(do_mmap(strtoull(a[1], NULL, 0), a[2]));
-		return 3;
-	}
-	if (!strcmp(a[0], "munmap"))
-		return result(munmap(map, map_len)), map = NULL, 1;
-	if (!strcmp(a[0], "store")) {
-		NEED(2);
-		map[strtoull(a[1], NULL, 0)] = (unsigned char)atoi(a[2]);
-		return result(0), 3;
-	}
-	if (!strcmp(a[0], "load")) {
-		NEED(1);
-		printf("%u\n", map[strtoull(a[1], NULL, 0)]);
-		return 2;
-	}
-	if (!strcmp(a[0], "fill")) {
-		NEED(2);
-		memset(map, atoi(a[2]), strtoull(a[1], NULL, 0));
-		return result(0), 3;
-	}
-	if (!strcmp(a[0], "pwrite")) {
-		NEED(3);
-		result(do_pwrite(strtoll(a[1], NULL, 0), strtoull(a[2], NULL, 0), atoi(a[3])));
-		return 4;
-	}
-	if (!strcmp(a[0], "pread")) {
-		NEED(2);
-		if (do_pread(strtoll(a[1], NULL, 0), strtoull(a[2], NULL, 0)) < 0)
-			result(-1);
-		return 3;
-	}
-	if (!strcmp(a[0], "ftruncate")) {
-		NEED(1);
-		return result(ftruncate(fd, strtoll(a[1], NULL, 0))), 2;
-	}
-	if (!strcmp(a[0], "fallocate")) {
-		NEED(3);
-		result(fallocate(fd, atoi(a[1]), strtoll(a[2], NULL, 0), strtoll(a[3], NULL, 0)));
-		return 4;
-	}
-	if (!strcmp(a[0], "fsync"))
-		return result(fsync(fd)), 1;
-	if (!strcmp(a[0], "msync"))
-		return result(msync(map, map_len, MS_SYNC)), 1;
-	if (!strcmp(a[0], "rename")) {
-		NEED(3);
-		return result(do_rename(a[1], a[2], a[3])), 4;
-	}
-	if (!strcmp(a[0], "unlink")) {
-		NEED(1);
-		return result(unlink(a[1])), 2;
-	}
-	if (!strcmp(a[0], "truncate")) {
-		NEED(2);
-		return result(truncate(a[1], strtoll(a[2], NULL, 0))), 3;
-	}
-	if (!strcmp(a[0], "stat")) {
-		NEED(1);
-		if (stat(a[1], &st))
-			result(-1);
-		else
-			printf("%lld\n", (long long)st.st_size);
-		return 2;
-	}
-	if (!strcmp(a[0], "wait")) {
-		printf("waiting\n");
-		fflush(stdout);
-		while (read(0, buf, sizeof(buf)) > 0)
-			;
-		return result(0), 1;
-	}
-	if (!strcmp(a[0], "spin")) {
-		NEED(1);
-		return spin(atoi(a[1])), 2;
-	}
-	if (!strcmp(a[0], "sleep")) {
-		NEED(1);
-		usleep(atoi(a[1]) * 1000);
-		return 2;
+	(void)a;
+	printf("waiting\n");
+	fflush(stdout);
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	return result(0);
+}
+
+static int s_spin(char **a)
+{
+	spin(atoi(a[1]));
+	return 0;
+}
+
+static int s_sleep(char **a)
+{
+	usleep(atoi(a[1]) * 1000);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int args;
+	int (*fn)(char **a);
+} steps[] = {
+	{ "open", 2, s_open },	       { "close", 0, s_close },
+	{ "mmap", 2, s_mmap },	       { "munmap", 0, s_munmap },
+	{ "store", 2, s_store },       { "load", 1, s_load },
+	{ "fill", 2, s_fill },	       { "pwrite", 3, s_pwrite },
+	{ "pread", 2, s_pread },       { "ftruncate", 1, s_ftruncate },
+	{ "fallocate", 3, s_fallocate }, { "fsync", 0, s_fsync },
+	{ "msync", 0, s_msync },       { "rename", 3, s_rename },
+	{ "unlink", 1, s_unlink },     { "truncate", 2, s_truncate },
+	{ "stat", 1, s_stat },	       { "wait", 0, s_wait },
+	{ "spin", 1, s_spin },	       { "sleep", 1, s_sleep },
+};
+
+/* One step at a[0]; returns how many arguments it took, or 0. */
+static int step(char **a, int left)
+{
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (strcmp(a[0], steps[i].name))
+			continue;
+		if (left < steps[i].args + 1)
+			return 0;
+		steps[i].fn(a);
+		return steps[i].args + 1;
 	}
 	return 0;
-#undef NEED
 }
 
 int main(int argc, char **argv)
