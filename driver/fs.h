@@ -131,6 +131,7 @@ struct lfs_up_result {
 
 int lfs_upcall(const struct lfs_up_args *a, struct lfs_up_result *r,
 	       unsigned long timeout);
+int lfs_upcall_notify(const struct lfs_up_args *a);
 void lfs_up_result_free(struct lfs_up_result *r);
 int lfs_up_reply_take(struct lfs_up_result *r, u32 op,
 		      const struct lfs_fmap *base, struct nlattr **a,

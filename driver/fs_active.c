@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/pagemap.h>
+#include <linux/sched/signal.h>
 #include <linux/srcu.h>
 
 #include "fs.h"
@@ -136,7 +137,11 @@ static int lfs_activate_install(struct inode *inode, const char *name,
 	return 0;
 }
 
-/* Tell the server the activation is over, with the size if it changed here. */
+/*
+ * Tell the server the activation is over, with the size if it changed here.
+ * Errors change nothing: the books are given back already. A dying process
+ * (its waits end at once) only sends it.
+ */
 static void lfs_up_close(struct inode *inode, const char *name, bool size)
 {
 	struct lfs_inode *li = LFS_I(inode);
@@ -149,8 +154,9 @@ static void lfs_up_close(struct inode *inode, const char *name, bool size)
 		a.has_size = true;
 		a.size = i_size_read(inode);
 	}
-	/* errors change nothing here: the books are given back already */
-	if (!lfs_upcall(&a, &r, lfs_upcall_timeout(inode->i_sb)))
+	if (fatal_signal_pending(current))
+		lfs_upcall_notify(&a);
+	else if (!lfs_upcall(&a, &r, lfs_upcall_timeout(inode->i_sb)))
 		lfs_up_result_free(&r);
 	mutex_unlock(&li->size_lock);
 }

@@ -37,6 +37,9 @@ static u32 lfs_up_next_id;
 static u32 lfs_up_portid; /* 0: no server */
 static u64 lfs_up_sent, lfs_up_refused;
 
+/* What a notification's id stands for while it is sent: nobody waits. */
+static struct lfs_up_req lfs_up_orphan;
+
 /* Requests between their slot and their end, at most LFS_UP_PENDING_MAX. */
 static atomic_t lfs_up_nr = ATOMIC_INIT(0);
 static DECLARE_WAIT_QUEUE_HEAD(lfs_up_slots);
@@ -146,7 +149,7 @@ int lfs_upcall_reply(u32 portid, struct nlattr **a,
 		goto out;
 	}
 	req = xa_load(&lfs_up_pending, id);
-	if (!req) {
+	if (!req || req == &lfs_up_orphan) {
 		NL_SET_ERR_MSG_FMT(extack,
 				   "upcall %u is not pending (answered, timed out, given up or never sent)",
 				   id);
@@ -295,6 +298,24 @@ int lfs_upcall(const struct lfs_up_args *a, struct lfs_up_result *r,
 	wake_up(&lfs_up_slots);
 	if (ret)
 		lfs_up_result_free(r);
+	return ret;
+}
+
+/*
+ * Send @a and wait for nothing: for a dying process, whose waits end at
+ * once, so that the server still learns what it must (a CLOSE). A reply is
+ * refused as not pending.
+ */
+int lfs_upcall_notify(const struct lfs_up_args *a)
+{
+	u32 id;
+	int ret = lfs_up_send(&lfs_up_orphan, a, &id);
+
+	if (!ret) {
+		mutex_lock(&lfs_up_lock);
+		xa_erase(&lfs_up_pending, id);
+		mutex_unlock(&lfs_up_lock);
+	}
 	return ret;
 }
 

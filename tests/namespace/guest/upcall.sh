@@ -100,6 +100,13 @@ up_fault
 t_run "  the late reply comes" wait_for 30 grep -q "OPEN of k undone" $UP_LOG
 t_like "$(cat $UP_LOG)" "refused \(error -2\): upcall [0-9]+ is not pending" "  and is refused"
 t_run "  the server undid the activation: rm works" rm $L/k
+touch $L/k2
+fsops open $L/k2 rw sleep 600000 >/tmp/k2.out 2>&1 &
+pid=$!
+wait_for 20 grep -q ok /tmp/k2.out
+kill -9 $pid
+wait $pid 2>/dev/null
+t_run "a process killed with a file open: its CLOSE still reaches the server (rm works)" rm $L/k2
 
 # --- replies the kernel refuses -----------------------------------------------------------------
 refused=$(up_state up_refused)
