@@ -18,6 +18,9 @@ KVER ?= 6.1
 override KVER := $(or $(shell $(TOP)/tools/kernels resolve $(KVER) 2>/dev/null),$(KVER))
 PREFIX ?= /usr/local
 DESTDIR ?=
+VERSION := $(shell cat $(TOP)/VERSION)
+# The DKMS source tree (dkms.conf, docs/TESTING.md "DKMS")
+DKMS_SRC = $(DESTDIR)/usr/src/lfs-$(VERSION)
 export KVER PREFIX DESTDIR
 
 SUBDIRS := lvmish librarian lvmish/lfsvol
@@ -26,9 +29,10 @@ SUBDIRS := lvmish librarian lvmish/lfsvol
 
 all: module userspace helpers
 
-# Test and benchmark helpers (tests/Makefile).
+# Test and benchmark helpers (tests/Makefile, bench/Makefile).
 helpers: userspace
 	$(MAKE) -C tests
+	$(MAKE) -C bench
 
 # driver/lfs.ko links to the default kernel's build, for scripts that
 # predate the kernel matrix; guests use $LFS_KO (tests/vm/guest-init).
@@ -54,6 +58,7 @@ lvmish/lfsvol: lvmish librarian
 deps:
 	@tools/install-deps
 	@tools/kernels install $(KERNELS)
+	@tools/bootroot install
 
 # check and demo install dependencies first, then build, then run.
 check: deps
@@ -90,10 +95,13 @@ install: all
 		sed 's#/usr/local/s\?bin/#$(PREFIX)/sbin/#g' $$f >$(DESTDIR)/lib/udev/rules.d/$$(basename $$f); done
 	@for f in man/*.[1-8]; do [ -e "$$f" ] || continue; s=$${f##*.}; \
 		install -D -m 0644 $$f $(DESTDIR)$(PREFIX)/share/man/man$$s/$$(basename $$f); done
-	install -D -m 0644 dkms.conf $(DESTDIR)/usr/src/lfs-$(shell cat VERSION)/dkms.conf
-	@cp -r Kbuild driver $(DESTDIR)/usr/src/lfs-$(shell cat VERSION)/
-	@rm -f $(DESTDIR)/usr/src/lfs-$(shell cat VERSION)/driver/*.o $(DESTDIR)/usr/src/lfs-$(shell cat VERSION)/driver/*.ko $(DESTDIR)/usr/src/lfs-$(shell cat VERSION)/driver/.*.cmd $(DESTDIR)/usr/src/lfs-$(shell cat VERSION)/driver/*.mod*
-	-[ -z "$(DESTDIR)" ] && depmod -a $(KVER)
+	install -d $(DKMS_SRC)/driver/uapi
+	sed 's/@VERSION@/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	install -m 0644 Kbuild $(DKMS_SRC)/
+	install -m 0644 driver/Kbuild driver/*.c driver/*.h $(DKMS_SRC)/driver/
+	install -m 0644 driver/uapi/*.h $(DKMS_SRC)/driver/uapi/
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); \
+	elif [ -e $(DESTDIR)/lib/modules/$(KVER)/modules.order ]; then depmod -b $(DESTDIR) $(KVER); fi
 
 clean:
 	rm -rf build/module build/tests/warnmod

@@ -5,9 +5,9 @@
  * are books picked, each by one seek in the free-book index. The cost is
  * O(books requested x IGs) and never depends on the catalogue's size.
  *
- * The pick also reads the book's zeroed flag (the row the UPDATE that takes
- * the book touches anyway), so whether a grow got only known-zero books costs
- * no extra query.
+ * Only FREE books known zero are allocated (igs.zero, books_zero): a new
+ * shelf never holds a byte it did not write. Others wait to be zeroed or
+ * checked; ENOSPC says how many.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +17,8 @@
 
 struct cand {
 	int gi; /* index into cfg->igs */
-	int64_t free; /* free books left for this plan */
+	int64_t free; /* allocatable (FREE, known zero) books left for this plan */
+	int64_t unknown; /* FREE books not known zero */
 	int64_t have; /* shelf's books in this IG (Spread) */
 	int tier;
 	bool excluded;
@@ -29,7 +30,7 @@ struct plan {
 	int ncd;
 	int *pick; /* pick[k]: candidate of book k */
 	int64_t got; /* books planned */
-	int64_t avail; /* free books the policy could reach */
+	int64_t avail; /* allocatable books the policy could reach */
 };
 
 static int tier_of(const struct lib_config *c, int node, int gi)
@@ -67,13 +68,15 @@ struct cand_walk {
 	char *pd; /* power domains to avoid */
 };
 
-static int set_free(void *arg, int64_t ig, int64_t n)
+static int set_free(void *arg, int64_t ig, int64_t free, int64_t zero)
 {
 	struct cand_walk *w = arg;
 	int k = lib_config_find_ig(w->c, ig);
 
-	if (k >= 0)
-		w->cd[k].free = n;
+	if (k >= 0) {
+		w->cd[k].free = zero;
+		w->cd[k].unknown = free - zero;
+	}
 	return 0;
 }
 
@@ -127,7 +130,7 @@ static int load_candidates(struct lib_store *s, struct lib_shelf_ctx *sh, struct
 		cd[i].gi = i;
 		cd[i].tier = sh->node >= 0 ? tier_of(c, sh->node, i) : 3;
 	}
-	r = lib_store_ig_free_all(s, set_free, &w, e);
+	r = lib_store_igs_each(s, set_free, &w, e);
 	if (r == 0 && sh->navoid)
 		r = exclude_domains(s, sh, &w, e);
 	if (r == 0 && sh->policy == LFS_POL_SPREAD && sh->nbooks)
@@ -288,24 +291,23 @@ static int make_plan(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan 
 }
 
 /*
- * The next free book of an IG at or after *cursor (wrapping around once), or
- * the highest below it for LZAdescending, and its zeroed flag. Consecutive
- * picks in one request continue from the last one, so a request touches few
- * index pages.
+ * The next allocatable book of an IG at or after *cursor (wrapping around
+ * once), or the highest below it for LZAdescending. Consecutive picks in one
+ * request continue from the last one, so a request touches few index pages.
  */
 static int pick_book(struct lib_store *s, enum lfs_policy pol, uint32_t ig, int64_t *cursor,
-		     int64_t *id, bool *zeroed)
+		     int64_t *id)
 {
 	int64_t lo = lib_ig_first(ig), hi = lib_ig_last(ig);
 	bool desc = pol == LFS_POL_LZA_DESCENDING;
-	int r = desc ? lib_store_book_pick(s, lo, *cursor, true, id, zeroed) :
-		       lib_store_book_pick(s, *cursor, hi, false, id, zeroed);
+	int r = desc ? lib_store_book_pick(s, lo, *cursor, true, id) :
+		       lib_store_book_pick(s, *cursor, hi, false, id);
 
 	if (r == -ENOENT)
-		r = desc ? lib_store_book_pick(s, *cursor, hi, true, id, zeroed) :
-			   lib_store_book_pick(s, lo, *cursor, false, id, zeroed);
+		r = desc ? lib_store_book_pick(s, *cursor, hi, true, id) :
+			   lib_store_book_pick(s, lo, *cursor, false, id);
 	if (r < 0)
-		return -EIO; /* the free count said there was one */
+		return -EIO; /* the count said there was one */
 	*cursor = desc ? *id - 1 : *id + 1;
 	return 0;
 }
@@ -338,7 +340,7 @@ static int count_taken(struct lib_store *s, const int64_t *used, struct lib_err 
 		if (!used[i])
 			continue;
 		lib_store_ig_changed(s, i);
-		r = lib_store_ig_free_add(s, s->cfg->igs[i].ig, -used[i], e);
+		r = lib_store_ig_free_add(s, s->cfg->igs[i].ig, -used[i], -used[i], e);
 		if (r < 0)
 			return r;
 	}
@@ -359,18 +361,16 @@ static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan
 	for (int64_t k = 0; k < p->got && r == 0; k++) {
 		int gi = p->cd[p->pick[k]].gi;
 		int64_t id;
-		bool zeroed;
 
-		if (pick_book(s, sh->policy, c->igs[gi].ig, &cursor[gi], &id, &zeroed) < 0) {
+		if (pick_book(s, sh->policy, c->igs[gi].ig, &cursor[gi], &id) < 0) {
 			r = lib_fail(
 				e, EIO,
-				"catalogue inconsistent: IG %u has no free book though its count says so",
+				"catalogue inconsistent: IG %u has no free book known zero though its count says so",
 				c->igs[gi].ig);
 			break;
 		}
 		r = lib_store_book_take(s, id, sh->shelf_id, sh->nbooks + k, e);
 		used[gi]++;
-		sh->zeroed = sh->zeroed && zeroed;
 	}
 	if (r == 0)
 		r = count_taken(s, used, e);
@@ -395,13 +395,54 @@ static int check_policy(const struct lib_config *c, struct lib_shelf_ctx *sh, st
 	return 0;
 }
 
+/*
+ * ENOSPC: what the policy could reach, and what waits there to be zeroed
+ * (ZOMBIE books, freed) or known zero (FREE books never used or of unknown
+ * content).
+ */
+static bool reachable(const struct lib_config *c, struct lib_shelf_ctx *sh, const struct cand *cd)
+{
+	if (sh->policy != LFS_POL_REQUEST_IG)
+		return true;
+	for (int j = 0; j < sh->nreq_igs; j++)
+		if (sh->req_igs[j] == c->igs[cd->gi].ig)
+			return true;
+	return false;
+}
+
+static int no_space(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p, int64_t n,
+		    struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	int64_t zombies = 0, unknown = 0;
+
+	for (int i = 0; i < p->ncd; i++) {
+		int64_t z;
+
+		if (!reachable(c, sh, &p->cd[i]))
+			continue;
+		z = lib_store_ig_count(s, c->igs[p->cd[i].gi].ig, BOOK_ZOMBIE, e);
+
+		if (z < 0)
+			return z;
+		zombies += z;
+		unknown += p->cd[i].unknown;
+	}
+	return lib_fail(
+		e, ENOSPC,
+		"cannot allocate %lld books with policy %s%s%s%s: only %lld free books known to be zero are available to it; %lld more wait to be zeroed (%lld freed, %lld never used or of unknown content)",
+		(long long)n, lfs_policy_name(sh->policy), sh->node >= 0 ? " for node " : "",
+		sh->node >= 0 ? c->nodes[sh->node].name : "",
+		sh->navoid ? " (with power-domain anti-affinity)" : "", (long long)p->avail,
+		(long long)(zombies + unknown), (long long)zombies, (long long)unknown);
+}
+
 int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
 	struct plan p = { 0 };
 	int r;
 
-	sh->zeroed = true; /* no book taken yet: none that is not known zero */
 	if (n <= 0)
 		return 0;
 	r = check_policy(c, sh, e);
@@ -421,17 +462,7 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		r = lib_fail(e, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (p.got < n) {
-		r = lib_fail(
-			e, ENOSPC,
-			"cannot allocate %lld books with policy %s%s%s%s: only %lld free books are available to it",
-			(long long)n, lfs_policy_name(sh->policy),
-			sh->node >= 0 ? " for node " : "",
-			sh->node >= 0 ? c->nodes[sh->node].name : "",
-			sh->navoid ? " (with power-domain anti-affinity)" : "", (long long)p.avail);
-		goto out;
-	}
-	r = take_books(s, sh, &p, e);
+	r = p.got < n ? no_space(s, sh, &p, n, e) : take_books(s, sh, &p, e);
 	if (r == 0)
 		sh->nbooks += n;
 out:

@@ -2,14 +2,19 @@
 /*
  * liblfsclient: talk to the librarian over TLS 1.3 (external PSK) or a unix
  * socket. Non-blocking sockets and poll() with deadlines, so no call blocks
- * past its timeout. See include/lfs_librarian.h.
+ * past its timeout. A librarian that closes the connection is an error
+ * (ECONNRESET, EPIPE) returned to the caller, never a SIGPIPE that kills
+ * it. See include/lfs_librarian.h.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +72,8 @@ static const struct {
 	{ ENOTCONN, "ENOTCONN" },
 	{ EPIPE, "EPIPE" },
 	{ ESHUTDOWN, "ESHUTDOWN" },
+	{ EDQUOT, "EDQUOT" },
+	{ EMFILE, "EMFILE" },
 };
 
 const char *lfs_errno_name(int err)
@@ -414,10 +421,94 @@ static int open_socket(struct lfs_lib *l, const char *addr, int64_t deadline)
 	return 0;
 }
 
+/*
+ * Writing to a socket whose peer has gone raises SIGPIPE, which ends a
+ * process that did not ask for it; TLS writes through OpenSSL's socket BIO,
+ * which cannot pass MSG_NOSIGNAL. So every call blocks SIGPIPE in the
+ * calling thread and, if one was raised meanwhile (and none was pending
+ * before), takes it: the failed write is returned as EPIPE. The process's
+ * disposition of SIGPIPE is left alone.
+ */
+struct sigpipe_guard {
+	sigset_t old;
+	bool pending;
+};
+
+static void sigpipe_block(struct sigpipe_guard *g)
+{
+	sigset_t set, pend;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigemptyset(&pend);
+	sigpending(&pend);
+	g->pending = sigismember(&pend, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, &g->old);
+}
+
+static void sigpipe_restore(struct sigpipe_guard *g)
+{
+	struct timespec zero = { 0 };
+	sigset_t set, pend;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigemptyset(&pend);
+	if (!g->pending && !sigismember(&g->old, SIGPIPE) && sigpending(&pend) == 0 &&
+	    sigismember(&pend, SIGPIPE))
+		sigtimedwait(&set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+static int lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **errmsg);
+static int lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result);
+
 int lfs_lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **errmsg)
+{
+	struct sigpipe_guard g;
+	int r;
+
+	sigpipe_block(&g);
+	r = lib_connect(o, out, errmsg);
+	sigpipe_restore(&g);
+	return r;
+}
+
+/* The identity, its key and the TLS objects, ready before the socket is. */
+static int tls_prepare(struct lfs_lib *l, const struct lfs_lib_opts *o)
+{
+	char msg[300];
+	int r;
+
+	if (!o->node || !o->key_file)
+		return lib_err(l, EINVAL, "a TLS connection to %s needs a node name and a key file",
+			       o->addr);
+	if (strlen(o->node) > LFS_PSK_IDENTITY_MAX)
+		return lib_err(l, EINVAL, "node name '%.40s...' is too long", o->node);
+	strcpy(l->identity, o->node);
+	r = lfs_lib_read_key(o->key_file, l->key, sizeof(l->key), msg, sizeof(msg));
+	if (r < 0)
+		return lib_err(l, -r, "%s", msg);
+	l->keylen = r;
+	l->ctx = lfs_tls_ctx(0);
+	l->ssl = l->ctx ? SSL_new(l->ctx) : NULL;
+	if (!l->ssl)
+		return tls_errmsg(l, ENOMEM, "TLS setup");
+	SSL_set_app_data(l->ssl, l);
+	SSL_set_psk_use_session_callback(l->ssl, psk_use_session);
+	return 0;
+}
+
+/*
+ * Everything that takes time is done before connecting, so the ClientHello
+ * follows the connection at once: the librarian protects a handshake that
+ * has proved its key, not one that has not said anything yet.
+ */
+static int lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **errmsg)
 {
 	struct lfs_lib *l;
 	int64_t deadline;
+	json_t *args;
 	int r;
 
 	*out = NULL;
@@ -429,56 +520,24 @@ int lfs_lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **e
 	l->fd = -1;
 	l->reply_timeout_ms = o->reply_timeout_ms > 0 ? o->reply_timeout_ms : 30000;
 	deadline = now_ms() + (o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000);
-	if (!o->addr) {
+	if (!o->addr)
 		r = lib_err(l, EINVAL, "no librarian address given");
+	else if (strncmp(o->addr, "unix:", 5))
+		r = tls_prepare(l, o);
+	else
+		r = 0;
+	if (r < 0 || (r = open_socket(l, o->addr, deadline)) < 0)
 		goto fail;
+	if (l->ssl) {
+		SSL_set_fd(l->ssl, l->fd);
+		if ((r = tls_handshake(l, deadline)) < 0)
+			goto fail;
 	}
-	if (strncmp(o->addr, "unix:", 5)) {
-		char msg[300];
-
-		if (!o->node || !o->key_file) {
-			r = lib_err(l, EINVAL,
-				    "a TLS connection to %s needs a node name and a key file",
-				    o->addr);
-			goto fail;
-		}
-		if (strlen(o->node) > LFS_PSK_IDENTITY_MAX) {
-			r = lib_err(l, EINVAL, "node name '%.40s...' is too long", o->node);
-			goto fail;
-		}
-		strcpy(l->identity, o->node);
-		r = lfs_lib_read_key(o->key_file, l->key, sizeof(l->key), msg, sizeof(msg));
-		if (r < 0) {
-			lib_err(l, -r, "%s", msg);
-			goto fail;
-		}
-		l->keylen = r;
-	}
-	r = open_socket(l, o->addr, deadline);
+	args = o->node ? json_pack("{s:s}", "node", o->node) : NULL;
+	r = lib_call(l, "auth", args, &l->info);
+	json_decref(args);
 	if (r < 0)
 		goto fail;
-	if (l->keylen) {
-		l->ctx = lfs_tls_ctx(0);
-		l->ssl = l->ctx ? SSL_new(l->ctx) : NULL;
-		if (!l->ssl) {
-			r = tls_errmsg(l, ENOMEM, "TLS setup");
-			goto fail;
-		}
-		SSL_set_app_data(l->ssl, l);
-		SSL_set_psk_use_session_callback(l->ssl, psk_use_session);
-		SSL_set_fd(l->ssl, l->fd);
-		r = tls_handshake(l, deadline);
-		if (r < 0)
-			goto fail;
-	}
-	{
-		json_t *args = o->node ? json_pack("{s:s}", "node", o->node) : NULL;
-
-		r = lfs_lib_call(l, "auth", args, &l->info);
-		json_decref(args);
-		if (r < 0)
-			goto fail;
-	}
 	OPENSSL_cleanse(l->key, sizeof(l->key));
 	*out = l;
 	return 0;
@@ -584,7 +643,45 @@ static int take_reply(struct lfs_lib *l, json_t *rep, json_t **result)
 	return -r;
 }
 
-int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result)
+/* The connection is out of step: nothing more can be read from it. */
+static void drop(struct lfs_lib *l)
+{
+	if (l->ssl) {
+		SSL_free(l->ssl);
+		l->ssl = NULL;
+	}
+	close(l->fd);
+	l->fd = -1;
+}
+
+/*
+ * The request could not be sent whole: the librarian may have refused it
+ * before reading it all (EMSGSIZE) and closed. Its reply, if it came, says
+ * why better than the failed write does.
+ */
+static int refused_reply(struct lfs_lib *l, int64_t id, int r, json_t **result)
+{
+	char msg[sizeof(l->errmsg)], code[sizeof(l->errcode)];
+	json_t *rep = NULL;
+
+	memcpy(msg, l->errmsg, sizeof(msg));
+	memcpy(code, l->errcode, sizeof(code));
+	if (read_reply(l, now_ms() + 1000, &rep) == 0) {
+		if (json_integer_value(json_object_get(rep, "id")) == id ||
+		    json_is_null(json_object_get(rep, "id"))) {
+			r = take_reply(l, rep, result);
+			drop(l);
+			return r;
+		}
+		json_decref(rep);
+	}
+	memcpy(l->errmsg, msg, sizeof(msg));
+	memcpy(l->errcode, code, sizeof(code));
+	drop(l);
+	return r;
+}
+
+static int lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result)
 {
 	int64_t deadline = now_ms() + l->reply_timeout_ms, id = ++l->next_id;
 	json_t *rep = NULL;
@@ -601,7 +698,9 @@ int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **resul
 		return r;
 	r = io_write(l, frame, flen, deadline);
 	free(frame);
-	while (r == 0) {
+	if (r < 0)
+		return refused_reply(l, id, r, result);
+	for (;;) {
 		r = read_reply(l, deadline, &rep);
 		if (r < 0)
 			break;
@@ -610,20 +709,28 @@ int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **resul
 			return take_reply(l, rep, result);
 		json_decref(rep); /* a reply to a request we gave up on */
 	}
-	/* the stream is out of step: nothing more can be read from it */
-	if (l->ssl) {
-		SSL_free(l->ssl);
-		l->ssl = NULL;
-	}
-	close(l->fd);
-	l->fd = -1;
+	drop(l);
+	return r;
+}
+
+int lfs_lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result)
+{
+	struct sigpipe_guard g;
+	int r;
+
+	sigpipe_block(&g);
+	r = lib_call(l, op, args, result);
+	sigpipe_restore(&g);
 	return r;
 }
 
 void lfs_lib_close(struct lfs_lib *l)
 {
+	struct sigpipe_guard g;
+
 	if (!l)
 		return;
+	sigpipe_block(&g);
 	if (l->ssl) {
 		SSL_shutdown(l->ssl);
 		SSL_free(l->ssl);
@@ -631,6 +738,7 @@ void lfs_lib_close(struct lfs_lib *l)
 	SSL_CTX_free(l->ctx);
 	if (l->fd >= 0)
 		close(l->fd);
+	sigpipe_restore(&g);
 	json_decref(l->info);
 	OPENSSL_cleanse(l->key, sizeof(l->key));
 	free(l);

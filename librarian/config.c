@@ -217,12 +217,17 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 	int r;
 
 	if ((r = get_int_field(p, g, "heartbeat_interval", 1, 3600, &c->heartbeat_interval)) < 0 ||
-	    (r = get_int_field(p, g, "lease_time", 1, 86400, &c->lease_time)) < 0)
+	    (r = get_int_field(p, g, "lease_time", 1, 86400, &c->lease_time)) < 0 ||
+	    (r = get_int_field(p, g, "fence_grace", 0, 3600, &c->fence_grace)) < 0)
 		return r;
 	if (c->lease_time <= c->heartbeat_interval)
 		return lib_cfg_fail(p, g, "lease_time %d must be longer than heartbeat_interval %d",
 				    c->lease_time, c->heartbeat_interval);
 	if ((r = get_int_field(p, g, "max_connections", 1, 65536, &c->max_connections)) < 0 ||
+	    (r = get_int_field(p, g, "max_unauthenticated", 1, 65536, &c->max_unauth)) < 0 ||
+	    (r = get_int_field(p, g, "max_unauthenticated_per_address", 1, 65536,
+			       &c->max_unauth_per_addr)) < 0 ||
+	    (r = get_int_field(p, g, "max_admin_connections", 1, 4096, &c->max_admin)) < 0 ||
 	    (r = lib_cfg_int(p, g, "max_message", 4096, 64 << 20, &msg, false)) < 0 ||
 	    (r = get_int_field(p, g, "idle_timeout", 1, 86400 * 7, &c->idle_timeout)) < 0 ||
 	    (r = get_int_field(p, g, "handshake_timeout", 1, 3600, &c->handshake_timeout)) < 0 ||
@@ -231,6 +236,21 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 		return r;
 	c->max_message = msg;
 	c->unix_mode = mode;
+	return 0;
+}
+
+/* new_books: what memory new to the catalogue holds, "unknown" or "zero". */
+static int parse_new_books(struct cfg_parse *p, const config_setting_t *g)
+{
+	const char *v = NULL;
+	int r = lib_cfg_string(p, g, "new_books", &v, false);
+
+	if (r < 0 || !v)
+		return r;
+	if (strcmp(v, "unknown") && strcmp(v, "zero"))
+		return lib_cfg_fail(p, config_setting_get_member(g, "new_books"),
+				    "new_books '%s' must be \"unknown\" or \"zero\"", v);
+	p->cfg->new_books_zero = !strcmp(v, "zero");
 	return 0;
 }
 
@@ -304,14 +324,29 @@ static int get_path(struct cfg_parse *p, const config_setting_t *g, const char *
 
 static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 {
-	static const char *const known[] = { "database",	"listen",
-					     "book_size",	"heartbeat_interval",
-					     "lease_time",	"default_policy",
-					     "max_connections", "max_message",
-					     "idle_timeout",	"handshake_timeout",
-					     "max_shelves",	"synchronous",
-					     "unix_mode",	"keys_dir",
-					     "admin",		NULL };
+	static const char *const known[] = { "database",
+					     "listen",
+					     "book_size",
+					     "heartbeat_interval",
+					     "lease_time",
+					     "fence_grace",
+					     "new_books",
+					     "default_policy",
+					     "max_connections",
+					     "max_unauthenticated",
+					     "max_unauthenticated_per_address",
+					     "max_admin_connections",
+					     "max_message",
+					     "idle_timeout",
+					     "handshake_timeout",
+					     "max_shelves",
+					     "synchronous",
+					     "unix_mode",
+					     "keys_dir",
+					     "admin",
+					     "share",
+					     "node_quota",
+					     NULL };
 	const config_setting_t *s;
 	int r;
 
@@ -323,6 +358,7 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 	if ((s = config_setting_get_member(g, "book_size")) && (r = parse_book_size(p, s)) < 0)
 		return r;
 	if ((r = parse_limits(p, g)) < 0 || (r = parse_policy_and_sync(p, g)) < 0 ||
+	    (r = parse_new_books(p, g)) < 0 || (r = lib_cfg_access(p, g)) < 0 ||
 	    (r = get_path(p, g, "keys_dir", &p->keys_dir)) < 0)
 		return r;
 	if ((s = config_setting_get_member(g, "admin")) && (r = parse_admin(p, s)) < 0)
@@ -345,8 +381,14 @@ static struct lib_config *config_defaults(const char *path)
 	c->book_size = 8ULL << 30;
 	c->heartbeat_interval = 5;
 	c->lease_time = 30;
+	c->fence_grace = 10;
 	c->default_policy = LFS_POL_RANDOM_BOOKS;
 	c->max_connections = 1024;
+	c->max_unauth = 256;
+	c->max_unauth_per_addr = 32;
+	c->max_admin = 64;
+	c->share = ACC_SEE;
+	c->node_quota.books = c->node_quota.shelves = -1;
 	c->max_message = LFS_MAX_MESSAGE_DEFAULT;
 	c->idle_timeout = 900;
 	c->handshake_timeout = 10;
@@ -369,10 +411,10 @@ static int read_file(struct cfg_parse *p, const char *path)
 			config_error_line(&p->lc), config_error_text(&p->lc));
 }
 
-/* The two groups of the file: librarian (optional) and fabric. */
+/* The groups of the file: librarian (optional), fabric, tenants (optional). */
 static int parse_groups(struct cfg_parse *p)
 {
-	static const char *const ktop[] = { "librarian", "fabric", NULL };
+	static const char *const ktop[] = { "librarian", "fabric", "tenants", NULL };
 	static const char *const kfab[] = { "racks", "compact", NULL };
 	const config_setting_t *g, *racks, *compact;
 	int r = lib_cfg_known(p, config_root_setting(&p->lc), ktop);
@@ -394,7 +436,10 @@ static int parse_groups(struct cfg_parse *p)
 	if (!!racks == !!compact)
 		return lib_cfg_fail(
 			p, g, "'fabric' needs exactly one of 'racks' (explicit) or 'compact'");
-	return racks ? lib_config_parse_racks(p, racks) : lib_config_parse_compact(p, compact);
+	r = racks ? lib_config_parse_racks(p, racks) : lib_config_parse_compact(p, compact);
+	if (r == 0 && (g = config_lookup(&p->lc, "tenants")))
+		r = lib_config_parse_tenants(p, g);
+	return r;
 }
 
 int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e)
@@ -449,6 +494,9 @@ void lib_config_free(struct lib_config *c)
 		free(c->nodes[i].igs);
 	}
 	free(c->nodes);
+	for (int i = 0; i < c->ntenants; i++)
+		free(c->tenants[i].name);
+	free(c->tenants);
 	free(c->igs);
 	free(c->ig_index);
 	free(c);
@@ -460,6 +508,21 @@ int lib_config_find_node(const struct lib_config *c, const char *name)
 		if (!strcmp(c->nodes[i].name, name))
 			return i;
 	return -1;
+}
+
+int lib_config_find_tenant(const struct lib_config *c, const char *name)
+{
+	for (int i = 0; i < c->ntenants; i++)
+		if (!strcmp(c->tenants[i].name, name))
+			return i;
+	return -1;
+}
+
+int lib_config_tenant_of(const struct lib_config *c, const char *name)
+{
+	int k = lib_config_find_node(c, name);
+
+	return k < 0 ? -1 : c->nodes[k].tenant;
 }
 
 int lib_config_find_ig(const struct lib_config *c, int64_t ig)

@@ -31,6 +31,10 @@ int lib_cfg_size(struct cfg_parse *p, const config_setting_t *s, const char *wha
 /* A name in the fabric (node, rack, enclosure, admin): the node name rule. */
 int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *what, const char *v);
 
+/* config_tenant.c: share and node_quota of the librarian group, the tenants list. */
+int lib_cfg_access(struct cfg_parse *p, const config_setting_t *grp);
+int lib_config_parse_tenants(struct cfg_parse *p, const config_setting_t *s);
+
 /* config_fabric.c */
 int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks);
 int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s);

@@ -124,6 +124,7 @@ static int add_node(struct cfg_parse *p, const config_setting_t *s, const char *
 		return lib_fail(p->e, ENOMEM, "out of memory");
 	nn->rack = rack;
 	nn->enc = enc;
+	nn->tenant = -1;
 	c->nnodes++;
 	r = power_index(p, power);
 	if (r < 0)

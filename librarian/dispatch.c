@@ -16,8 +16,9 @@
 
 enum {
 	OP_ADMIN = 1, /* the admin identity only */
-	OP_OFFLINE = 2, /* an offline node may send it too */
+	OP_OFFLINE = 2, /* an offline (or fencing) node may send it too */
 	OP_FIRST = 4, /* allowed before auth (auth itself) */
+	OP_LEASE = 8, /* renews the lease: refused with EACCES to an offline or fencing node */
 };
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -44,11 +45,12 @@ static const struct lib_op {
 	{ "attr.remove", lib_op_attr_remove, 0, ARGS("name", "key") },
 	{ "shelf.activate", lib_op_activate, 0, ARGS("name", "mode", "takeover", "force", "node") },
 	{ "shelf.deactivate", lib_op_deactivate, OP_OFFLINE, ARGS("name", "node") },
-	{ "heartbeat", lib_op_heartbeat, OP_OFFLINE, ARGS("node") },
+	{ "heartbeat", lib_op_heartbeat, OP_LEASE, ARGS("node", "lease") },
 	{ "zombie.list", lib_op_zombie_list, 0, ARGS("node", "limit") },
 	{ "zombie.zeroed", lib_op_zombie_zeroed, 0, ARGS("books") },
 	{ "free.unknown", lib_op_free_unknown, 0, ARGS("node", "limit", "after") },
 	{ "free.checked", lib_op_free_checked, 0, ARGS("books", "token") },
+	{ "free.zeroed", lib_op_free_zeroed, 0, ARGS("books", "token") },
 	{ "free.scrub", lib_op_free_scrub, 0, ARGS("node", "limit") },
 	{ "node.set_state", lib_op_node_set_state, OP_ADMIN | OP_OFFLINE, ARGS("node", "state") },
 };
@@ -61,12 +63,6 @@ int64_t lib_now_mono(void)
 	return ts.tv_sec;
 }
 
-void lib_node_seen(struct lib_server *srv, int node)
-{
-	if (node >= 0 && node < srv->cfg->nnodes)
-		srv->last_seen[node] = lib_now_mono();
-}
-
 static json_t *reply_error(json_t *id, int err, const char *msg)
 {
 	return json_pack("{s:i,s:O,s:b,s:{s:i,s:s,s:s}}", "v", LFS_PROTOCOL_VERSION, "id",
@@ -74,7 +70,10 @@ static json_t *reply_error(json_t *id, int err, const char *msg)
 			 lfs_errno_name(err), "message", msg);
 }
 
-/* Commit the round's transaction; on failure the in-memory node states are reloaded. */
+/*
+ * Commit the round's transaction. On failure the in-memory node states are
+ * reloaded and srv->batch_err says why (EIO, or ENOSPC for a full disk).
+ */
 int lib_batch_commit(struct lib_server *srv)
 {
 	struct lib_store *s = srv->store;
@@ -82,6 +81,7 @@ int lib_batch_commit(struct lib_server *srv)
 	if (srv->batch_open) {
 		srv->batch_open = false;
 		if (lib_store_commit(s) < 0) {
+			lib_sql_fail(s, &srv->batch_err);
 			lib_store_rollback(s);
 			srv->batch_failed = true;
 		}
@@ -89,8 +89,13 @@ int lib_batch_commit(struct lib_server *srv)
 	if (!srv->batch_failed)
 		return 0;
 	lib_store_node_load(s);
+	srv->nfencing = 0;
+	for (int i = 0; i < srv->cfg->nnodes; i++)
+		srv->nfencing += s->node_state[i] == NODE_FENCING;
 	srv->batch_failed = false;
-	return -EIO;
+	if (!srv->batch_err.err)
+		lib_fail(&srv->batch_err, EIO, "the database transaction was lost");
+	return -srv->batch_err.err;
 }
 
 /* "v" and "op" of the request object: the operation, or -errno with rq->err. */
@@ -121,6 +126,20 @@ static int envelope(struct req *rq, json_t *req, const struct lib_op **op)
 	return FAIL(rq, EOPNOTSUPP, "unknown operation '%s'", lib_shown(rq->op, b, sizeof(b)));
 }
 
+/* What an offline or fencing node is told. */
+static int node_offline(struct req *rq, int err, int node)
+{
+	const char *name = rq->c->nodes[node].name;
+	char left[24];
+
+	if (rq->s->node_state[node] == NODE_FENCING)
+		return FAIL(
+			rq, err,
+			"node '%s' is offline (set by the admin; being fenced: its activations end in %s s)",
+			name, lib_secs(lib_node_live_ms(rq->srv, node), left, sizeof(left)));
+	return FAIL(rq, err, "node '%s' is offline (set by the admin)", name);
+}
+
 /* Whether the caller may send op now. */
 static int authorise(struct req *rq, const struct lib_op *op)
 {
@@ -133,15 +152,40 @@ static int authorise(struct req *rq, const struct lib_op *op)
 	if ((op->flags & OP_ADMIN) && !who->admin)
 		return FAIL(rq, EPERM, "operation '%s' needs the admin identity (caller is '%s')",
 			    rq->op, who->name);
-	if (!(op->flags & OP_OFFLINE) && who->node >= 0 && rq->s->node_offline[who->node])
-		return FAIL(rq, EPERM, "node '%s' is offline (set by the admin)", who->name);
+	if (who->node < 0 || rq->s->node_state[who->node] == NODE_ONLINE)
+		return 0;
+	if (op->flags & OP_LEASE)
+		return node_offline(rq, EACCES, who->node);
+	if (!(op->flags & OP_OFFLINE))
+		return node_offline(rq, EPERM, who->node);
 	return 0;
+}
+
+/* A heartbeat with "lease": false (a probe) renews nothing. */
+static bool is_probe(json_t *req)
+{
+	return json_is_false(json_object_get(req, "lease")) &&
+	       !strcmp(json_string_value(json_object_get(req, "op")) ?: "", "heartbeat");
+}
+
+/*
+ * The caller, an online node, is heard as of when its request was read
+ * (lease.c). Any request counts but a probe; the admin's heartbeat for a node
+ * counts for that node (lib_op_heartbeat).
+ */
+static void heard(struct req *rq, json_t *req)
+{
+	int k = rq->who->node;
+
+	if (k >= 0 && rq->s->node_state[k] == NODE_ONLINE && !is_probe(req))
+		lib_node_heard(rq->srv, k, rq->read_at);
 }
 
 /*
  * Group commit: the requests of one event-loop round share a transaction
  * (the server commits it before sending any of their replies); each request
- * is a savepoint in it, so it is still applied whole or not at all.
+ * is a savepoint in it, so it is still applied whole or not at all. Fencing
+ * nodes that are no longer live are settled first, outside the savepoint.
  */
 static int run_in_savepoint(struct req *rq, const struct lib_op *op)
 {
@@ -153,7 +197,7 @@ static int run_in_savepoint(struct req *rq, const struct lib_op *op)
 			return lib_sql_fail(rq->s, &rq->err);
 		srv->batch_open = true;
 	}
-	if ((r = lib_store_savepoint(rq->s, &rq->err)) < 0)
+	if ((r = lib_fence_settle(rq)) < 0 || (r = lib_store_savepoint(rq->s, &rq->err)) < 0)
 		return r;
 	r = op->fn(rq);
 	if (r == 0 && !rq->result)
@@ -170,8 +214,11 @@ static int run_in_savepoint(struct req *rq, const struct lib_op *op)
 	}
 	if ((r = lib_store_release(rq->s, false, &rq->err)) < 0)
 		return r;
-	if (rq->pending_node >= 0)
-		rq->s->node_offline[rq->pending_node] = rq->pending_offline;
+	if (rq->pending_node >= 0) {
+		srv->nfencing += (rq->pending_state == NODE_FENCING) -
+				 (rq->s->node_state[rq->pending_node] == NODE_FENCING);
+		rq->s->node_state[rq->pending_node] = rq->pending_state;
+	}
 	return 0;
 }
 
@@ -183,8 +230,7 @@ static int handle(struct req *rq, json_t *req)
 	if ((r = envelope(rq, req, &op)) < 0 || (r = authorise(rq, op)) < 0)
 		return r;
 	rq->args = req;
-	if (rq->who->node >= 0)
-		lib_node_seen(rq->srv, rq->who->node);
+	heard(rq, req);
 	if ((r = lib_args_check(rq, op->args)) < 0)
 		return r;
 	return run_in_savepoint(rq, op);
@@ -214,20 +260,36 @@ static json_t *parse_request(const char *buf, size_t len, json_t **reply)
 	return NULL;
 }
 
+void lib_parse_frame(struct lib_frame *f)
+{
+	if (!f->req && !f->reply)
+		f->req = parse_request(f->buf, f->len, &f->reply);
+}
+
+bool lib_is_heartbeat(const struct lib_frame *f)
+{
+	return f->req &&
+	       !strcmp(json_string_value(json_object_get(f->req, "op")) ?: "", "heartbeat");
+}
+
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
-			   const char *buf, size_t len)
+			   struct lib_frame *f)
 {
 	struct req rq = { .srv = srv,
 			  .s = srv->store,
 			  .c = srv->cfg,
 			  .who = who,
 			  .authed = authed,
+			  .read_at = f->read_at,
 			  .pending_node = -1 };
-	json_t *req, *id, *reply = NULL;
+	json_t *req, *id, *reply;
 	int r;
 
 	srv->requests++;
-	req = parse_request(buf, len, &reply);
+	lib_parse_frame(f);
+	req = f->req;
+	reply = f->reply;
+	f->req = f->reply = NULL;
 	if (!req)
 		return reply;
 	id = json_object_get(req, "id");

@@ -56,8 +56,35 @@ struct lib_ig {
 	uint64_t books;
 };
 
+/*
+ * Access to a shelf, lowest first: a shelf a caller cannot see does not
+ * exist for it (ENOENT); see lets it list and show the shelf, ro adds the
+ * book map and read-only activation, rw exclusive activation, resize and
+ * attributes, all destroy, rename and lfs.access (access.c).
+ */
+enum lib_access {
+	ACC_NONE = 0,
+	ACC_SEE = 1,
+	ACC_RO = 2,
+	ACC_RW = 3,
+	ACC_ALL = 4,
+};
+
+/* A limit of librarian.conf; -1 for none. */
+struct lib_quota {
+	int64_t books;
+	int64_t shelves;
+};
+
+struct lib_tenant {
+	char *name;
+	enum lib_access share; /* what its nodes may do with each other's shelves */
+	struct lib_quota quota; /* of all its nodes' shelves together */
+};
+
 struct lib_node {
 	char *name;
+	int tenant; /* index into cfg->tenants, -1: the default tenant */
 	int rack; /* index into cfg->racks */
 	int enc; /* index into cfg->encs */
 	int power; /* index into cfg->powers */
@@ -79,9 +106,14 @@ struct lib_config {
 	int nlisten;
 	uint64_t book_size;
 	int heartbeat_interval; /* seconds, advised to nodes */
-	int lease_time; /* seconds without heartbeat before takeover */
+	int lease_time; /* seconds a node's kernel keeps its shelves after a renewal */
+	int fence_grace; /* seconds on top of lease_time before a takeover */
+	bool new_books_zero; /* new_books = "zero": memory new to the catalogue reads as zeroes */
 	enum lfs_policy default_policy;
-	int max_connections;
+	int max_connections; /* authenticated TCP connections */
+	int max_unauth; /* TCP connections before their TLS handshake is done */
+	int max_unauth_per_addr;
+	int max_admin; /* unix socket connections */
 	size_t max_message;
 	int idle_timeout;
 	int handshake_timeout;
@@ -91,6 +123,10 @@ struct lib_config {
 	char *admin_name;
 	uint8_t admin_key[LIB_PSK_MAX];
 	size_t admin_keylen;
+	enum lib_access share; /* of the default tenant (nodes in no tenant) */
+	struct lib_quota node_quota; /* of each node's shelves */
+	struct lib_tenant *tenants;
+	int ntenants;
 
 	char **racks;
 	int nracks;
@@ -110,6 +146,9 @@ int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e
 void lib_config_free(struct lib_config *cfg);
 int lib_config_find_node(const struct lib_config *cfg, const char *name);
 int lib_config_find_ig(const struct lib_config *cfg, int64_t ig);
+int lib_config_find_tenant(const struct lib_config *cfg, const char *name);
+/* The tenant index of the node called name, -1 for the default tenant (or no node). */
+int lib_config_tenant_of(const struct lib_config *cfg, const char *name);
 
 /* alloc.c: allocation policies. */
 struct lib_store;
@@ -123,7 +162,6 @@ struct lib_shelf_ctx {
 	int64_t *avoid; /* shelf ids for power-domain anti-affinity */
 	int navoid;
 	int node; /* requesting node index, -1 for none */
-	bool zeroed; /* out: every book the grow took had books.zeroed = 1 */
 };
 
 int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e);
@@ -136,24 +174,65 @@ struct lib_identity {
 	bool tls; /* identity fixed by the TLS handshake */
 };
 
+/* Node states as the catalogue's nodes table and node_state[] hold them. */
+enum lib_node_state {
+	NODE_ONLINE = 0,
+	NODE_FENCING = 1, /* set offline while live: its activations end when it no longer is */
+	NODE_OFFLINE = 2,
+};
+
 struct lib_server {
 	struct lib_config *cfg;
 	struct lib_store *store;
-	int64_t *last_seen; /* per node: monotonic seconds of its last request */
+	/* lease.c: the service clock (milliseconds) and when each node was last heard */
+	int64_t svc_origin; /* monotonic ms at start */
+	int64_t svc_stalled; /* ms in which the event loop did not run: not counted */
+	int64_t svc_last; /* monotonic ms of the last tick */
+	int64_t *heard; /* per node: service ms of the last request read from it */
+	int nfencing; /* nodes in NODE_FENCING */
 	int64_t started; /* monotonic seconds */
 	uint64_t requests;
-	int nconns;
+	int nconns, nunauth, nadmin; /* open; in their TLS handshake; on the unix socket */
+	/* rounds of the event loop by duration: under 1, 10, 100 ms, longer; the longest */
+	uint64_t rounds[4];
+	int64_t round_max_us, round_max_cpu_us; /* wall time; the thread's processor time */
 	bool batch_open; /* a group-commit transaction is open */
 	bool batch_failed; /* it was lost: its replies must not be sent */
+	struct lib_err batch_err; /* why */
 };
 
 int lib_batch_commit(struct lib_server *srv);
 
 int64_t lib_now_mono(void);
 
+/* One request as the server read it. */
+struct lib_frame {
+	const char *buf; /* its JSON text, or */
+	size_t len;
+	json_t *req; /* the request already parsed (stolen), or */
+	json_t *reply; /* the error its parsing gave */
+	int64_t read_at; /* service clock (ms) when it was read off the socket */
+};
+
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
-			   const char *buf, size_t len);
-void lib_node_seen(struct lib_server *srv, int node);
+			   struct lib_frame *f);
+/* Parse the frame's text into f->req, or f->reply with the error to send. */
+void lib_parse_frame(struct lib_frame *f);
+/* A parsed request that is a heartbeat (processed before the others of a round). */
+bool lib_is_heartbeat(const struct lib_frame *f);
+
+/* lease.c: the service clock, last heard, liveness. */
+int64_t lib_mono_ms(void);
+/* The service clock now, in ms (a tick: a gap over 2 s since the last is a stall). */
+int64_t lib_svc_now(struct lib_server *srv);
+int lib_lease_start(struct lib_server *srv);
+void lib_lease_free(struct lib_server *srv);
+void lib_node_heard(struct lib_server *srv, int node, int64_t at);
+/* Milliseconds the node stays live (last heard + lease_time + fence_grace); <= 0: not live. */
+int64_t lib_node_live_ms(struct lib_server *srv, int node);
+
+/* request.c: a printable excerpt of a client-supplied string, for messages and logs. */
+const char *lib_shown(const char *v, char *buf, size_t len);
 
 /* main.c, cli.c: the command line. */
 void lib_usage(FILE *f);

@@ -257,7 +257,26 @@ static struct lib_config *serve_config(const struct serve_opts *o)
 	return cfg;
 }
 
-/* The catalogue, locked against a second librarian, matching the fabric. */
+/*
+ * A catalogue that fails the checks of `librarian check` (with SQLite's
+ * quick_check for integrity_check) is not served: a flipped book state could
+ * hand a book in use to a second shelf. The violations name the rows.
+ */
+static int self_check(struct lib_store *store, const char *path)
+{
+	int bad;
+
+	sqlite3_exec(store->db, "BEGIN", NULL, NULL, NULL);
+	bad = lib_store_check(store->db, stderr, true);
+	sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
+	if (bad)
+		fprintf(stderr,
+			"librarian: %s: the catalogue failed its check at start (%d violations above); not serving it. Restore a backup, or repair it and run `librarian check`\n",
+			path, bad);
+	return bad ? -EIO : 0;
+}
+
+/* The catalogue, locked against a second librarian, checked, matching the fabric. */
 static struct lib_store *serve_store(struct lib_config *cfg)
 {
 	struct lib_store *store = NULL;
@@ -277,6 +296,10 @@ static struct lib_store *serve_store(struct lib_config *cfg)
 	if (store->upgraded_from)
 		fprintf(stderr, "librarian: %s: catalogue upgraded from schema version %d to %d\n",
 			cfg->db_path, store->upgraded_from, LIB_SCHEMA_VERSION);
+	if (self_check(store, cfg->db_path) < 0) {
+		lib_store_close(store);
+		return NULL;
+	}
 	if (lib_store_sync_geometry(store, &e) < 0 || lib_store_checkpointer(store, true, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
 		lib_store_close(store);

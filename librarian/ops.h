@@ -30,14 +30,14 @@ struct req {
 	json_t *args;
 	json_t *result;
 	struct lib_err err;
-	int pending_node; /* node.set_state: applied after commit */
-	bool pending_offline;
+	int64_t read_at; /* service clock (ms) when the request was read */
+	int pending_node; /* node.set_state: its new state, applied after the savepoint */
+	enum lib_node_state pending_state;
 };
 
 #define FAIL(rq, code, ...) lib_fail(&(rq)->err, code, __VA_ARGS__)
 
 /* request.c: arguments, names and the acting node. */
-const char *lib_shown(const char *v, char *buf, size_t len);
 int lib_args_check(struct req *rq, const char *const *allowed);
 int lib_arg_str(struct req *rq, const char *key, bool required, const char **out);
 int lib_arg_int(struct req *rq, const char *key, int64_t lo, int64_t hi, bool required,
@@ -69,11 +69,33 @@ int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v);
 int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct lib_shelf_ctx *x);
 void lib_shelf_ctx_free(struct lib_shelf_ctx *x);
 
+/* access.c: owners, tenants and access lists (lfs.access). */
+const char *lib_access_name(int level);
+int lib_access_of(struct req *rq, const struct lib_shelf *sh, enum lib_access *out);
+/* 0, or ENOENT if the caller does not see the shelf, or EPERM naming what it may not do. */
+int lib_require_access(struct req *rq, const struct lib_shelf *sh, enum lib_access need,
+		       const char *what);
+const struct lib_shelf_filter *lib_access_filter(struct req *rq, struct lib_shelf_filter *f,
+						 char *tag, size_t len);
+int lib_access_set(struct req *rq, int64_t shelf, json_t *v);
+json_t *lib_access_list(struct req *rq, int64_t shelf);
+json_t *lib_access_from_text(const char *text);
+
+/* quota.c: EDQUOT if adding shelves and books to owner's (and tenant's) would exceed a quota. */
+int lib_quota_check(struct req *rq, const char *owner, const char *tenant, int64_t shelves,
+		    int64_t books);
+
+/* lease.c: liveness and fencing. */
+int lib_fence_settle(struct req *rq);
+const char *lib_secs(int64_t ms, char *buf, size_t len);
+int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, const char *mode,
+			 const char *what);
+
 /* ops_activation.c */
 int lib_require_unshared(struct req *rq, struct lib_shelf *sh, const char *what);
 
 /* ops_shelf.c */
-int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n, bool *zeroed);
+int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n);
 
 /* The handlers, in the table of dispatch.c. */
 int lib_op_auth(struct req *rq);
@@ -98,5 +120,6 @@ int lib_op_zombie_zeroed(struct req *rq);
 int lib_op_free_scrub(struct req *rq);
 int lib_op_free_unknown(struct req *rq);
 int lib_op_free_checked(struct req *rq);
+int lib_op_free_zeroed(struct req *rq);
 
 #endif

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Activations: a node activates a shelf before mapping it, exclusively
- * ("rw") or shared read-only ("ro"). Conflicts are refused naming the holder;
- * a holder whose lease expired may be taken over, a live one only by the
- * admin with "force". Changing a shelf needs no other node to hold it.
+ * ("rw") or shared read-only ("ro"). Conflicts are refused naming the holder.
+ * A holder may be taken over ("takeover", or the admin's "force") only once
+ * it is no longer live (lease.c): by then its kernel has fenced the shelf.
+ * Changing a shelf needs no other node to hold it.
  */
 #include <errno.h>
 #include <string.h>
@@ -38,41 +39,26 @@ int lib_require_unshared(struct req *rq, struct lib_shelf *sh, const char *what)
 	return 0;
 }
 
-static bool node_alive(struct req *rq, const char *name, int64_t *ago)
-{
-	int k = lib_config_find_node(rq->c, name);
-
-	if (k < 0) {
-		*ago = -1;
-		return false;
-	}
-	*ago = lib_now_mono() - rq->srv->last_seen[k];
-	return *ago <= rq->c->lease_time && !rq->s->node_offline[k];
-}
-
-/* End the activations that conflict with node's in mode, if it may take them over. */
+/*
+ * End the activations that conflict with node's in mode, if it may take them
+ * over: only holders that are no longer live, whoever asks.
+ */
 static int take_over(struct req *rq, struct lib_shelf *sh, const char *node, const char *mode,
-		     bool takeover, bool force)
+		     bool takeover)
 {
 	for (;;) {
 		char holder[LFS_NODE_NAME_MAX + 1], hmode[8];
-		int64_t ago;
 		int r, n = lib_store_activation_others(rq->s, sh->id, node, !strcmp(mode, "ro"),
 						       holder, sizeof(holder), hmode, sizeof(hmode),
 						       &rq->err);
 
 		if (n <= 0)
 			return n;
-		if (!takeover && !force)
+		if (!takeover)
 			return FAIL(rq, EBUSY, "shelf '%s' is active on node '%s' (%s)", sh->name,
 				    holder, hmode);
-		if (node_alive(rq, holder, &ago) && !force)
-			return FAIL(
-				rq, EBUSY,
-				"shelf '%s' is active on node '%s' (%s), which is alive (last request %lld s ago, lease %d s); a takeover of a live node needs the admin identity and \"force\"",
-				sh->name, holder, hmode, (long long)ago, rq->c->lease_time);
-		r = lib_store_activation_delete(rq->s, sh->id, holder, &rq->err);
-		if (r < 0)
+		if ((r = lib_require_not_live(rq, sh->name, holder, hmode, "take over")) < 0 ||
+		    (r = lib_store_activation_delete(rq->s, sh->id, holder, &rq->err)) < 0)
 			return r;
 	}
 }
@@ -96,8 +82,11 @@ int lib_op_activate(struct req *rq)
 			    mode);
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "forced takeover needs the admin identity");
+	if ((r = lib_require_access(rq, &sh, strcmp(mode, "ro") ? ACC_RW : ACC_RO,
+				    strcmp(mode, "ro") ? "activate (rw)" : "activate (ro)")) < 0)
+		return r;
 	node = rq->c->nodes[k].name;
-	if ((r = take_over(rq, &sh, node, mode, takeover, force)) < 0 ||
+	if ((r = take_over(rq, &sh, node, mode, takeover || force)) < 0 ||
 	    (r = lib_store_activation_put(rq->s, sh.id, node, mode, time(NULL), &rq->err)) < 0)
 		return r;
 	rq->result = lib_reply_shelf_map(rq, sh.id, 0, LIB_BOOKS_LIMIT);
@@ -106,7 +95,7 @@ int lib_op_activate(struct req *rq)
 
 int lib_op_deactivate(struct req *rq)
 {
-	char holder[LFS_NODE_NAME_MAX + 1] = "", hmode[8];
+	char holder[LFS_NODE_NAME_MAX + 1] = "", hmode[8], left[24];
 	struct lib_shelf sh;
 	const char *node;
 	int k, n, r;
@@ -114,6 +103,12 @@ int lib_op_deactivate(struct req *rq)
 	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_node(rq, true, &k)) < 0)
 		return r;
 	node = rq->c->nodes[k].name;
+	/* a fencing node's activations end with its lease, not before */
+	if (rq->s->node_state[k] == NODE_FENCING)
+		return FAIL(
+			rq, EBUSY,
+			"cannot deactivate shelf '%s' of node '%s': the node is being taken offline and its activations end with its lease, in %s s",
+			sh.name, node, lib_secs(lib_node_live_ms(rq->srv, k), left, sizeof(left)));
 	r = lib_store_activation_delete(rq->s, sh.id, node, &rq->err);
 	if (r < 0)
 		return r;

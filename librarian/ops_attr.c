@@ -2,8 +2,11 @@
 /*
  * Shelf attributes: attr.get, attr.set, attr.list, attr.remove. Keys
  * starting with "lfs." are the system's: lfs.policy, lfs.igs and
- * lfs.anti_affinity are checked and stored in one form, lfs.allocation is
- * computed (reply.c). A grow reads the first three (lib_shelf_ctx_load).
+ * lfs.anti_affinity are checked and stored in one form, lfs.access is the
+ * access list (access.c, kept in its own table), lfs.allocation is computed
+ * (reply.c). A grow reads the first three (lib_shelf_ctx_load). Changing an
+ * attribute needs "rw" access (lfs.access: "all") and, for a node, that no
+ * other node has the shelf active.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -258,10 +261,12 @@ int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v)
 		return set_igs(rq, shelf, v);
 	if (!strcmp(key, "lfs.anti_affinity"))
 		return set_partners(rq, shelf, v);
+	if (!strcmp(key, "lfs.access"))
+		return lib_access_set(rq, shelf, v);
 	if (!strncmp(key, "lfs.", 4))
 		return FAIL(
 			rq, EINVAL,
-			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.allocation)",
+			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.access, lfs.allocation)",
 			key);
 	return set_user(rq, shelf, key, v);
 }
@@ -328,6 +333,20 @@ void lib_shelf_ctx_free(struct lib_shelf_ctx *x)
 	free(x->avoid);
 }
 
+/* lfs.access as attr.get shows it: "WHO:LEVEL,..." (ENODATA if the shelf has none). */
+static int access_text(struct req *rq, int64_t shelf, char *buf, size_t len)
+{
+	json_t *a = lib_access_list(rq, shelf), *el;
+	size_t i, o = 0;
+
+	buf[0] = 0;
+	json_array_foreach(a, i, el)
+		o += snprintf(buf + o, o < len ? len - o : 0, "%s%s", i ? "," : "",
+			      json_string_value(el));
+	json_decref(a);
+	return buf[0] ? 0 : -ENODATA;
+}
+
 int lib_op_attr_get(struct req *rq)
 {
 	char buf[LIB_ATTR_VALUE_MAX + 1], b[200];
@@ -345,7 +364,10 @@ int lib_op_attr_get(struct req *rq)
 		free(t);
 		return 0;
 	}
-	r = lib_store_attr_get(rq->s, sh.id, key, buf, sizeof(buf), &rq->err);
+	if (!strcmp(key, "lfs.access"))
+		r = access_text(rq, sh.id, buf, sizeof(buf));
+	else
+		r = lib_store_attr_get(rq->s, sh.id, key, buf, sizeof(buf), &rq->err);
 	if (r == -ENODATA && !strcmp(key, "lfs.policy")) {
 		v = lfs_policy_name(rq->c->default_policy);
 		r = 0;
@@ -359,6 +381,29 @@ int lib_op_attr_get(struct req *rq)
 	return 0;
 }
 
+/*
+ * A change of the shelf's attributes: "rw" access ("all" for lfs.access),
+ * and no other node holding the shelf (the admin may do it anyway).
+ */
+static int attr_change(struct req *rq, struct lib_shelf *sh, const char *key)
+{
+	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
+	bool acl = !strcmp(key, "lfs.access");
+	int n, r = lib_require_access(rq, sh, acl ? ACC_ALL : ACC_RW,
+				      acl ? "change the access list of" : "change attributes of");
+
+	if (r < 0 || rq->who->admin)
+		return r;
+	n = lib_store_activation_others(rq->s, sh->id, rq->who->name, false, holder, sizeof(holder),
+					mode, sizeof(mode), &rq->err);
+	if (n > 0)
+		return FAIL(
+			rq, EBUSY,
+			"cannot change attribute '%s' of shelf '%s': it is active on node '%s' (%s)%s",
+			key, sh->name, holder, mode, n > 1 ? " and others" : "");
+	return n;
+}
+
 int lib_op_attr_set(struct req *rq)
 {
 	struct lib_shelf sh;
@@ -366,13 +411,13 @@ int lib_op_attr_set(struct req *rq)
 	json_t *v;
 	int r;
 
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "key", true, &key)) < 0)
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "key", true, &key)) < 0 ||
+	    (r = check_key(rq, key)) < 0)
 		return r;
 	v = json_object_get(rq->args, "value");
 	if (!v)
 		return FAIL(rq, EINVAL, "op 'attr.set' needs the argument 'value'");
-	r = lib_attr_set(rq, sh.id, key, v);
-	if (r < 0)
+	if ((r = attr_change(rq, &sh, key)) < 0 || (r = lib_attr_set(rq, sh.id, key, v)) < 0)
 		return r;
 	rq->result = json_pack("{s:s,s:s}", "name", sh.name, "key", key);
 	return 0;
@@ -401,7 +446,12 @@ int lib_op_attr_remove(struct req *rq)
 		return r;
 	if (!strcmp(key, "lfs.allocation"))
 		return FAIL(rq, EPERM, "attribute 'lfs.allocation' is read-only");
-	r = lib_store_attr_delete(rq->s, sh.id, key, &rq->err);
+	if ((r = attr_change(rq, &sh, key)) < 0)
+		return r;
+	if (!strcmp(key, "lfs.access"))
+		r = lib_store_access_clear(rq->s, sh.id, &rq->err) > 0 ? 0 : -ENODATA;
+	else
+		r = lib_store_attr_delete(rq->s, sh.id, key, &rq->err);
 	if (r == -ENODATA)
 		return FAIL(rq, ENODATA, "shelf '%s' has no attribute '%s'", sh.name,
 			    lib_shown(key, b, sizeof(b)));

@@ -2,14 +2,16 @@
 /*
  * Books and their zeroing: zombie.list and zombie.zeroed (freed books wait
  * for their node to zero them), free.scrub (FREE books of unknown content
- * sent to be zeroed), free.unknown and free.checked (such books found zero by
- * reading, with a token that voids the report if anything could have
- * changed them since the listing). docs/LIBRARIAN.md tells why.
+ * sent to be zeroed), free.unknown with free.checked or free.zeroed (such
+ * books found zero by reading, or zeroed by the node in the background,
+ * with a token that voids the report if anything could have changed them
+ * since the listing). docs/LIBRARIAN.md tells why.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/evp.h>
 
 #include "ops.h"
 
@@ -139,7 +141,7 @@ int lib_op_zombie_zeroed(struct req *rq)
 
 		if ((r = book_ref(rq, i, el, &id, &k)) < 0)
 			goto out;
-		offline = rq->s->node_offline[c->igs[k].node];
+		offline = rq->s->node_state[c->igs[k].node] != NODE_ONLINE;
 		r = lib_store_book_zeroed(rq->s, id, offline, &rq->err);
 		if (r == 0)
 			r = FAIL(rq, EINVAL,
@@ -152,7 +154,7 @@ int lib_op_zombie_zeroed(struct req *rq)
 	}
 	for (int k = 0; k < c->nigs && r >= 0; k++)
 		if (add[k])
-			r = lib_store_ig_free_add(rq->s, c->igs[k].ig, add[k], &rq->err);
+			r = lib_store_ig_free_add(rq->s, c->igs[k].ig, add[k], add[k], &rq->err);
 	if (r >= 0)
 		rq->result = json_pack("{s:I}", "freed", (json_int_t)json_array_size(books));
 out:
@@ -232,17 +234,44 @@ static int after_arg(struct req *rq, int64_t *from)
 }
 
 /*
+ * A token binds a listing to the node it was given to and to the change
+ * counter then: "<instance>-<changes>-<mac>", the MAC (HMAC-SHA256 under the
+ * process's random key, 64 bits of it) over the node's name, the instance
+ * and the counter. A node cannot forge another node's token or a later
+ * counter, and a restart (new instance and key) voids every token.
+ */
+static uint64_t token_mac(struct lib_store *s, const char *node, unsigned long long inst,
+			  unsigned long long changes)
+{
+	unsigned char out[EVP_MAX_MD_SIZE];
+	char data[LFS_NODE_NAME_MAX + 64];
+	size_t outlen = 0;
+	uint64_t mac = 0;
+	int n = snprintf(data, sizeof(data), "%s/%016llx/%llu", node, inst, changes);
+
+	if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, s->token_key, sizeof(s->token_key),
+		       (unsigned char *)data, n, out, sizeof(out), &outlen) ||
+	    outlen < 8)
+		return 0;
+	for (int i = 0; i < 8; i++)
+		mac = mac << 8 | out[i];
+	return mac;
+}
+
+/*
  * free.unknown: the node's FREE books that are not known zero, in book-id
  * order after "after" ([ig, book]), at most "limit", and a token. The node's
  * agent reads them (LFS_CMD_BOOK_CHECK writes nothing) and reports those
- * that read as zeroes with free.checked and the token. Nothing changes here.
+ * that read as zeroes with free.checked, or zeroes them and reports them
+ * with free.zeroed, with the token. Nothing changes here.
  */
 int lib_op_free_unknown(struct req *rq)
 {
 	struct book_list l = { 0 };
 	int64_t limit = 4096, from;
+	unsigned long long inst, changes;
 	uint32_t *igs;
-	char token[48];
+	char token[64];
 	int node, nigs, r;
 
 	if ((r = lib_arg_int(rq, "limit", 1, LIB_BOOKS_LIMIT, false, &limit)) < 0 ||
@@ -262,73 +291,159 @@ int lib_op_free_unknown(struct req *rq)
 		json_decref(l.books);
 		return r;
 	}
-	snprintf(token, sizeof(token), "%016llx-%llu", (unsigned long long)rq->s->instance,
-		 (unsigned long long)rq->s->changes);
+	inst = rq->s->instance;
+	changes = rq->s->changes;
+	snprintf(token, sizeof(token), "%016llx-%llu-%016llx", inst, changes,
+		 (unsigned long long)token_mac(rq->s, rq->c->nodes[node].name, inst, changes));
 	rq->result = json_pack("{s:o,s:b,s:s}", "books", l.books, "more", l.got >= limit, "token",
 			       token);
 	return 0;
 }
 
-/* "token": "<16 hex digits>-<decimal>", as free.unknown gave it. */
-static int token_arg(struct req *rq, unsigned long long *inst, unsigned long long *seen)
+struct token {
+	unsigned long long inst, changes, mac;
+	bool old; /* "<instance>-<changes>": a librarian before node-bound tokens gave it */
+};
+
+/* "token": as free.unknown gave it (or the two-part form of librarians before). */
+static int token_arg(struct req *rq, struct token *t)
 {
-	const char *token;
+	const char *token, *p;
 	char b[100];
-	size_t tl;
+	size_t d;
 	int r, end = 0;
 
 	if ((r = lib_arg_str(rq, "token", true, &token)) < 0)
 		return r;
-	tl = strlen(token);
-	if (tl < 18 || tl > 36 || strspn(token, "0123456789abcdef") != 16 || token[16] != '-' ||
-	    strspn(token + 17, "0123456789") != tl - 17 ||
-	    sscanf(token, "%16llx-%llu%n", inst, seen, &end) != 2 || token[end])
-		return FAIL(rq, EINVAL, "argument 'token' = '%s' is not a token from free.unknown",
-			    lib_shown(token, b, sizeof(b)));
+	memset(t, 0, sizeof(*t));
+	if (strlen(token) < 18 || strlen(token) > 56 || strspn(token, "0123456789abcdef") != 16 ||
+	    token[16] != '-')
+		goto bad;
+	p = token + 17;
+	d = strspn(p, "0123456789");
+	t->old = p[d] == 0;
+	if (d < 1 || d > 20 ||
+	    (!t->old && (p[d] != '-' || strlen(p + d + 1) != 16 ||
+			 strspn(p + d + 1, "0123456789abcdef") != 16)))
+		goto bad;
+	if (t->old ? sscanf(token, "%16llx-%llu%n", &t->inst, &t->changes, &end) == 2 :
+		     sscanf(token, "%16llx-%llu-%16llx%n", &t->inst, &t->changes, &t->mac, &end) ==
+			     3)
+		if (!token[end])
+			return 0;
+bad:
+	return FAIL(rq, EINVAL, "argument 'token' = '%s' is not a token from free.unknown",
+		    lib_shown(token, b, sizeof(b)));
+}
+
+/*
+ * Whether the token counts for a book of node k: 1 yes, 0 void (an earlier
+ * process gave it), or EINVAL: not given to that node, or a counter this
+ * process never reached (forged).
+ */
+static int token_valid(struct req *rq, const struct token *t, int k, int *cache_node)
+{
+	const char *node = rq->c->nodes[k].name;
+	char b[100];
+
+	if (t->old || t->inst != rq->s->instance)
+		return 0;
+	if (t->changes > rq->s->changes)
+		return FAIL(
+			rq, EINVAL,
+			"argument 'token' counts %llu changes, more than this librarian has made (%llu): it is not a token from free.unknown",
+			t->changes, (unsigned long long)rq->s->changes);
+	if (*cache_node == k)
+		return 1;
+	if (token_mac(rq->s, node, t->inst, t->changes) != t->mac)
+		return FAIL(
+			rq, EINVAL,
+			"argument 'token' was not given to node '%s' (each node reports with a token of its own free.unknown listing)",
+			lib_shown(node, b, sizeof(b)));
+	*cache_node = k;
+	return 1;
+}
+
+/* Each book of the report, checked whole before anything changes (books_arg, book_ref). */
+static int report_check(struct req *rq, json_t *books, const struct token *t)
+{
+	json_t *el;
+	size_t i;
+	int cache = -1;
+
+	json_array_foreach(books, i, el) {
+		int64_t id;
+		int k, r;
+
+		if ((r = book_ref(rq, i, el, &id, &k)) < 0 ||
+		    (r = token_valid(rq, t, rq->c->igs[k].node, &cache)) < 0)
+			return r;
+	}
 	return 0;
 }
 
 /*
- * free.checked: "books" read as zeroes on the node after free.unknown gave
- * "token". Each becomes known zero if it is still FREE and not known zero and
- * nothing that could have changed it (an allocation from its IG, its node
- * going offline or online, a librarian restart) happened since the token.
- * The others are skipped: not an error, the agent checks them again later.
+ * free.checked and free.zeroed: "books" read as zeroes on the node, or were
+ * zeroed by it, after free.unknown gave "token". Each becomes known zero if
+ * it is still FREE and not known zero and nothing that could have changed it
+ * (an allocation from its IG, its node going offline or online, a librarian
+ * restart) happened since the token. The others are skipped: not an error,
+ * the agent checks them again later.
  */
-int lib_op_free_checked(struct req *rq)
+static int free_report(struct req *rq)
 {
-	unsigned long long inst, seen;
-	int64_t marked = 0, skipped = 0;
+	int64_t marked = 0, skipped = 0, *add;
+	struct token t;
 	json_t *books, *el;
 	size_t i;
-	int r;
+	int r, cache = -1;
 
-	if ((r = token_arg(rq, &inst, &seen)) < 0 || (r = books_arg(rq, &books)) < 0)
+	if ((r = token_arg(rq, &t)) < 0 || (r = books_arg(rq, &books)) < 0 ||
+	    (r = report_check(rq, books, &t)) < 0)
 		return r;
-	/* the whole report is refused if one book is not the caller's to report */
-	json_array_foreach(books, i, el) {
-		int64_t id;
-		int k;
-
-		if ((r = book_ref(rq, i, el, &id, &k)) < 0)
-			return r;
-	}
+	add = calloc(rq->c->nigs, sizeof(*add));
+	if (!add)
+		return FAIL(rq, ENOMEM, "out of memory");
 	json_array_foreach(books, i, el) {
 		int64_t id;
 		int k;
 
 		book_ref(rq, i, el, &id, &k);
-		if (inst != rq->s->instance || rq->s->ig_changed[k] > seen) {
+		if (token_valid(rq, &t, rq->c->igs[k].node, &cache) <= 0 ||
+		    rq->s->ig_changed[k] > t.changes) {
 			skipped++;
 			continue;
 		}
 		r = lib_store_book_checked(rq->s, id, &rq->err);
 		if (r < 0)
-			return r;
+			break;
 		marked += r;
 		skipped += !r;
+		add[k] += r;
 	}
+	for (int k = 0; k < rq->c->nigs && r >= 0; k++)
+		if (add[k])
+			r = lib_store_ig_free_add(rq->s, rq->c->igs[k].ig, 0, add[k], &rq->err);
+	free(add);
+	if (r < 0)
+		return r;
 	rq->result = json_pack("{s:I,s:I}", "marked", (json_int_t)marked, "skipped",
 			       (json_int_t)skipped);
 	return 0;
+}
+
+/* The books read as zeroes without anything written (LFS_CMD_BOOK_CHECK). */
+int lib_op_free_checked(struct req *rq)
+{
+	return free_report(rq);
+}
+
+/*
+ * The node zeroed the books in the background (LFS_CMD_BOOK_ZERO) while
+ * they were FREE and not known zero, so not allocatable: nothing but the
+ * node could write them meanwhile. The same rules as free.checked.
+ */
+int lib_op_free_zeroed(struct req *rq)
+{
+	return free_report(rq);
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The node and the fabric: auth, geometry, stats, heartbeat and
- * node.set_state (admin). Any request from a node renews its lease
- * (lib_node_seen); heartbeat says so explicitly and reports what the node has
- * to do.
+ * node.set_state (admin). Any request from a node counts as hearing from it
+ * (dispatch.c, lease.c); heartbeat exists for that and reports what the node
+ * has to do: which activations it holds, the lease, the books to zero.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,22 +36,29 @@ int lib_op_auth(struct req *rq)
 		rq->who->admin = false;
 	}
 	*rq->authed = true;
-	lib_node_seen(rq->srv, rq->who->node);
-	rq->result = json_pack("{s:s,s:b,s:I,s:i,s:i,s:i,s:s}", "node", rq->who->name, "admin",
-			       rq->who->admin, "book_size", (json_int_t)rq->c->book_size,
+	rq->result = json_pack("{s:s,s:b,s:I,s:i,s:i,s:i,s:s,s:i,s:s}", "node", rq->who->name,
+			       "admin", rq->who->admin, "book_size", (json_int_t)rq->c->book_size,
 			       "heartbeat_interval", rq->c->heartbeat_interval, "lease_time",
-			       rq->c->lease_time, "protocol", LFS_PROTOCOL_VERSION, "server",
+			       rq->c->lease_time, "fence_grace", rq->c->fence_grace, "fabric_uuid",
+			       rq->s->fabric_uuid, "protocol", LFS_PROTOCOL_VERSION, "server",
 			       "librarian " LFS_VERSION);
 	return 0;
 }
 
-static int set_free(void *arg, int64_t ig, int64_t n)
+static int set_free(void *arg, int64_t ig, int64_t free, int64_t zero)
 {
 	char k[24];
 
 	snprintf(k, sizeof(k), "%lld", (long long)ig);
-	json_object_set_new(arg, k, json_integer(n));
+	json_object_set_new(arg, k, json_pack("[II]", (json_int_t)free, (json_int_t)zero));
 	return 0;
+}
+
+static const char *node_state_name(struct req *rq, int ni)
+{
+	static const char *const names[] = { "online", "fencing", "offline" };
+
+	return names[(int)rq->s->node_state[ni]];
 }
 
 /* A node of the geometry: its state, liveness and IGs with their free books. */
@@ -63,19 +70,21 @@ static json_t *geometry_node(struct req *rq, int ni, json_t *free_by_ig, int64_t
 
 	for (int g = 0; g < n->nigs; g++) {
 		const struct lib_ig *ig = &c->igs[n->igs[g]];
+		json_t *fz;
 		char k[24];
 
 		snprintf(k, sizeof(k), "%u", ig->ig);
-		json_array_append_new(
-			igs, json_pack("{s:I,s:I,s:I}", "ig", (json_int_t)ig->ig, "books",
-				       (json_int_t)ig->books, "free",
-				       json_integer_value(json_object_get(free_by_ig, k))));
+		fz = json_object_get(free_by_ig, k);
+		json_array_append_new(igs,
+				      json_pack("{s:I,s:I,s:I,s:I}", "ig", (json_int_t)ig->ig,
+						"books", (json_int_t)ig->books, "free",
+						json_integer_value(json_array_get(fz, 0)), "zero",
+						json_integer_value(json_array_get(fz, 1))));
 	}
 	return json_pack("{s:s,s:s,s:s,s:b,s:I,s:o}", "name", n->name, "power_domain",
-			 c->powers[n->power], "state",
-			 rq->s->node_offline[ni] ? "offline" : "online", "alive",
-			 now - rq->srv->last_seen[ni] <= c->lease_time, "last_seen_ago",
-			 (json_int_t)(now - rq->srv->last_seen[ni]), "igs", igs);
+			 c->powers[n->power], "state", node_state_name(rq, ni), "alive",
+			 lib_node_live_ms(rq->srv, ni) > 0, "last_seen_ago",
+			 (json_int_t)((now - rq->srv->heard[ni]) / 1000), "igs", igs);
 }
 
 static json_t *geometry_enclosure(struct req *rq, int ei, json_t *free_by_ig, int64_t now)
@@ -93,8 +102,8 @@ int lib_op_geometry(struct req *rq)
 {
 	const struct lib_config *c = rq->c;
 	json_t *racks = json_array(), *free_by_ig = json_object();
-	int64_t now = lib_now_mono();
-	int r = lib_store_ig_free_all(rq->s, set_free, free_by_ig, &rq->err);
+	int64_t now = lib_svc_now(rq->srv);
+	int r = lib_store_igs_each(rq->s, set_free, free_by_ig, &rq->err);
 
 	if (r < 0) {
 		json_decref(racks);
@@ -139,15 +148,25 @@ int lib_op_stats(struct req *rq)
 
 	if (r < 0)
 		return r;
-	rq->result = json_pack("{s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:i,s:I,s:I,s:o}", "books",
-			       "total", (json_int_t)total, "free", (json_int_t)n.free, "inuse",
-			       (json_int_t)n.inuse, "zombie", (json_int_t)n.zombie, "offline",
-			       (json_int_t)(total - n.free - n.inuse - n.zombie), "shelves",
-			       (json_int_t)n.shelves, "activations", (json_int_t)n.activations,
-			       "connections", rq->srv->nconns, "requests",
-			       (json_int_t)rq->srv->requests, "uptime",
-			       (json_int_t)(lib_now_mono() - rq->srv->started), "db",
-			       db_counters(rq->s));
+	rq->result = json_pack(
+		"{s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:i,s:{s:i,s:i,s:i},s:I,s:I,s:o}", "books",
+		"total", (json_int_t)total, "free", (json_int_t)n.free, "inuse",
+		(json_int_t)n.inuse, "zombie", (json_int_t)n.zombie, "offline",
+		(json_int_t)(total - n.free - n.inuse - n.zombie), "free_known_zero",
+		(json_int_t)n.zero, "shelves", (json_int_t)n.shelves, "activations",
+		(json_int_t)n.activations, "connections", rq->srv->nconns, "connections_by_kind",
+		"unauthenticated", rq->srv->nunauth, "admin", rq->srv->nadmin, "nodes",
+		rq->srv->nconns - rq->srv->nunauth - rq->srv->nadmin, "requests",
+		(json_int_t)rq->srv->requests, "uptime",
+		(json_int_t)(lib_now_mono() - rq->srv->started), "db", db_counters(rq->s));
+	json_object_set_new(rq->result, "loop",
+			    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "rounds_under_1ms",
+				      (json_int_t)rq->srv->rounds[0], "rounds_under_10ms",
+				      (json_int_t)rq->srv->rounds[1], "rounds_under_100ms",
+				      (json_int_t)rq->srv->rounds[2], "rounds_longer",
+				      (json_int_t)rq->srv->rounds[3], "longest_round_us",
+				      (json_int_t)rq->srv->round_max_us, "longest_round_cpu_us",
+				      (json_int_t)rq->srv->round_max_cpu_us));
 	return 0;
 }
 
@@ -174,15 +193,27 @@ static int64_t zombie_count(struct req *rq, int node)
 	return total;
 }
 
+/*
+ * The caller's activations and the lease. "lease": false makes it a probe:
+ * answered but not counted (the agent of a node that was set offline
+ * probes until it is accepted again). An offline or fencing node's heartbeat
+ * is refused (dispatch.c; here for the admin's on behalf of one).
+ */
 int lib_op_heartbeat(struct req *rq)
 {
-	json_t *acts;
+	json_t *acts, *lease = json_object_get(rq->args, "lease");
 	int64_t zombies;
 	int node, r = lib_arg_node(rq, true, &node);
 
 	if (r < 0)
 		return r;
-	lib_node_seen(rq->srv, node);
+	if (lease && !json_is_boolean(lease))
+		return FAIL(rq, EINVAL, "argument 'lease' must be true or false");
+	if (rq->s->node_state[node] != NODE_ONLINE)
+		return FAIL(rq, EACCES, "node '%s' is offline (set by the admin)",
+			    rq->c->nodes[node].name);
+	if (rq->who->admin && !json_is_false(lease))
+		lib_node_heard(rq->srv, node, rq->read_at);
 	acts = json_array();
 	r = lib_store_activations_of_node(rq->s, rq->c->nodes[node].name, append_held, acts,
 					  &rq->err);
@@ -191,24 +222,79 @@ int lib_op_heartbeat(struct req *rq)
 		json_decref(acts);
 		return zombies;
 	}
-	rq->result = json_pack("{s:s,s:i,s:i,s:o,s:I}", "node", rq->c->nodes[node].name,
-			       "lease_time", rq->c->lease_time, "heartbeat_interval",
-			       rq->c->heartbeat_interval, "activations", acts, "zombies",
-			       (json_int_t)zombies);
+	rq->result = json_pack("{s:s,s:i,s:i,s:i,s:o,s:I}", "node", rq->c->nodes[node].name,
+			       "lease_time", rq->c->lease_time, "fence_grace", rq->c->fence_grace,
+			       "heartbeat_interval", rq->c->heartbeat_interval, "activations", acts,
+			       "zombies", (json_int_t)zombies);
 	return 0;
 }
 
+/* The node's IGs: FREE books OFFLINE (or back), their content forgotten, tokens void. */
+static int set_igs_offline(struct req *rq, const struct lib_node *n, bool off)
+{
+	int r = 0;
+
+	for (int g = 0; g < n->nigs && r == 0; g++) {
+		lib_store_ig_changed(rq->s, n->igs[g]);
+		r = lib_store_ig_set_offline(rq->s, rq->c->igs[n->igs[g]].ig, off, &rq->err);
+	}
+	return r;
+}
+
 /*
- * Offline: the node's FREE books become OFFLINE and its activations end (an
- * offline node is fenced); online: its OFFLINE books become FREE. Either way
- * its free books are no longer known zero and check tokens for its IGs are
- * void. The in-memory state changes after the commit (dispatch.c).
+ * Offline: the node's FREE books become OFFLINE (never allocated) at once.
+ * A live node is fencing until its lease ends (lease.c): its heartbeats are
+ * refused, so its kernel fences every shelf, and its activations end only
+ * then (lib_fence_settle). A node that is not live is offline at once.
+ */
+static int set_offline(struct req *rq, int node, const char **state)
+{
+	const struct lib_node *n = &rq->c->nodes[node];
+	bool live = lib_node_live_ms(rq->srv, node) > 0;
+	int r;
+
+	if (rq->s->node_state[node] != NODE_ONLINE) {
+		*state = rq->s->node_state[node] == NODE_FENCING ? "fencing" : "offline";
+		return 0;
+	}
+	*state = live ? "fencing" : "offline";
+	rq->pending_node = node;
+	rq->pending_state = live ? NODE_FENCING : NODE_OFFLINE;
+	if ((r = set_igs_offline(rq, n, true)) < 0 ||
+	    (r = lib_store_node_put_state(rq->s, n->name, rq->pending_state, &rq->err)) < 0)
+		return r;
+	return live ? 0 : lib_store_activations_end_node(rq->s, n->name, &rq->err);
+}
+
+/* Online: the node's OFFLINE books become FREE; a fencing node must finish first. */
+static int set_online(struct req *rq, int node)
+{
+	const struct lib_node *n = &rq->c->nodes[node];
+	char left[24];
+	int r;
+
+	if (rq->s->node_state[node] == NODE_FENCING)
+		return FAIL(
+			rq, EBUSY,
+			"node '%s' is being taken offline: its lease ends in %s s (lease_time %d s + fence_grace %d s after it was last heard); set it online after that",
+			n->name, lib_secs(lib_node_live_ms(rq->srv, node), left, sizeof(left)),
+			rq->c->lease_time, rq->c->fence_grace);
+	rq->pending_node = node;
+	rq->pending_state = NODE_ONLINE;
+	if ((r = set_igs_offline(rq, n, false)) < 0)
+		return r;
+	return lib_store_node_put_state(rq->s, n->name, NODE_ONLINE, &rq->err);
+}
+
+/*
+ * Either way the node's free books are no longer known zero (unless
+ * new_books = "zero") and check tokens for its IGs are void. The in-memory
+ * state changes after the savepoint (dispatch.c).
  */
 int lib_op_node_set_state(struct req *rq)
 {
-	const struct lib_node *n;
-	const char *state;
-	bool off;
+	const char *state, *now;
+	int64_t left;
 	int node, r;
 
 	if ((r = lib_arg_node(rq, true, &node)) < 0 ||
@@ -216,20 +302,13 @@ int lib_op_node_set_state(struct req *rq)
 		return r;
 	if (strcmp(state, "online") && strcmp(state, "offline"))
 		return FAIL(rq, EINVAL, "state '%.20s' must be \"online\" or \"offline\"", state);
-	off = !strcmp(state, "offline");
-	n = &rq->c->nodes[node];
-	for (int g = 0; g < n->nigs && r == 0; g++) {
-		lib_store_ig_changed(rq->s, n->igs[g]);
-		r = lib_store_ig_set_offline(rq->s, rq->c->igs[n->igs[g]].ig, off, &rq->err);
-	}
-	if (r == 0)
-		r = lib_store_node_put_state(rq->s, n->name, off, &rq->err);
-	if (r == 0 && off)
-		r = lib_store_activations_end_node(rq->s, n->name, &rq->err);
+	now = state;
+	r = !strcmp(state, "offline") ? set_offline(rq, node, &now) : set_online(rq, node);
 	if (r < 0)
 		return r;
-	rq->pending_node = node;
-	rq->pending_offline = off;
-	rq->result = json_pack("{s:s,s:s}", "node", n->name, "state", state);
+	left = lib_node_live_ms(rq->srv, node);
+	rq->result = json_pack("{s:s,s:s}", "node", rq->c->nodes[node].name, "state", now);
+	if (!strcmp(now, "fencing"))
+		json_object_set_new(rq->result, "fenced_in", json_real((double)left / 1000));
 	return 0;
 }

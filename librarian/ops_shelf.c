@@ -3,7 +3,8 @@
  * Shelves: shelf.create, shelf.destroy, shelf.resize, shelf.rename,
  * shelf.list and shelf.get. A grow takes books under the shelf's policy
  * (alloc.c) or none; a shrink or destroy turns the books it releases into
- * ZOMBIE books for their nodes to zero.
+ * ZOMBIE books for their nodes to zero. Who may do what is access.c's, how
+ * much quota.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,16 +19,14 @@ static int64_t max_books(const struct lib_config *c)
 	return (int64_t)c->total_books;
 }
 
-/* Grow by n books; *zeroed (if not NULL): all of them were known to be zero. */
-int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n, bool *zeroed)
+/* Grow by n books, every one of them known to be zero. */
+int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n)
 {
 	struct lib_shelf_ctx x;
 	int r = lib_shelf_ctx_load(rq, sh, node, &x);
 
 	if (r == 0)
 		r = lib_alloc_books(rq->s, &x, n, &rq->err);
-	if (r == 0 && zeroed)
-		*zeroed = x.zeroed;
 	lib_shelf_ctx_free(&x);
 	if (r == 0) {
 		sh->books += n;
@@ -56,6 +55,8 @@ struct create {
 	const char *activate; /* "rw", "ro" or NULL */
 	int node; /* placement and activation are relative to it */
 	json_t *attrs;
+	const char *owner; /* the caller, or the node the admin acts for */
+	const char *tenant; /* the owner's */
 };
 
 static int create_args(struct req *rq, struct create *cr)
@@ -79,34 +80,42 @@ static int create_args(struct req *rq, struct create *cr)
 	    (!json_is_object(cr->attrs) || json_object_size(cr->attrs) > LIB_ATTRS_PER_SHELF))
 		return FAIL(rq, EINVAL, "argument 'attrs' must be an object of at most %d strings",
 			    LIB_ATTRS_PER_SHELF);
+	cr->owner = rq->who->admin && cr->node >= 0 ? rq->c->nodes[cr->node].name : rq->who->name;
+	cr->tenant = "";
+	if (lib_config_tenant_of(rq->c, cr->owner) >= 0)
+		cr->tenant = rq->c->tenants[lib_config_tenant_of(rq->c, cr->owner)].name;
 	return 0;
 }
 
-/* The name is free and the catalogue has room for one more shelf. */
-static int create_room(struct req *rq, const char *name)
+/*
+ * The name is free (names are one namespace for all tenants), the catalogue
+ * has room for one more shelf and the owner's quotas for it and its books.
+ */
+static int create_room(struct req *rq, const struct create *cr)
 {
 	struct lib_shelf o;
 	int64_t count;
-	int r = lib_store_shelf_find(rq->s, name, &o, &rq->err);
+	int r = lib_store_shelf_find(rq->s, cr->name, &o, &rq->err);
 
 	if (r == 0)
-		return FAIL(rq, EEXIST, "shelf '%s' already exists", name);
+		return FAIL(rq, EEXIST, "shelf '%s' already exists", cr->name);
 	if (r != -ENOENT)
 		return r;
-	r = lib_store_shelf_count(rq->s, NULL, &count, &rq->err);
+	r = lib_store_shelf_count(rq->s, NULL, NULL, &count, &rq->err);
 	if (r < 0)
 		return r;
 	if (count >= rq->c->max_shelves)
 		return FAIL(rq, ENOSPC, "the catalogue already holds %lld shelves (max_shelves)",
 			    (long long)count);
-	return 0;
+	return lib_quota_check(rq, cr->owner, cr->tenant, 1, cr->books);
 }
 
-/* lfs.policy (the default if not given), lfs.igs, lfs.anti_affinity, then the user's. */
+/* lfs.policy (the default if not given), lfs.igs, lfs.anti_affinity, lfs.access, the user's. */
 static int create_attrs(struct req *rq, int64_t shelf, json_t *attrs)
 {
 	static const char *const sys[][2] = { { "igs", "lfs.igs" },
-					      { "anti_affinity", "lfs.anti_affinity" } };
+					      { "anti_affinity", "lfs.anti_affinity" },
+					      { "access", "lfs.access" } };
 	json_t *v = json_object_get(rq->args, "policy");
 	const char *key;
 	int r;
@@ -125,7 +134,7 @@ static int create_attrs(struct req *rq, int64_t shelf, json_t *attrs)
 		if (!strncmp(key, "lfs.", 4))
 			return FAIL(
 				rq, EINVAL,
-				"set system attribute '%s' with its own argument (policy, igs, anti_affinity)",
+				"set system attribute '%s' with its own argument (policy, igs, anti_affinity, access)",
 				key);
 		r = lib_attr_set(rq, shelf, key, v);
 		if (r < 0)
@@ -139,54 +148,86 @@ int lib_op_shelf_create(struct req *rq)
 	struct create cr = { 0 };
 	struct lib_shelf sh = { 0 };
 	int64_t now = time(NULL);
-	bool zeroed = true; /* an empty shelf has no byte that is not zero */
 	char uuid[37];
 	int r;
 
-	if ((r = create_args(rq, &cr)) < 0 || (r = create_room(rq, cr.name)) < 0)
+	if ((r = create_args(rq, &cr)) < 0 || (r = create_room(rq, &cr)) < 0)
 		return r;
 	if (make_uuid(uuid) < 0)
 		return FAIL(rq, EIO, "no random numbers for a UUID");
-	r = lib_store_shelf_insert(rq->s, cr.name, uuid, rq->who->name, now, &sh.id, &rq->err);
+	r = lib_store_shelf_insert(rq->s, cr.name, uuid, cr.owner, cr.tenant, now, &sh.id,
+				   &rq->err);
 	if (r < 0)
 		return r;
 	snprintf(sh.name, sizeof(sh.name), "%s", cr.name);
+	snprintf(sh.owner, sizeof(sh.owner), "%s", cr.owner);
+	snprintf(sh.tenant, sizeof(sh.tenant), "%s", cr.tenant);
 	if ((r = create_attrs(rq, sh.id, cr.attrs)) < 0)
 		return r;
-	if (cr.books && (r = lib_shelf_grow(rq, &sh, cr.node, cr.books, &zeroed)) < 0)
+	if (cr.books && (r = lib_shelf_grow(rq, &sh, cr.node, cr.books)) < 0)
 		return r;
 	/* create and activate in one request: a new shelf has no other holder */
 	if (cr.activate && (r = lib_store_activation_put(rq->s, sh.id, rq->c->nodes[cr.node].name,
 							 cr.activate, now, &rq->err)) < 0)
 		return r;
 	rq->result = lib_reply_shelf_map(rq, sh.id, 0, LIB_BOOKS_LIMIT);
-	/* every book was zeroed by its node since it was last freed: skip probing it */
-	json_object_set_new(rq->result, "zeroed", json_boolean(zeroed));
+	/* only books known zero are allocated: the node may skip probing them */
+	json_object_set_new(rq->result, "zeroed", json_true());
 	return 0;
+}
+
+struct holder_walk {
+	struct req *rq;
+	const char *shelf;
+	int r;
+};
+
+static int holder_not_live(void *arg, const struct lib_activation *a)
+{
+	struct holder_walk *w = arg;
+
+	w->r = lib_require_not_live(w->rq, w->shelf, a->node, a->mode, "destroy");
+	return w->r;
+}
+
+/*
+ * Destroy needs no activation; "force" (admin) destroys a shelf whose
+ * holders are no longer live, never one a live node may still write.
+ */
+static int destroy_unheld(struct req *rq, struct lib_shelf *sh, bool force)
+{
+	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
+	struct holder_walk w = { .rq = rq, .shelf = sh->name };
+	int n, r;
+
+	if (force) {
+		r = lib_store_activations_of_shelf(rq->s, sh->id, holder_not_live, &w, &rq->err);
+		return w.r ? w.r : r;
+	}
+	n = lib_store_activation_others(rq->s, sh->id, NULL, false, holder, sizeof(holder), mode,
+					sizeof(mode), &rq->err);
+	if (n > 0)
+		return FAIL(
+			rq, EBUSY,
+			"cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
+			sh->name, holder, mode, n > 1 ? " and others" : "");
+	return n;
 }
 
 int lib_op_shelf_destroy(struct req *rq)
 {
-	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
 	struct lib_shelf sh;
 	bool force;
 	int64_t z;
-	int n, r;
+	int r;
 
 	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_bool(rq, "force", &force)) < 0)
 		return r;
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "\"force\" needs the admin identity");
-	n = force ? 0 :
-		    lib_store_activation_others(rq->s, sh.id, NULL, false, holder, sizeof(holder),
-						mode, sizeof(mode), &rq->err);
-	if (n < 0)
-		return n;
-	if (n > 0)
-		return FAIL(
-			rq, EBUSY,
-			"cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
-			sh.name, holder, mode, n > 1 ? " and others" : "");
+	if ((r = lib_require_access(rq, &sh, ACC_ALL, "destroy")) < 0 ||
+	    (r = destroy_unheld(rq, &sh, force)) < 0)
+		return r;
 	z = lib_store_shelf_release(rq->s, sh.id, 0, &rq->err);
 	if (z < 0)
 		return z;
@@ -221,11 +262,14 @@ int lib_op_shelf_resize(struct req *rq)
 	if ((r = lib_arg_shelf(rq, &sh)) < 0 ||
 	    (r = lib_arg_int(rq, "books", 0, max_books(rq->c), true, &books)) < 0 ||
 	    (r = lib_arg_node(rq, false, &node)) < 0 ||
+	    (r = lib_require_access(rq, &sh, ACC_RW, "resize")) < 0 ||
 	    (r = lib_require_unshared(rq, &sh, "resize")) < 0)
 		return r;
 	old = sh.books;
+	if (books > old && (r = lib_quota_check(rq, sh.owner, sh.tenant, 0, books - old)) < 0)
+		return r;
 	if (books > old) {
-		r = lib_shelf_grow(rq, &sh, node, books - old, NULL);
+		r = lib_shelf_grow(rq, &sh, node, books - old);
 		if (r == 0 && books - old <= LIB_BOOKS_LIMIT)
 			delta = json_pack("{s:o}", "added",
 					  lib_reply_map(rq, sh.id, old, books - old));
@@ -252,6 +296,7 @@ int lib_op_shelf_rename(struct req *rq)
 
 	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "new_name", true, &nn)) < 0 ||
 	    (r = lib_check_new_name(rq, "new_name: ", nn)) < 0 ||
+	    (r = lib_require_access(rq, &sh, ACC_ALL, "rename")) < 0 ||
 	    (r = lib_require_unshared(rq, &sh, "rename")) < 0)
 		return r;
 	r = lib_store_shelf_find(rq->s, nn, &o, &rq->err);
@@ -280,23 +325,26 @@ static int list_shelf(void *arg, const struct lib_shelf_row *row)
 	return 0;
 }
 
+/* Sorted by name, by the name index (a tenant's: its own, merged with the granted). */
 int lib_op_shelf_list(struct req *rq)
 {
 	const char *prefix = NULL;
 	int64_t offset = 0, limit = 1000, total = 0;
 	struct list_walk w = { .rq = rq };
+	const struct lib_shelf_filter *f;
+	struct lib_shelf_filter fs;
+	char tag[LFS_NODE_NAME_MAX + 2];
 	int r;
 
 	if ((r = lib_arg_str(rq, "prefix", false, &prefix)) < 0 ||
 	    (r = lib_arg_int(rq, "offset", 0, INT64_MAX / 2, false, &offset)) < 0 ||
 	    (r = lib_arg_int(rq, "limit", 1, LIB_LIST_LIMIT, false, &limit)) < 0)
 		return r;
-	if (!prefix)
-		prefix = "";
+	f = lib_access_filter(rq, &fs, tag, sizeof(tag));
 	w.shelves = json_array();
-	r = lib_store_shelf_list(rq->s, prefix, offset, limit, list_shelf, &w, &rq->err);
+	r = lib_store_shelf_list(rq->s, prefix, f, offset, limit, list_shelf, &w, &rq->err);
 	if (r == 0)
-		r = lib_store_shelf_count(rq->s, prefix, &total, &rq->err);
+		r = lib_store_shelf_count(rq->s, prefix, f, &total, &rq->err);
 	if (r < 0) {
 		json_decref(w.shelves);
 		return r;
@@ -306,10 +354,12 @@ int lib_op_shelf_list(struct req *rq)
 	return 0;
 }
 
+/* The book map only for callers that may read the shelf ("ro" access). */
 int lib_op_shelf_get(struct req *rq)
 {
 	const char *name = NULL, *uuid = NULL;
 	int64_t offset = 0, limit = LIB_BOOKS_LIMIT;
+	enum lib_access acc = ACC_NONE;
 	struct lib_shelf sh;
 	char b[100];
 	int r;
@@ -323,11 +373,18 @@ int lib_op_shelf_get(struct req *rq)
 		return FAIL(rq, EINVAL, "shelf.get needs exactly one of \"name\" or \"uuid\"");
 	if (name)
 		r = lib_shelf_lookup(rq, name, &sh);
-	else if ((r = lib_store_shelf_find_uuid(rq->s, uuid, &sh, &rq->err)) == -ENOENT)
+	else if ((r = lib_store_shelf_find_uuid(rq->s, uuid, &sh, &rq->err)) == 0 &&
+		 ((r = lib_access_of(rq, &sh, &acc)) == 0 && acc == ACC_NONE))
+		r = -ENOENT;
+	if (r == -ENOENT && uuid)
 		r = FAIL(rq, ENOENT, "no shelf with UUID '%s'", lib_shown(uuid, b, sizeof(b)));
-	if (r < 0)
+	if (r < 0 || (r = lib_access_of(rq, &sh, &acc)) < 0)
 		return r;
-	rq->result = lib_reply_shelf_map(rq, sh.id, offset, limit);
-	json_object_set_new(rq->result, "attrs", lib_reply_attrs(rq, sh.id));
+	if (acc >= ACC_RO)
+		rq->result = lib_reply_shelf_map(rq, sh.id, offset, limit);
+	else
+		rq->result = lib_reply_shelf(rq, sh.id);
+	if (rq->result)
+		json_object_set_new(rq->result, "attrs", lib_reply_attrs(rq, sh.id));
 	return 0;
 }

@@ -57,9 +57,12 @@ json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row)
 {
 	const char *policy = row->policy ? row->policy : lfs_policy_name(rq->c->default_policy);
 
-	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "name", row->name, "uuid",
-			 row->uuid, "owner", row->owner, "ctime", (json_int_t)row->ctime, "mtime",
-			 (json_int_t)row->mtime, "books", (json_int_t)row->books, "size",
+	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "name", row->name,
+			 "uuid", row->uuid, "owner", row->owner, "tenant",
+			 row->tenant && row->tenant[0] ? json_string(row->tenant) : json_null(),
+			 "access", lib_access_from_text(row->access), "ctime",
+			 (json_int_t)row->ctime, "mtime", (json_int_t)row->mtime, "books",
+			 (json_int_t)row->books, "size",
 			 (json_int_t)(row->books * (int64_t)rq->c->book_size), "gen",
 			 (json_int_t)row->gen, "policy", policy, "activations",
 			 activations_from_text(row->activations));
@@ -156,13 +159,27 @@ static int set_attr(void *arg, const char *key, const char *value)
 	return 0;
 }
 
-/* Every attribute of the shelf, lfs.allocation included. */
+/* Every attribute of the shelf, lfs.access and lfs.allocation included. */
 json_t *lib_reply_attrs(struct req *rq, int64_t shelf)
 {
-	json_t *o = json_object();
-	char *alloc;
+	json_t *o = json_object(), *acl = lib_access_list(rq, shelf), *el;
+	char *alloc, *text = NULL;
+	size_t i;
 
 	lib_store_attr_each(rq->s, shelf, set_attr, o, &rq->err);
+	json_array_foreach(acl, i, el) {
+		char *t = NULL;
+
+		if (asprintf(&t, "%s%s%s", text ? text : "", text ? "," : "",
+			     json_string_value(el)) < 0)
+			break;
+		free(text);
+		text = t;
+	}
+	if (text)
+		json_object_set_new(o, "lfs.access", json_string(text));
+	free(text);
+	json_decref(acl);
 	alloc = lib_reply_allocation(rq, shelf);
 	if (alloc)
 		json_object_set_new(o, "lfs.allocation", json_string(alloc));

@@ -162,6 +162,7 @@ int lib_check_lookup_name(struct req *rq, const char *name)
 	return 0;
 }
 
+/* A shelf the caller does not see (access.c) is not found either. */
 int lib_shelf_lookup(struct req *rq, const char *name, struct lib_shelf *sh)
 {
 	char b[200];
@@ -172,7 +173,7 @@ int lib_shelf_lookup(struct req *rq, const char *name, struct lib_shelf *sh)
 	r = lib_store_shelf_find(rq->s, name, sh, &rq->err);
 	if (r == -ENOENT)
 		return FAIL(rq, ENOENT, "no shelf named '%s'", lib_shown(name, b, sizeof(b)));
-	return r;
+	return r < 0 ? r : lib_require_access(rq, sh, ACC_SEE, "see");
 }
 
 int lib_arg_shelf(struct req *rq, struct lib_shelf *sh)

@@ -16,7 +16,12 @@
  * of an IG that moved to another node have 0. An INUSE book keeps the value
  * it had when allocated.
  *
- * Schema versions (PRAGMA user_version): 1, the first; 2 adds books.zeroed.
+ * Only FREE books known zero are allocated: igs.zero counts them per IG
+ * (beside igs.free, every FREE book) and the partial index books_zero holds
+ * them, so a pick is still one index seek.
+ *
+ * Schema versions (PRAGMA user_version): 1, the first; 2 adds books.zeroed;
+ * 3 adds igs.zero, shelves.tenant and the access table (lfs.access).
  * lib_store_open() migrates an older catalogue in one transaction.
  */
 #include <ctype.h>
@@ -33,6 +38,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+/* A new catalogue: the schema of version 2, then the steps after it. */
 static const char schema_sql[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
 	"CREATE TABLE nodes(name TEXT PRIMARY KEY, state TEXT NOT NULL DEFAULT 'online') WITHOUT ROWID;"
@@ -50,7 +56,27 @@ static const char schema_sql[] =
 	" PRIMARY KEY(shelf, key)) WITHOUT ROWID;"
 	"CREATE TABLE activations(shelf INTEGER NOT NULL, node TEXT NOT NULL, mode TEXT NOT NULL,"
 	" since INTEGER NOT NULL, PRIMARY KEY(shelf, node)) WITHOUT ROWID;"
-	"CREATE INDEX activations_node ON activations(node);";
+	"CREATE INDEX activations_node ON activations(node);"
+	"PRAGMA user_version = 2;";
+
+/*
+ * 2 -> 3: igs.zero counts the FREE books known zero (only those are
+ * allocated) and books_zero indexes them; a shelf's tenant (its owner's,
+ * indexed with the name for shelf.list) and owner (indexed for quotas);
+ * access lists (lfs.access) by shelf and by grantee.
+ */
+static const char upgrade_3_sql[] =
+	"ALTER TABLE igs ADD COLUMN zero INTEGER NOT NULL DEFAULT 0;"
+	"UPDATE igs SET zero = (SELECT count(*) FROM books WHERE state = BOOK_FREE AND zeroed = 1"
+	" AND id BETWEEN igs.ig << 32 AND (igs.ig << 32) + 4294967295);"
+	"CREATE INDEX books_zero ON books(id) WHERE state = BOOK_FREE AND zeroed = 1;"
+	"ALTER TABLE shelves ADD COLUMN tenant TEXT NOT NULL DEFAULT '';"
+	"CREATE INDEX shelves_tenant ON shelves(tenant, name, books);"
+	"CREATE INDEX shelves_owner ON shelves(owner, books);"
+	"CREATE TABLE access(shelf INTEGER NOT NULL, who TEXT NOT NULL, level INTEGER NOT NULL,"
+	" PRIMARY KEY(shelf, who)) WITHOUT ROWID;"
+	"CREATE INDEX access_who ON access(who, shelf);"
+	"PRAGMA user_version = 3;";
 
 /* The names statements use for enum lib_book_state. */
 static const struct {
@@ -268,6 +294,23 @@ static int64_t user_version(struct lib_store *s)
 	return v;
 }
 
+/* An older schema brought to this version, one step at a time. */
+static int store_upgrade(struct lib_store *s, int64_t ver, struct lib_err *e)
+{
+	int r = 0;
+
+	s->upgraded_from = ver;
+	if (ver == 1)
+		/* 1 -> 2: no book's content is known yet */
+		r = exec(s,
+			 "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
+			 " PRAGMA user_version = 2",
+			 e);
+	if (r == 0)
+		r = exec(s, upgrade_3_sql, e);
+	return r;
+}
+
 /* Create the schema, or migrate an older one, in one transaction. */
 static int store_schema(struct lib_store *s, const char *path, bool create, struct lib_err *e)
 {
@@ -281,14 +324,9 @@ static int store_schema(struct lib_store *s, const char *path, bool create, stru
 		if (!create)
 			r = lib_fail(e, ENOENT, "%s: not a librarian catalogue (empty)", path);
 		else if (!(r = exec(s, schema_sql, e)))
-			r = exec(s, "PRAGMA user_version = " STR(LIB_SCHEMA_VERSION), e);
-	} else if (ver == 1) {
-		/* 1 -> 2: no book's content is known yet */
-		r = exec(s,
-			 "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
-			 " PRAGMA user_version = 2",
-			 e);
-		s->upgraded_from = 1;
+			r = exec(s, upgrade_3_sql, e);
+	} else if (ver == 1 || ver == 2) {
+		r = store_upgrade(s, ver, e);
 	} else if (ver > LIB_SCHEMA_VERSION) {
 		r = lib_fail(
 			e, EPROTO,
@@ -336,10 +374,10 @@ static struct lib_store *store_alloc(const struct lib_config *cfg)
 		return NULL;
 	s->cfg = cfg;
 	if (cfg) {
-		s->node_offline = calloc(cfg->nnodes + 1, 1);
+		s->node_state = calloc(cfg->nnodes + 1, 1);
 		s->ig_changed = calloc(cfg->nigs + 1, sizeof(*s->ig_changed));
-		if (!s->node_offline || !s->ig_changed) {
-			free(s->node_offline);
+		if (!s->node_state || !s->ig_changed) {
+			free(s->node_state);
 			free(s->ig_changed);
 			free(s);
 			return NULL;
@@ -350,6 +388,10 @@ static struct lib_store *store_alloc(const struct lib_config *cfg)
 		s->rand_state = (uint64_t)time(NULL) | 1;
 	if (RAND_bytes((unsigned char *)&s->instance, sizeof(s->instance)) != 1 || !s->instance)
 		s->instance = lib_random(s) | 1;
+	if (RAND_bytes(s->token_key, sizeof(s->token_key)) != 1) {
+		lib_store_close(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -390,7 +432,7 @@ void lib_store_close(struct lib_store *s)
 		sqlite3_finalize(s->st[i]);
 	if (s->db)
 		sqlite3_close(s->db);
-	free(s->node_offline);
+	free(s->node_state);
 	free(s->ig_changed);
 	free(s);
 }

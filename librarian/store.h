@@ -22,7 +22,7 @@
 #include "librarian.h"
 
 #define LIB_STMT_CACHE 96
-#define LIB_SCHEMA_VERSION 2 /* PRAGMA user_version of the catalogue */
+#define LIB_SCHEMA_VERSION 3 /* PRAGMA user_version of the catalogue */
 
 struct lib_store {
 	sqlite3 *db;
@@ -31,8 +31,9 @@ struct lib_store {
 	sqlite3_stmt *st[LIB_STMT_CACHE];
 	int nst;
 	uint64_t rand_state;
-	char *node_offline; /* per config node: 1 if offline */
+	char *node_state; /* per config node: enum lib_node_state */
 	int upgraded_from; /* schema version migrated from at open, 0 if none */
+	char fabric_uuid[40]; /* meta fabric_uuid, made once per catalogue */
 	struct lib_ckpt *ckpt; /* background checkpoints, daemon only */
 	/*
 	 * Tokens of free.unknown / free.checked (ops_books.c): every event
@@ -43,6 +44,7 @@ struct lib_store {
 	 * process, so tokens do not survive a restart.
 	 */
 	uint64_t instance;
+	uint8_t token_key[32]; /* random: tokens' MACs (ops_books.c) */
 	uint64_t changes;
 	uint64_t *ig_changed; /* per config IG */
 };
@@ -112,7 +114,8 @@ void lib_store_checkpoint_final(struct lib_store *s);
 int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
 
 /* store_tools.c: the offline tools (check, backup). */
-int lib_store_check(sqlite3 *db, FILE *report);
+/* The violations found (listed in report); quick: PRAGMA quick_check, not integrity_check. */
+int lib_store_check(sqlite3 *db, FILE *report, bool quick);
 int lib_store_forget_zeroed(sqlite3 *db);
 /* The violations found (listed in report), or -errno with msg. */
 int lib_store_check_file(const char *path, FILE *report, char *msg, size_t len);
@@ -123,26 +126,43 @@ int lib_store_backup(const char *src, const char *dest, FILE *report, char *msg,
 struct lib_shelf {
 	int64_t id;
 	char name[LIB_OLD_NAME_MAX + 1];
+	char owner[LFS_PSK_IDENTITY_MAX + 1]; /* the node (or admin) that created it */
+	char tenant[LFS_NODE_NAME_MAX + 1]; /* its owner's, "" for the default tenant */
 	int64_t books;
 	int64_t gen;
 };
 
 /* A shelf as replies show it; the strings live until the callback returns. */
 struct lib_shelf_row {
-	const char *name, *uuid, *owner;
+	const char *name, *uuid, *owner, *tenant;
 	const char *policy; /* NULL: the configured default */
+	const char *access; /* "who:level,..." (levels as numbers) or NULL */
 	const char *activations; /* shelf.list only: "node:mode,..." or NULL */
 	int64_t ctime, mtime, books, gen;
 };
 typedef int lib_shelf_fn(void *arg, const struct lib_shelf_row *row);
 
+/*
+ * Whose shelves a listing shows: all (NULL), or those of a tenant ("" for
+ * the default tenant) and those granted to a node or to the tenant ("@t").
+ */
+struct lib_shelf_filter {
+	const char *tenant, *node, *tag;
+};
+
 int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf *sh,
 			 struct lib_err *e);
 int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_shelf *sh,
 			      struct lib_err *e);
-int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n, struct lib_err *e);
+/* Shelves whose name starts with prefix (NULL: all) that f shows (NULL: all). */
+int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
+			  int64_t *n, struct lib_err *e);
 int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
-			   const char *owner, int64_t now, int64_t *id, struct lib_err *e);
+			   const char *owner, const char *tenant, int64_t now, int64_t *id,
+			   struct lib_err *e);
+/* Shelves and books owned by a node (tenant false) or held by a tenant's shelves. */
+int lib_store_usage(struct lib_store *s, bool tenant, const char *key, int64_t *shelves,
+		    int64_t *books, struct lib_err *e);
 int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, int64_t now,
 			      struct lib_err *e);
 int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, int64_t now,
@@ -151,8 +171,22 @@ int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, in
 int lib_store_shelf_delete(struct lib_store *s, int64_t id, struct lib_err *e);
 int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void *arg,
 			 struct lib_err *e);
-int lib_store_shelf_list(struct lib_store *s, const char *prefix, int64_t offset, int64_t limit,
-			 lib_shelf_fn *fn, void *arg, struct lib_err *e);
+int lib_store_shelf_list(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
+			 int64_t offset, int64_t limit, lib_shelf_fn *fn, void *arg,
+			 struct lib_err *e);
+
+/* store_access.c: the access table (lfs.access): grants of a shelf to nodes and tenants. */
+typedef int lib_grant_fn(void *arg, const char *who, int level);
+
+/* The highest level granted to who1 or who2 (either may be NULL), ACC_NONE if none. */
+int lib_store_access_level(struct lib_store *s, int64_t shelf, const char *who1, const char *who2,
+			   int *level, struct lib_err *e);
+int lib_store_access_put(struct lib_store *s, int64_t shelf, const char *who, int level,
+			 struct lib_err *e);
+/* Every grant of the shelf removed: how many there were. */
+int lib_store_access_clear(struct lib_store *s, int64_t shelf, struct lib_err *e);
+int lib_store_access_each(struct lib_store *s, int64_t shelf, lib_grant_fn *fn, void *arg,
+			  struct lib_err *e);
 
 /* store_attr.c: the attrs table. */
 typedef int lib_attr_fn(void *arg, const char *key, const char *value);
@@ -196,7 +230,7 @@ int lib_store_activations_end_node(struct lib_store *s, const char *node, struct
 
 /* store_books.c: the books of shelves, allocation picks, per-IG counts. */
 struct lib_counts {
-	int64_t free, zombie, inuse, shelves, activations;
+	int64_t free, zero, zombie, inuse, shelves, activations;
 };
 
 int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e);
@@ -209,14 +243,17 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 /* The shelf's books at position keep and beyond become ZOMBIE: their count. */
 int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep,
 				struct lib_err *e);
-/* The FREE book of [lo, hi] nearest to lo (or to hi if desc): 0, -ENOENT or -EIO. */
-int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id,
-			bool *zeroed);
+/* The FREE, known-zero book of [lo, hi] nearest to lo (or to hi if desc): 0, -ENOENT or -EIO. */
+int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id);
+/* The book onto the shelf at seq: EIO unless it was FREE, known zero and unowned. */
 int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
 			struct lib_err *e);
-/* igs.free of every IG (key: IG number). */
-int lib_store_ig_free_all(struct lib_store *s, lib_count_fn *fn, void *arg, struct lib_err *e);
-int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t delta, struct lib_err *e);
+/* Each IG's number, FREE books and FREE books known zero. */
+typedef int lib_ig_fn(void *arg, int64_t ig, int64_t free, int64_t zero);
+int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e);
+int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero,
+			  struct lib_err *e);
+int lib_store_ig_recount(struct lib_store *s, uint32_t ig, struct lib_err *e);
 /* Books of the IG in state st (BOOK_FREE or BOOK_ZOMBIE). */
 int64_t lib_store_ig_count(struct lib_store *s, uint32_t ig, enum lib_book_state st,
 			   struct lib_err *e);
@@ -239,9 +276,9 @@ int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e);
 /* store_node.c: node states and what they do to the books. */
 /* The IG's FREE books become OFFLINE (or back), no longer known zero; igs.free follows. */
 int lib_store_ig_set_offline(struct lib_store *s, uint32_t ig, bool offline, struct lib_err *e);
-int lib_store_node_put_state(struct lib_store *s, const char *node, bool offline,
+int lib_store_node_put_state(struct lib_store *s, const char *node, enum lib_node_state st,
 			     struct lib_err *e);
-/* node_offline[] from the nodes table (at start, after a lost transaction). */
+/* node_state[] from the nodes table (at start, after a lost transaction). */
 void lib_store_node_load(struct lib_store *s);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The books of shelves and of IGs: a shelf's map, allocation's picks, the
- * per-IG free counts (igs.free, kept equal to the IG's FREE books).
+ * per-IG counts (igs.free, kept equal to the IG's FREE books, and igs.zero,
+ * to those of them known zero: the only ones allocated).
  */
 #include <errno.h>
 
@@ -10,7 +11,7 @@
 int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e)
 {
 	sqlite3_stmt *st =
-		lib_stmt(s, "SELECT (SELECT total(free) FROM igs),"
+		lib_stmt(s, "SELECT (SELECT total(free) FROM igs), (SELECT total(zero) FROM igs),"
 			    " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
 			    " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
 			    " (SELECT count(*) FROM activations)");
@@ -21,10 +22,11 @@ int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		out->free = sqlite3_column_int64(st, 0);
-		out->zombie = sqlite3_column_int64(st, 1);
-		out->inuse = sqlite3_column_int64(st, 2);
-		out->shelves = sqlite3_column_int64(st, 3);
-		out->activations = sqlite3_column_int64(st, 4);
+		out->zero = sqlite3_column_int64(st, 1);
+		out->zombie = sqlite3_column_int64(st, 2);
+		out->inuse = sqlite3_column_int64(st, 3);
+		out->shelves = sqlite3_column_int64(st, 4);
+		out->activations = sqlite3_column_int64(st, 5);
 	}
 	sqlite3_reset(st);
 	return rc == SQLITE_ROW ? 0 : lib_sql_fail(s, e);
@@ -71,64 +73,100 @@ int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep
 	return r < 0 ? r : sqlite3_changes(s->db);
 }
 
-int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id,
-			bool *zeroed)
+int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id)
 {
 	sqlite3_stmt *st;
 	int rc;
 
 	if (desc)
-		st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = BOOK_FREE"
+		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
 				 " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1");
 	else
-		st = lib_stmt(s, "SELECT id, zeroed FROM books WHERE state = BOOK_FREE"
+		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
 				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
 	if (!st)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, lo);
 	sqlite3_bind_int64(st, 2, hi);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
+	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(st, 0);
-		*zeroed = sqlite3_column_int(st, 1) == 1;
-	}
 	sqlite3_reset(st);
 	if (rc == SQLITE_ROW)
 		return 0;
 	return rc == SQLITE_DONE ? -ENOENT : -EIO;
 }
 
+/*
+ * The book must be FREE, known zero and on no shelf, and exactly one row
+ * must change: a damaged catalogue never hands one book to two shelves.
+ */
 int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
 			struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_INUSE, shelf = ?2, seq = ?3"
-				       " WHERE id = ?1");
+				       " WHERE id = ?1 AND state = BOOK_FREE AND zeroed = 1"
+				       " AND shelf IS NULL");
+	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, shelf);
 	sqlite3_bind_int64(st, 3, seq);
-	return lib_stmt_run(s, st, e);
+	r = lib_stmt_run(s, st, e);
+	if (r == 0 && sqlite3_changes(s->db) != 1)
+		return lib_fail(
+			e, EIO,
+			"catalogue inconsistent: book [%lld, %lld] was picked as free but is not FREE, known zero and unowned; nothing was allocated (run librarian check)",
+			(long long)(id >> 32), (long long)(id & 0xffffffff));
+	return r;
 }
 
-int lib_store_ig_free_all(struct lib_store *s, lib_count_fn *fn, void *arg, struct lib_err *e)
+int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT ig, free FROM igs");
+	sqlite3_stmt *st = lib_stmt(s, "SELECT ig, free, zero FROM igs");
+	int rc = SQLITE_DONE, r = 0;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	return lib_stmt_counts(s, st, fn, arg, e);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+		       sqlite3_column_int64(st, 2));
+	sqlite3_reset(st);
+	if (r == 0 && rc != SQLITE_DONE)
+		return lib_sql_fail(s, e);
+	return r;
 }
 
-int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t delta, struct lib_err *e)
+int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero,
+			  struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE igs SET free = free + ?2 WHERE ig = ?1");
+	sqlite3_stmt *st = lib_stmt(s, "UPDATE igs SET free = free + ?2, zero = zero + ?3"
+				       " WHERE ig = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
 	sqlite3_bind_int64(st, 1, ig);
-	sqlite3_bind_int64(st, 2, delta);
+	sqlite3_bind_int64(st, 2, dfree);
+	sqlite3_bind_int64(st, 3, dzero);
+	return lib_stmt_run(s, st, e);
+}
+
+/* igs.free and igs.zero counted again from the books (IG changes, online). */
+int lib_store_ig_recount(struct lib_store *s, uint32_t ig, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(
+		s,
+		"UPDATE igs SET free = (SELECT count(*) FROM books WHERE state = BOOK_FREE"
+		" AND id BETWEEN ?2 AND ?3), zero = (SELECT count(*) FROM books"
+		" WHERE state = BOOK_FREE AND zeroed = 1 AND id BETWEEN ?2 AND ?3) WHERE ig = ?1");
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_int64(st, 1, ig);
+	sqlite3_bind_int64(st, 2, lib_ig_first(ig));
+	sqlite3_bind_int64(st, 3, lib_ig_last(ig));
 	return lib_stmt_run(s, st, e);
 }
 

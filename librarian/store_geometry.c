@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Make the catalogue match the configured fabric at start, in one
- * transaction: nodes, the book size, and each IG's books (new IGs and grown
- * ones get books; an IG that is gone or smaller loses its books, unless one
- * of them is allocated or waiting to be zeroed: then the start is refused).
+ * transaction: nodes, the book size, the fabric's UUID, each IG's books (new
+ * IGs and grown ones get books; an IG that is gone or smaller loses its
+ * books, unless one of them is allocated or waiting to be zeroed: then the
+ * start is refused) and each shelf's tenant (its owner's).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/rand.h>
 
 #include "store.h"
 
@@ -26,13 +29,17 @@ static int64_t query_int(struct lib_store *s, const char *sql, int64_t a, int64_
 	return v;
 }
 
+/*
+ * New books: what they hold is unknown (zeroed 0), unless the configuration
+ * says new memory reads as zeroes (new_books = "zero") and they are FREE.
+ */
 static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_t to, int state,
 			struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(
 		s,
 		"WITH RECURSIVE c(x) AS (SELECT ?1 UNION ALL SELECT x + 1 FROM c WHERE x + 1 < ?2)"
-		" INSERT INTO books(id, state) SELECT (?3 << 32) + x, ?4 FROM c");
+		" INSERT INTO books(id, state, zeroed) SELECT (?3 << 32) + x, ?4, ?5 FROM c");
 
 	if (from >= to)
 		return 0;
@@ -42,18 +49,7 @@ static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_
 	sqlite3_bind_int64(st, 2, to);
 	sqlite3_bind_int64(st, 3, ig);
 	sqlite3_bind_int(st, 4, state);
-	return lib_stmt_run(s, st, e);
-}
-
-static int refresh_free(struct lib_store *s, uint32_t ig, struct lib_err *e)
-{
-	sqlite3_stmt *st = lib_stmt(
-		s, "UPDATE igs SET free = (SELECT count(*) FROM books WHERE state = BOOK_FREE"
-		   " AND id BETWEEN (?1 << 32) AND (?1 << 32) + 4294967295) WHERE ig = ?1");
-
-	if (!st)
-		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, ig);
+	sqlite3_bind_int(st, 5, state == BOOK_FREE && s->cfg->new_books_zero);
 	return lib_stmt_run(s, st, e);
 }
 
@@ -153,8 +149,9 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 		sqlite3_bind_int64(st, 2, lib_ig_last(ig));
 		r = lib_stmt_run(s, st, e);
 	} else {
-		r = insert_books(s, ig, have, want,
-				 s->node_offline[c->igs[k].node] ? BOOK_OFFLINE : BOOK_FREE, e);
+		r = insert_books(
+			s, ig, have, want,
+			s->node_state[c->igs[k].node] != NODE_ONLINE ? BOOK_OFFLINE : BOOK_FREE, e);
 	}
 	if (r < 0)
 		return r;
@@ -170,7 +167,7 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 		sqlite3_bind_int64(st, 2, want);
 	}
 	r = lib_stmt_run(s, st, e);
-	return r < 0 ? r : refresh_free(s, ig, e);
+	return r < 0 ? r : lib_store_ig_recount(s, ig, e);
 }
 
 /* IGs in the catalogue: keep, resize or drop each. */
@@ -209,19 +206,21 @@ static int forget_moved_ig(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET zeroed = 0 WHERE state = BOOK_FREE"
 				       " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
+	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
 	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
 	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
-	return lib_stmt_run(s, st, e);
+	r = lib_stmt_run(s, st, e);
+	return r < 0 ? r : lib_store_ig_recount(s, ig, e);
 }
 
 /* A configured IG: its books if it is new, its node in any case. */
 static int sync_ig(struct lib_store *s, const struct lib_ig *g, struct lib_err *e)
 {
 	const char *node = s->cfg->nodes[g->node].name;
-	int state = s->node_offline[g->node] ? BOOK_OFFLINE : BOOK_FREE;
+	int state = s->node_state[g->node] != NODE_ONLINE ? BOOK_OFFLINE : BOOK_FREE;
 	sqlite3_stmt *st;
 	int r;
 
@@ -239,14 +238,74 @@ static int sync_ig(struct lib_store *s, const struct lib_ig *g, struct lib_err *
 	r = insert_books(s, g->ig, 0, g->books, state, e);
 	if (r < 0)
 		return r;
-	st = lib_stmt(s, "INSERT INTO igs(ig, node, books, free) VALUES (?1, ?2, ?3, ?4)");
+	st = lib_stmt(s,
+		      "INSERT INTO igs(ig, node, books, free, zero) VALUES (?1, ?2, ?3, ?4, ?5)");
 	if (!st)
 		return lib_sql_fail(s, e);
 	sqlite3_bind_int64(st, 1, g->ig);
 	sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, g->books);
 	sqlite3_bind_int64(st, 4, state == BOOK_FREE ? (int64_t)g->books : 0);
+	sqlite3_bind_int64(st, 5,
+			   state == BOOK_FREE && s->cfg->new_books_zero ? (int64_t)g->books : 0);
 	return lib_stmt_run(s, st, e);
+}
+
+/*
+ * The fabric's UUID, made once per catalogue: nodes write it into their
+ * devices' on-media labels (auth returns it), so a device of another fabric
+ * is never taken for one of this one.
+ */
+static int sync_fabric_uuid(struct lib_store *s, struct lib_err *e)
+{
+	sqlite3_stmt *st = lib_stmt(s, "SELECT value FROM meta WHERE key = 'fabric_uuid'");
+	unsigned char u[16];
+	int rc;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(s->fabric_uuid, sizeof(s->fabric_uuid), "%s",
+			 (const char *)sqlite3_column_text(st, 0));
+	sqlite3_reset(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return lib_sql_fail(s, e);
+	if (RAND_bytes(u, sizeof(u)) != 1)
+		return lib_fail(e, EIO, "no random numbers for the fabric's UUID");
+	u[6] = (u[6] & 0x0f) | 0x40;
+	u[8] = (u[8] & 0x3f) | 0x80;
+	snprintf(s->fabric_uuid, sizeof(s->fabric_uuid),
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+		 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+		 u[15]);
+	st = lib_stmt(s, "INSERT INTO meta(key, value) VALUES ('fabric_uuid', ?1)");
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_text(st, 1, s->fabric_uuid, -1, SQLITE_STATIC);
+	return lib_stmt_run(s, st, e);
+}
+
+/* A shelf belongs to its owner's tenant: follow the configuration. */
+static int sync_tenants(struct lib_store *s, struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+
+	for (int i = 0; i < c->nnodes; i++) {
+		sqlite3_stmt *st = lib_stmt(s, "UPDATE shelves SET tenant = ?2"
+					       " WHERE owner = ?1 AND tenant <> ?2");
+		int t = c->nodes[i].tenant, r;
+
+		if (!st)
+			return lib_sql_fail(s, e);
+		sqlite3_bind_text(st, 1, c->nodes[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, t >= 0 ? c->tenants[t].name : "", -1, SQLITE_STATIC);
+		if ((r = lib_stmt_run(s, st, e)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
@@ -257,11 +316,15 @@ int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
 		return lib_sql_fail(s, e);
 	r = sync_book_size(s, e);
 	if (r == 0)
+		r = sync_fabric_uuid(s, e);
+	if (r == 0)
 		r = sync_nodes(s, e);
 	if (r == 0)
 		r = sync_old_igs(s, e);
 	for (int i = 0; i < s->cfg->nigs && r == 0; i++)
 		r = sync_ig(s, &s->cfg->igs[i], e);
+	if (r == 0)
+		r = sync_tenants(s, e);
 	if (r == 0 && lib_store_commit(s) < 0)
 		r = lib_sql_fail(s, e);
 	if (r < 0)

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The shelves table: names, UUIDs, sizes and generations of shelves. */
+/*
+ * The shelves table: names, UUIDs, owners and tenants, sizes and generations
+ * of shelves. A listing by name prefix is a range of the name index (a
+ * tenant's: of the tenant's index, merged with the shelves granted to the
+ * caller), never a scan of every shelf.
+ */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "store.h"
 
@@ -15,6 +21,10 @@ static int shelf_row(struct lib_store *s, sqlite3_stmt *st, struct lib_shelf *sh
 		sh->gen = sqlite3_column_int64(st, 2);
 		snprintf(sh->name, sizeof(sh->name), "%s",
 			 (const char *)sqlite3_column_text(st, 3));
+		snprintf(sh->owner, sizeof(sh->owner), "%s",
+			 (const char *)sqlite3_column_text(st, 4));
+		snprintf(sh->tenant, sizeof(sh->tenant), "%s",
+			 (const char *)sqlite3_column_text(st, 5));
 	}
 	sqlite3_reset(st);
 	if (rc == SQLITE_ROW)
@@ -25,7 +35,8 @@ static int shelf_row(struct lib_store *s, sqlite3_stmt *st, struct lib_shelf *sh
 int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf *sh,
 			 struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id, books, gen, name FROM shelves WHERE name = ?1");
+	sqlite3_stmt *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
+				       " WHERE name = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -36,7 +47,8 @@ int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf
 int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_shelf *sh,
 			      struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id, books, gen, name FROM shelves WHERE uuid = ?1");
+	sqlite3_stmt *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
+				       " WHERE uuid = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -44,21 +56,65 @@ int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_
 	return shelf_row(s, st, sh, e);
 }
 
-int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n, struct lib_err *e)
+/*
+ * The names starting with prefix are [prefix, prefix with its last byte
+ * raised). Names are printable ASCII (lookups refuse anything else), so the
+ * empty prefix is [ "", "\x7f" ); a prefix with another byte matches nothing.
+ */
+static bool name_range(const char *prefix, char *hi, size_t len)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (prefix[i] < 0x20 || prefix[i] > 0x7e)
+			return false;
+	if (n + 1 > len)
+		return false;
+	if (!n) {
+		strcpy(hi, "\x7f");
+		return true;
+	}
+	memcpy(hi, prefix, n + 1);
+	hi[n - 1]++;
+	return true;
+}
+
+/* ?1 tenant, ?2 node, ?3 tag, ?4 low, ?5 high */
+static void bind_filter(sqlite3_stmt *st, const struct lib_shelf_filter *f, const char *lo,
+			const char *hi)
+{
+	if (f) {
+		sqlite3_bind_text(st, 1, f->tenant, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, f->node, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, f->tag ? f->tag : "", -1, SQLITE_STATIC);
+	}
+	sqlite3_bind_text(st, 4, lo, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, hi, -1, SQLITE_STATIC);
+}
+
+int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
+			  int64_t *n, struct lib_err *e)
 {
 	sqlite3_stmt *st;
+	char hi[LIB_OLD_NAME_MAX + 2];
 	int rc;
 
-	if (prefix) {
-		st = lib_stmt(
-			s, "SELECT count(*) FROM shelves WHERE substr(name, 1, length(?1)) = ?1");
-		if (st)
-			sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
-	} else {
+	*n = 0;
+	if (!name_range(prefix, hi, sizeof(hi)))
+		return 0;
+	if (!f && !prefix)
 		st = lib_stmt(s, "SELECT count(*) FROM shelves");
-	}
+	else if (f)
+		st = lib_stmt(s, "SELECT (SELECT count(*) FROM shelves WHERE tenant = ?1"
+				 " AND name >= ?4 AND name < ?5) + (SELECT count(*) FROM shelves"
+				 " WHERE tenant <> ?1 AND name >= ?4 AND name < ?5 AND id IN"
+				 " (SELECT shelf FROM access WHERE who IN (?2, ?3)))");
+	else
+		st = lib_stmt(s, "SELECT count(*) FROM shelves WHERE name >= ?4 AND name < ?5");
 	if (!st)
 		return lib_sql_fail(s, e);
+	if (f || prefix)
+		bind_filter(st, f, prefix ? prefix : "", hi);
 	rc = sqlite3_step(st);
 	*n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	sqlite3_reset(st);
@@ -66,10 +122,12 @@ int lib_store_shelf_count(struct lib_store *s, const char *prefix, int64_t *n, s
 }
 
 int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
-			   const char *owner, int64_t now, int64_t *id, struct lib_err *e)
+			   const char *owner, const char *tenant, int64_t now, int64_t *id,
+			   struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "INSERT INTO shelves(name, uuid, owner, ctime, mtime)"
-				       " VALUES (?1, ?2, ?3, ?4, ?4)");
+	sqlite3_stmt *st = lib_stmt(s,
+				    "INSERT INTO shelves(name, uuid, owner, tenant, ctime, mtime)"
+				    " VALUES (?1, ?2, ?3, ?4, ?5, ?5)");
 	int r;
 
 	if (!st)
@@ -77,11 +135,34 @@ int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uu
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, now);
+	sqlite3_bind_text(st, 4, tenant, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, now);
 	r = lib_stmt_run(s, st, e);
 	if (r == 0)
 		*id = sqlite3_last_insert_rowid(s->db);
 	return r;
+}
+
+/* Covering indexes (owner, books) and (tenant, name, books): no table lookups. */
+int lib_store_usage(struct lib_store *s, bool tenant, const char *key, int64_t *shelves,
+		    int64_t *books, struct lib_err *e)
+{
+	sqlite3_stmt *st = tenant ? lib_stmt(s, "SELECT count(*), total(books) FROM shelves"
+						" WHERE tenant = ?1") :
+				    lib_stmt(s, "SELECT count(*), total(books) FROM shelves"
+						" WHERE owner = ?1");
+	int rc;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*shelves = sqlite3_column_int64(st, 0);
+		*books = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : lib_sql_fail(s, e);
 }
 
 int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, int64_t now,
@@ -116,6 +197,7 @@ int lib_store_shelf_delete(struct lib_store *s, int64_t id, struct lib_err *e)
 {
 	static const char *const sql[] = {
 		"DELETE FROM attrs WHERE shelf = ?1",
+		"DELETE FROM access WHERE shelf = ?1",
 		"DELETE FROM activations WHERE shelf = ?1",
 		"DELETE FROM shelves WHERE id = ?1",
 	};
@@ -149,8 +231,10 @@ static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, v
 			.books = sqlite3_column_int64(st, 5),
 			.gen = sqlite3_column_int64(st, 6),
 			.policy = (const char *)sqlite3_column_text(st, 7),
-			.activations = sqlite3_column_count(st) > 8 ?
-					       (const char *)sqlite3_column_text(st, 8) :
+			.tenant = (const char *)sqlite3_column_text(st, 8),
+			.access = (const char *)sqlite3_column_text(st, 9),
+			.activations = sqlite3_column_count(st) > 10 ?
+					       (const char *)sqlite3_column_text(st, 10) :
 					       NULL,
 		};
 
@@ -162,13 +246,16 @@ static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, v
 	return r;
 }
 
+#define SHELF_COLUMNS                                                                     \
+	"s.name, s.uuid, s.owner, s.ctime, s.mtime, s.books, s.gen,"                      \
+	" (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy'), s.tenant," \
+	" (SELECT group_concat(who || ':' || level) FROM (SELECT who, level FROM access"  \
+	" WHERE shelf = s.id ORDER BY who))"
+
 int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void *arg,
 			 struct lib_err *e)
 {
-	sqlite3_stmt *st =
-		lib_stmt(s, "SELECT name, uuid, owner, ctime, mtime, books, gen,"
-			    " (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy')"
-			    " FROM shelves s WHERE id = ?1");
+	sqlite3_stmt *st = lib_stmt(s, "SELECT " SHELF_COLUMNS " FROM shelves s WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -176,20 +263,33 @@ int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void
 	return shelf_rows(s, st, fn, arg, e);
 }
 
-int lib_store_shelf_list(struct lib_store *s, const char *prefix, int64_t offset, int64_t limit,
-			 lib_shelf_fn *fn, void *arg, struct lib_err *e)
-{
-	sqlite3_stmt *st = lib_stmt(
-		s, "SELECT s.name, s.uuid, s.owner, s.ctime, s.mtime, s.books, s.gen,"
-		   " (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy'),"
-		   " (SELECT group_concat(node || ':' || mode) FROM activations WHERE shelf = s.id)"
-		   " FROM shelves s WHERE substr(s.name, 1, length(?1)) = ?1 ORDER BY s.name"
-		   " LIMIT ?2 OFFSET ?3");
+#define LIST_COLUMNS                                                                 \
+	SHELF_COLUMNS ", (SELECT group_concat(node || ':' || mode) FROM activations" \
+		      " WHERE shelf = s.id)"
 
+int lib_store_shelf_list(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
+			 int64_t offset, int64_t limit, lib_shelf_fn *fn, void *arg,
+			 struct lib_err *e)
+{
+	char hi[LIB_OLD_NAME_MAX + 2];
+	sqlite3_stmt *st;
+
+	if (!name_range(prefix, hi, sizeof(hi)))
+		return 0;
+	/* a tenant's shelves and those granted from other tenants, merged by name */
+	if (f)
+		st = lib_stmt(s, "SELECT " LIST_COLUMNS " FROM shelves s WHERE s.tenant = ?1"
+				 " AND s.name >= ?4 AND s.name < ?5 UNION ALL SELECT " LIST_COLUMNS
+				 " FROM shelves s WHERE s.tenant <> ?1 AND s.name >= ?4"
+				 " AND s.name < ?5 AND s.id IN (SELECT shelf FROM access"
+				 " WHERE who IN (?2, ?3)) ORDER BY 1 LIMIT ?6 OFFSET ?7");
+	else
+		st = lib_stmt(s, "SELECT " LIST_COLUMNS " FROM shelves s WHERE s.name >= ?4"
+				 " AND s.name < ?5 ORDER BY s.name LIMIT ?6 OFFSET ?7");
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_text(st, 1, prefix, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, limit);
-	sqlite3_bind_int64(st, 3, offset);
+	bind_filter(st, f, prefix ? prefix : "", hi);
+	sqlite3_bind_int64(st, 6, limit);
+	sqlite3_bind_int64(st, 7, offset);
 	return shelf_rows(s, st, fn, arg, e);
 }

@@ -59,6 +59,14 @@ int lib_store_forget_zeroed(sqlite3 *db)
 		return -EIO;
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (ver < 3)
+		return 0;
+	if (prepare(db, "UPDATE igs SET zero = 0 WHERE zero <> 0", &st) != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
@@ -118,15 +126,23 @@ static const struct {
 	{ "ZOMBIE or OFFLINE book marked zeroed (ig, book, state)",
 	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE zeroed <> 0 AND state IN (BOOK_ZOMBIE, BOOK_OFFLINE)",
 	  2 },
+	{ "IG whose count of known-zero free books disagrees (ig, recorded, actual)",
+	  "SELECT g.ig, g.zero, (SELECT count(*) FROM books b WHERE b.state = BOOK_FREE AND b.zeroed = 1 AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
+	  " AS n FROM igs g WHERE n <> g.zero",
+	  3 },
+	{ "access grant of a missing shelf (shelf id)",
+	  "SELECT shelf, 0, 0 FROM access a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)",
+	  3 },
 };
 
-/* PRAGMA integrity_check: its complaints, or -1 if it cannot run. */
-static int check_integrity(sqlite3 *db, FILE *rep)
+/* PRAGMA integrity_check (quick_check): its complaints, or -1 if it cannot run. */
+static int check_integrity(sqlite3 *db, FILE *rep, bool quick)
 {
 	sqlite3_stmt *st;
 	int bad = 0;
 
-	if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, quick ? "PRAGMA quick_check" : "PRAGMA integrity_check", -1, &st,
+			       NULL) != SQLITE_OK) {
 		fprintf(rep, "cannot run integrity_check: %s\n", sqlite3_errmsg(db));
 		return -1;
 	}
@@ -165,7 +181,7 @@ static int check_one(sqlite3 *db, FILE *rep, const char *what, const char *sql)
 	return n;
 }
 
-int lib_store_check(sqlite3 *db, FILE *rep)
+int lib_store_check(sqlite3 *db, FILE *rep, bool quick)
 {
 	int64_t ver = db_version(db);
 	int bad;
@@ -180,7 +196,7 @@ int lib_store_check(sqlite3 *db, FILE *rep)
 			(long long)ver, LIB_SCHEMA_VERSION);
 		return 1;
 	}
-	bad = check_integrity(db, rep);
+	bad = check_integrity(db, rep, quick);
 	if (bad < 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
@@ -201,7 +217,7 @@ int lib_store_check_file(const char *path, FILE *rep, char *msg, size_t len)
 	}
 	sqlite3_busy_timeout(h, 5000);
 	sqlite3_exec(h, "BEGIN", NULL, NULL, NULL); /* one consistent snapshot */
-	bad = lib_store_check(h, rep);
+	bad = lib_store_check(h, rep, false);
 	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(h);
 	return bad;
@@ -252,7 +268,7 @@ static int make_copy(const char *src, const char *tmp, FILE *rep, char *msg, siz
 		snprintf(msg, len, "%s: %s", tmp, sqlite3_errmsg(to));
 		goto out;
 	}
-	bad = lib_store_check(to, rep);
+	bad = lib_store_check(to, rep, false);
 	if (bad) {
 		snprintf(msg, len, "the copy has %d consistency violations; not kept", bad);
 		goto out;

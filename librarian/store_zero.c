@@ -85,7 +85,7 @@ int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct 
 	if (r < 0)
 		return r;
 	moved = sqlite3_changes(s->db);
-	if (moved && (r = lib_store_ig_free_add(s, ig, -moved, e)) < 0)
+	if (moved && (r = lib_store_ig_free_add(s, ig, -moved, 0, e)) < 0)
 		return r;
 	return moved;
 }

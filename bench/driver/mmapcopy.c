@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "liblfs.h"
+#include "lfs_rules.h"
 
 #define CHUNK (2UL << 20)
 
@@ -52,12 +52,13 @@ int main(int argc, char **argv)
 {
 	char err[256], *map, *dram;
 	size_t chunks, c, n = 0;
+	struct lfs_size sz;
 	double *w, *r;
 	uint64_t len;
 	int passes, i, fd;
 
-	if (argc != 4 || lfs_parse_size(argv[2], &len, err, sizeof(err)) || len < CHUNK ||
-	    (passes = atoi(argv[3])) < 1) {
+	if (argc != 4 || lfs_size_parse(argv[2], LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err)) ||
+	    (len = sz.value) < CHUNK || (passes = atoi(argv[3])) < 1) {
 		fprintf(stderr, "usage: mmapcopy FILE BYTES PASSES\n");
 		return 2;
 	}

@@ -6,8 +6,12 @@
 # changing host load over both.
 #   bench/librarian/ab.sh A-BINARY B-BINARY [BOOKS] [SECONDS] [ROUNDS] [SYNC]
 #   e.g. bench/librarian/ab.sh /tmp/librarian.old librarian/librarian 1000000 8 3 normal
+# Librarians that allocate only known-zero books need new_books = "zero" on
+# the fresh catalogue; builds before that refuse the setting. AB_CONF_A and
+# AB_CONF_B add settings to A's and B's librarian group, e.g.
+# AB_CONF_B='new_books = "zero";' for a build before against one after.
 set -u
-[ $# -ge 2 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 A=$1 B=$2 BOOKS=${3:-1000000} SECS=${4:-8} ROUNDS=${5:-3} SYNC=${6:-normal}
 cd "$(dirname "$0")/../.." || exit 1
 { make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
@@ -31,6 +35,7 @@ librarian = {
 	listen = [ "127.0.0.1:$PORT", "unix:$T/sock" ];
 	book_size = "8G";
 	synchronous = "$SYNC";
+	$([ "$which" = A ] && echo "${AB_CONF_A:-}" || echo "${AB_CONF_B:-}")
 	admin = { key_file = "keys/admin.key"; };
 };
 fabric = { compact = { racks = 1; enclosures = 4; nodes = 10; books = $((BOOKS / 40)); power_domain = "enclosure"; }; };

@@ -37,6 +37,7 @@ librarian = {
 	listen = [ "$ADDR", "unix:$T/sock" ];
 	book_size = "8G";
 	synchronous = "$sync";
+	new_books = "zero";
 	admin = { key_file = "keys/admin.key"; };
 };
 fabric = { compact = { racks = 1; enclosures = 4; nodes = 10; books = $((size / 40)); power_domain = "enclosure"; }; };

@@ -3,6 +3,7 @@
 # pmem1, interleaved per iteration, with systemd-udevd running.
 . "$LFS_TOP/tests/lvmish/guest/common.sh"
 N=${BENCH_N:-15}
+K=${BENCH_TRACES:-5}
 T=$LFS_RESULTS/times
 : >"$T"
 # timeit LABEL FILE CMD...: spawn-to-exit time of CMD, appended to FILE (ms).
@@ -12,7 +13,7 @@ TI=$LFS_TOP/build/lvmish-bench/timeit
 # lfsvol as installed on a local disk: the project tree is a 9p mount
 # without page cache, while lvm runs from the cached root filesystem.
 mkdir -p /tmp/bin
-cp "$LFS_TOP/lvmish/lfsvol/lfsvol" "$LFS_TOP/lvmish/lfsvol/lfsvol-core" /tmp/bin/ || exit 1
+cp "$LFS_TOP/lvmish/lfsvol/lfsvol" "$LFS_TOP/build/lvmish-bench/tlsphase" /tmp/bin/ || exit 1
 LFSVOL_BIN=/tmp/bin/lfsvol
 L() { "$LFSVOL_BIN" -c "$CONF" "$@"; }
 
@@ -42,7 +43,7 @@ backup { backup = 0 archive = 0 }
 activation { udev_sync = 1 udev_rules = 1 monitoring = 0 }
 EOC
 pvcreate -q -y /dev/pmem0 && vgcreate -q vgb /dev/pmem0 || exit 1
-insmod "$LFS_TOP/driver/lfs.ko" || exit 1
+insmod "${LFS_KO:-$LFS_TOP/driver/lfs.ko}" || exit 1
 L agent --once || exit 1
 # The pool in steady state: a used book comes back ZOMBIE, the agent zeroes
 # it and the librarian then knows it reads as zeroes. Books 0..N-1 of IG 1 go
@@ -82,12 +83,43 @@ lfs_ops() {
 	[ -b /dev/lfs/$1 ] || { echo "no /dev/lfs/$1 after activate"; exit 1; }
 }
 
-# The deployment: lfs-agent.service running for a long time; the lfsvol
-# front end hands it each command. LVM2 and lfsvol alternate, so a changing
-# host load hits both alike.
+# traces FILE NAME...: create -a, deactivate and activate of each NAME with
+# LFSVOL_TRACE=1, from spawn to exit (TIMEIT_TRACE), appended to FILE (in
+# the guest's tmpfs: a line written to the 9p share costs about 1 ms)
+traces() {
+	local f=$1 n
+	shift
+	for n in "$@"; do
+		for c in "create $n -s 64M -p RequestIG --ig 1 -a" "deactivate $n" "activate $n"; do
+			echo "== ${c%% *}" >>"$f"
+			# shellcheck disable=SC2086
+			TIMEIT_TRACE=1 LFSVOL_TRACE=1 $TI trace /dev/null "$LFSVOL_BIN" -c "$CONF" $c \
+				2>>"$f" || exit 1
+		done
+	done
+}
+
+# remove_zeroed NAME...: remove the shelves, and wait until the agent (or
+# scrub, without it) has zeroed their books: they are then FREE and known zero.
+remove_zeroed() {
+	local n j
+	for n in "$@"; do L remove "$n" >/dev/null || exit 1; done
+	if [ "${1:-}" ] && [ -n "$apid" ]; then
+		for j in $(seq 600); do
+			[ "$(L fabric --json | jq '.[0].zombie')" = 0 ] && return 0
+			sleep 0.1
+		done
+		echo "the agent did not zero the removed books"; exit 1
+	fi
+	L scrub >/dev/null || exit 1
+}
+
+# The deployment: lfs-agent.service running for a long time, each lfsvol
+# command borrowing its librarian session. LVM2 and lfsvol alternate, so a
+# changing host load hits both alike.
 "$LFSVOL_BIN" -c "$CONF" agent >>/tmp/agent.log 2>&1 &
 apid=$!
-for j in $(seq 300); do [ -S /run/lfs/run.sock ] && break; sleep 0.1; done
+for j in $(seq 300); do [ -S /run/lfs/agent.sock ] && break; sleep 0.1; done
 # the agent's start-up pass (attach, heartbeat, scrub) runs no command: wait
 L status >/dev/null || exit 1
 # and its read-only check of the never-used books must be over before any
@@ -114,10 +146,32 @@ for i in $(seq "$N"); do
 	lvm_ops "u$i" _unknown
 	lfs_ops u$i _unknown 0
 done
+# Traces with the agent, on scrubbed books: loop 1's first K shelves go,
+# the agent zeroes their books, the traced shelves get them.
+mapfile -t tn < <(seq -f "t%g" "$K")
+remove_zeroed $(seq -f "a%g" "$K")
+traces /tmp/trace-agent "${tn[@]}"
+remove_zeroed "${tn[@]}"
 kill "$apid"
 wait "$apid"
-# Without the agent: lfsvol-core runs each command, a TLS session each.
+apid=
+# Traces without the agent, on the scrubbed books the traced shelves had.
+traces /tmp/trace-plain "${tn[@]}"
+# The plain path: no agent, a TLS session of lfsvol's own per command
+# (books with leftover bytes, as loop 3), beside LVM2 again.
 for i in $(seq "$N"); do
-	lfs_ops n$i _noagent 0
+	lvm_ops "n$i" _plain
+	lfs_ops n$i _plain 0
 done
+# Where a session of lfsvol's own goes (tlsphase), K times each way.
+host=${LFS_LIBRARIAN%:*} port=${LFS_LIBRARIAN#*:}
+for i in $(seq "$K"); do
+	for m in lib raw pipelined tcp; do
+		/tmp/bin/tlsphase $m "$host" "$port" node01 /tmp/node01.key | sed "s/^/$m /" \
+			>>/tmp/tlsphase || exit 1
+	done
+done
+# Start-up: --help, no librarian, no kernel.
+for i in $(seq 20); do $TI lfsvol_help "$LFS_RESULTS/startup" "$LFSVOL_BIN" --help || exit 1; done
+cp /tmp/trace-agent /tmp/trace-plain /tmp/tlsphase "$LFS_RESULTS/" || exit 1
 echo "ok 1 - benchmark ran"

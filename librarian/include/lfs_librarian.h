@@ -23,6 +23,11 @@
  * errors it reported, naming the bad value) and lfs_lib_errcode() its symbolic
  * code ("ENOSPC", ...). Nothing blocks longer than the configured timeouts.
  * A connection is not thread-safe; use one per thread.
+ *
+ * A librarian that closes the connection is an error (ECONNRESET, EPIPE, or
+ * the reply it sent before closing, such as EMSGSIZE), never SIGPIPE: each
+ * call blocks SIGPIPE in the calling thread and takes one raised meanwhile,
+ * leaving the process's disposition alone.
  */
 #ifndef LFS_LIBRARIAN_H
 #define LFS_LIBRARIAN_H
@@ -70,7 +75,10 @@ int lfs_lib_call(struct lfs_lib *lib, const char *op, json_t *args, json_t **res
  */
 int lfs_lib_connected(const struct lfs_lib *lib);
 
-/* The "auth" reply: node, admin, book_size, heartbeat_interval, lease_time... */
+/*
+ * The "auth" reply: node, admin, book_size, heartbeat_interval, lease_time,
+ * fence_grace, fabric_uuid, protocol, server.
+ */
 json_t *lfs_lib_server_info(struct lfs_lib *lib);
 
 const char *lfs_lib_errmsg(const struct lfs_lib *lib);

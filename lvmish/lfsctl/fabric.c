@@ -22,7 +22,6 @@ int cmd_attach(int argc, char **argv)
 	int have_ig = 0, have_bs = 0, opt, ret;
 	struct lfs_client *c;
 	uint32_t ig = 0;
-	char err[256];
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -35,17 +34,13 @@ int cmd_attach(int argc, char **argv)
 			have_ig = 1;
 			break;
 		case 'b':
-			if (lfs_parse_size(optarg, &book_size, err, sizeof(err))) {
-				fprintf(stderr, "%s attach: --book-size: %s\n", prog, err);
+			if (lfsctl_size("attach", "--book-size", optarg, &book_size))
 				return EXIT_USAGE;
-			}
 			have_bs = 1;
 			break;
 		case 'o':
-			if (lfs_parse_size(optarg, &offset, err, sizeof(err))) {
-				fprintf(stderr, "%s attach: --offset: %s\n", prog, err);
+			if (lfsctl_size("attach", "--offset", optarg, &offset))
 				return EXIT_USAGE;
-			}
 			break;
 		default:
 			return lfsctl_usage("attach");
@@ -83,12 +78,12 @@ int cmd_detach(int argc, char **argv)
 
 static json_t *fabric_json(const struct lfs_fabric_info *f)
 {
-	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i}",
-			 "ig", (json_int_t)f->ig, "device", f->path, "major", major(f->devt),
-			 "minor", minor(f->devt), "book_size", (json_int_t)f->book_size,
-			 "offset", (json_int_t)f->offset, "size", (json_int_t)f->dev_size,
-			 "nr_books", (json_int_t)f->nr_books, "books_used",
-			 (json_int_t)f->books_used, "dax", f->dax, "numa_node", f->numa_node);
+	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "ig",
+			 (json_int_t)f->ig, "device", f->path, "major", major(f->devt), "minor",
+			 minor(f->devt), "book_size", (json_int_t)f->book_size, "offset",
+			 (json_int_t)f->offset, "size", (json_int_t)f->dev_size, "nr_books",
+			 (json_int_t)f->nr_books, "books_used", (json_int_t)f->books_used, "dax",
+			 f->dax, "numa_node", f->numa_node);
 }
 
 static void fabric_table(const struct lfs_fabric_info *v, size_t n)
@@ -96,12 +91,12 @@ static void fabric_table(const struct lfs_fabric_info *v, size_t n)
 	char bs[32], off[32], size[32];
 	size_t i;
 
-	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %s\n", "IG", "DEVICE", "SIZE",
-	       "BOOK", "OFFSET", "BOOKS", "USED", "DAX", "NODE");
+	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %s\n", "IG", "DEVICE", "SIZE", "BOOK",
+	       "OFFSET", "BOOKS", "USED", "DAX", "NODE");
 	for (i = 0; i < n; i++) {
-		lfs_format_size(v[i].book_size, bs, sizeof(bs));
-		lfs_format_size(v[i].offset, off, sizeof(off));
-		lfs_format_size(v[i].dev_size, size, sizeof(size));
+		lfs_size_short(v[i].book_size, bs, sizeof(bs));
+		lfs_size_short(v[i].offset, off, sizeof(off));
+		lfs_size_short(v[i].dev_size, size, sizeof(size));
 		printf("%-4u %-20s %-9s %-7s %-9s %-7u %-7u %-4s %d\n", v[i].ig, v[i].path, size,
 		       bs, off, v[i].nr_books, v[i].books_used, v[i].dax ? "yes" : "no",
 		       v[i].numa_node);

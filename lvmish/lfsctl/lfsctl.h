@@ -3,6 +3,7 @@
 #define LFSCTL_H
 
 #include "liblfs.h"
+#include "lfs_rules.h"
 
 #define EXIT_USAGE 2
 
@@ -32,5 +33,7 @@ int lfsctl_wants_help(int argc, char **argv);
 struct lfs_client *lfsctl_connect(const char *cmd);
 int lfsctl_fail(struct lfs_client *c, const char *cmd, const char *what, int err);
 int lfsctl_books(const char *cmd, const char *arg, struct lfs_book **books, size_t *n);
+/* SIZE in bytes (a bare number is bytes, zero allowed); prints the error. */
+int lfsctl_size(const char *cmd, const char *opt, const char *arg, uint64_t *bytes);
 
 #endif

@@ -39,9 +39,11 @@ static void show_usage(FILE *f)
 	for (i = 0; i < NR_COMMANDS; i++)
 		fprintf(f, "  %s %s\n      %s\n", commands[i].name, commands[i].args,
 			commands[i].help);
-	fprintf(f, "\nBOOKS is a comma list of IG:BOOK or IG:FIRST-LAST, e.g. 0:0-3,1:0-3.\n"
-		   "SIZE is a number of bytes with an optional K, M, G or T suffix.\n"
-		   "`%s COMMAND --help' describes one command; see lfsctl(8).\n", prog);
+	fprintf(f,
+		"\nBOOKS is a comma list of IG:BOOK or IG:FIRST-LAST, e.g. 0:0-3,1:0-3.\n"
+		"SIZE is a number of bytes with an optional K, M, G, T or P suffix.\n"
+		"`%s COMMAND --help' describes one command; see lfsctl(8).\n",
+		prog);
 }
 
 int lfsctl_usage(const char *cmd)
@@ -73,8 +75,8 @@ struct lfs_client *lfsctl_connect(const char *cmd)
 	int ret = lfs_client_open(&c);
 
 	if (ret == -ENOENT) {
-		fprintf(stderr, "%s %s: the lfs kernel module is not loaded (modprobe lfs)\n",
-			prog, cmd);
+		fprintf(stderr, "%s %s: the lfs kernel module is not loaded (modprobe lfs)\n", prog,
+			cmd);
 		return NULL;
 	}
 	if (ret) {
@@ -104,6 +106,19 @@ int lfsctl_books(const char *cmd, const char *arg, struct lfs_book **books, size
 		fprintf(stderr, "%s %s: %s\n", prog, cmd, err);
 		return -1;
 	}
+	return 0;
+}
+
+int lfsctl_size(const char *cmd, const char *opt, const char *arg, uint64_t *bytes)
+{
+	struct lfs_size sz;
+	char err[256];
+
+	if (lfs_size_parse(arg, LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err))) {
+		fprintf(stderr, "%s %s: %s: %s\n", prog, cmd, opt, err);
+		return -1;
+	}
+	*bytes = sz.value;
 	return 0;
 }
 

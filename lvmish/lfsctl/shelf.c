@@ -12,10 +12,11 @@
 
 static int check_name(const char *cmd, const char *name)
 {
-	if (lfs_name_valid(name))
+	char msg[256];
+
+	if (!lfs_rule_shelf_name(name, msg, sizeof(msg)))
 		return 0;
-	fprintf(stderr, "%s %s: invalid shelf name `%s': use 1-%d characters of A-Z a-z 0-9 . _ -\n",
-		prog, cmd, name, LFS_NAME_MAX);
+	fprintf(stderr, "%s %s: %s\n", prog, cmd, msg);
 	return -1;
 }
 
@@ -56,8 +57,7 @@ int cmd_create(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, zeroed, books, n,
-			       &info);
+	ret = lfs_shelf_create(c, argv[optind], have_uuid ? uuid : NULL, zeroed, books, n, &info);
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "create", argv[optind], ret);
@@ -238,13 +238,13 @@ static void shelf_table(const struct lfs_shelf_info *v, size_t n)
 	char uuid[37], dev[48], bs[32], size[32], *books;
 	size_t i;
 
-	printf("%-20s %-12s %-9s %-7s %-7s %-4s %-5s %-36s %s\n", "NAME", "DEVICE", "SIZE",
-	       "BOOKS", "BOOK", "DAX", "OPEN", "UUID", "LAYOUT");
+	printf("%-20s %-12s %-9s %-7s %-7s %-4s %-5s %-36s %s\n", "NAME", "DEVICE", "SIZE", "BOOKS",
+	       "BOOK", "DAX", "OPEN", "UUID", "LAYOUT");
 	for (i = 0; i < n; i++) {
 		lfs_format_uuid(v[i].uuid, uuid);
 		snprintf(dev, sizeof(dev), "/dev/%s", v[i].disk);
-		lfs_format_size(v[i].book_size, bs, sizeof(bs));
-		lfs_format_size(v[i].book_size * v[i].nr_books, size, sizeof(size));
+		lfs_size_short(v[i].book_size, bs, sizeof(bs));
+		lfs_size_short(v[i].book_size * v[i].nr_books, size, sizeof(size));
 		books = lfs_format_books(v[i].books, v[i].nr_books);
 		printf("%-20s %-12s %-9s %-7u %-7s %-4s %-5u %-36s %s\n", v[i].name, dev, size,
 		       v[i].nr_books, bs, v[i].dax ? "yes" : "no", v[i].open, uuid,

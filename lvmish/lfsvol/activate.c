@@ -4,18 +4,31 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <linux/fs.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
-#include "liblfs.h"
-#include "lfs_librarian.h"
+#include "device.h"
+#include "kernel.h"
 #include "lfsvol.h"
+#include "session.h"
 
 #define LINK_TIMEOUT_MS 10000
 
+/* One activation under way. */
+struct act {
+	struct lfsvol_ctx *ctx;
+	struct lfsvol_lib *lib;
+	struct lfs_client *drv;
+	const char *name;
+	const struct lfsvol_activation *how;
+	json_t *sh; /* the librarian's answer: name, uuid, map */
+	char what[128];
+	char disk[32];
+	bool already; /* active here already with the same UUID */
+};
 
 static bool same_uuid(const struct lfs_shelf_info *k, json_t *sh)
 {
@@ -41,43 +54,54 @@ static int set_read_only(const char *disk)
 	return r;
 }
 
-/* Is any fabric device of the config not attached (by IG)? */
-static bool fabrics_missing(struct lfsvol_ctx *ctx, const struct lfs_fabric_info *fv, size_t nf)
+/*
+ * The kernel shelf from the librarian's answer. -ENODEV (a book's IG is not
+ * attached here) and -EEXIST (the kernel has a shelf of that name) come
+ * back without a message: the caller sees to them.
+ */
+static int kernel_activate(struct act *a)
 {
-	for (int i = 0; i < ctx->conf->nfabrics; i++) {
-		bool have = false;
+	const char *uuid_s = json_string_value(json_object_get(a->sh, "uuid"));
+	struct lfs_book *books = NULL;
+	uint8_t uuid[LFS_UUID_LEN];
+	size_t n = 0;
+	int r;
 
-		for (size_t k = 0; k < nf; k++)
-			have |= fv[k].ig == ctx->conf->fabrics[i].ig;
-		if (!have)
-			return true;
+	if (!uuid_s || lfs_parse_uuid(uuid_s, uuid))
+		return lfsvol_fail(LFSVOL_ELIBRARIAN, -EPROTO,
+				   "the librarian's reply lacks the shelf's UUID");
+	r = lfsvol_lib_shelf_map(a->lib, a->name, a->sh, &books, &n);
+	if (r)
+		return lfsvol_fail(
+			LFSVOL_ELIBRARIAN, r,
+			"cannot read the book map of shelf `%s' from the librarian: %s", a->name,
+			lfsvol_lib_errmsg(a->lib)[0] ? lfsvol_lib_errmsg(a->lib) : strerror(-r));
+	if (!n) {
+		free(books);
+		return lfsvol_usage(
+			"shelf `%s' has no books; give it some with `%s resize %s -s 1b'", a->name,
+			lfsvol_prog, a->name);
 	}
-	return false;
+	/*
+	 * "zeroed" (shelf.create only): every book was scrubbed since its last
+	 * use, so the driver can tell udev that probing the new device for
+	 * signatures would find nothing.
+	 */
+	r = lfsvol_kernel_create(a->ctx->conf, a->drv, a->name, uuid,
+				 json_is_true(json_object_get(a->sh, "zeroed")), books, n, a->disk,
+				 sizeof(a->disk));
+	free(books);
+	if (r && r != -ENODEV && r != -EEXIST)
+		return lfsvol_drv_fail(a->drv, r, a->what);
+	return r;
 }
 
-/*
- * Attach the config's fabric devices that are not yet (with the book size
- * of the librarian), then: are all IGs of the map attached here? One
- * fabric list when nothing is missing, the usual case.
- */
-static bool igs_attached(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			 json_t *sh, uint32_t *missing)
+/* Is every IG of the map attached here? *missing: the first that is not. */
+static bool map_attached(json_t *sh, const struct lfs_fabric_info *fv, size_t nf, uint32_t *missing)
 {
-	struct lfs_fabric_info *fv = NULL;
-	size_t nf = 0, i;
+	size_t i;
 	json_t *el;
-	bool ok = true;
 
-	if (lfs_fabric_list(drv, &fv, &nf))
-		return true;	/* let the kernel say what is wrong */
-	if (fabrics_missing(ctx, fv, nf)) {
-		free(fv);
-		fv = NULL;
-		nf = 0;
-		lfsvol_attach_fabrics(ctx, drv, lfsvol_lib_book_size(lib), true);
-		if (lfs_fabric_list(drv, &fv, &nf))
-			return true;
-	}
 	json_array_foreach(json_object_get(sh, "map"), i, el) {
 		json_int_t ig = json_integer_value(json_array_get(el, 0));
 		bool have = false;
@@ -86,201 +110,225 @@ static bool igs_attached(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_
 			have |= fv[k].ig == (uint32_t)ig;
 		if (!have) {
 			*missing = (uint32_t)ig;
-			ok = false;
-			break;
+			return false;
 		}
 	}
-	free(fv);
-	return ok;
+	return true;
 }
 
 /*
- * Activate NAME here. given: the librarian's answer to a shelf.create that
- * activated it already (create -a), or NULL to ask for the activation.
+ * The kernel refused a book on an IG not attached (ENODEV): attach what
+ * lfs.conf maps, check the map's IGs, and try again.
  */
-int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			const char *name, bool shared, bool quiet, json_t *given)
+static int retry_attached(struct act *a)
 {
-	struct lfs_shelf_info *kv = NULL, *act = NULL;
-	json_t *sh = NULL;
-	char what[128], disk[32] = "";
+	struct lfs_fabric_info *fv = NULL;
 	uint32_t missing = 0;
+	size_t nf = 0;
+	bool ok = true;
+	int r;
+
+	lfsvol_attach_fabrics(a->ctx->conf, a->drv, lfsvol_lib_book_size(a->lib), true);
+	if (!lfs_fabric_list(a->drv, &fv, &nf))
+		ok = map_attached(a->sh, fv, nf, &missing);
+	free(fv);
+	if (!ok)
+		return lfsvol_fail(
+			LFSVOL_EDRIVER, -ENODEV,
+			"%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
+			a->what, missing, a->ctx->conf->path);
+	lfsvol_trace("fabrics attached, IGs checked");
+	r = kernel_activate(a);
+	if (r == -ENODEV)
+		return lfsvol_drv_fail(a->drv, r, a->what);
+	return r;
+}
+
+/*
+ * The kernel has a shelf of that name (EEXIST): the same one (the same
+ * UUID: a restart of the command, the agent's pass) is success; another is
+ * refused. For a shelf the librarian has just created (given), a
+ * same-named one here is always another shelf.
+ */
+static int already_active(struct act *a)
+{
+	struct lfs_shelf_info *kv = NULL;
 	size_t kn = 0;
 	int r;
 
-	snprintf(what, sizeof(what), "activating shelf `%s'", name);
-	lfsvol_trace("activate %s", name);
-	if (given) {
-		sh = json_incref(given);
-		r = 0;
+	r = lfs_shelf_list(a->drv, a->name, &kv, &kn);
+	if (r == -ENOENT)
+		return lfsvol_fail(
+			LFSVOL_EREFUSED, -EAGAIN,
+			"%s: the kernel reported a shelf of that name, then none; try again",
+			a->what);
+	if (r)
+		return lfsvol_drv_fail(a->drv, r, a->what);
+	if (!a->how->given && same_uuid(&kv[0], a->sh)) {
+		snprintf(a->disk, sizeof(a->disk), "%s", kv[0].disk);
+		a->already = true;
+		if (!a->how->quiet)
+			lfsvol_info("shelf %s is already active as /dev/%s", a->name, a->disk);
 	} else {
-		/* idempotent: a node that holds the activation may ask again */
-		r = lfsvol_lib_call(lib, what, "shelf.activate",
-				    json_pack("{s:s,s:s,s:b}", "name", name, "mode",
-					      shared ? "ro" : "rw", "takeover", ctx->takeover),
-				    &sh);
+		r = lfsvol_fail(
+			LFSVOL_EREFUSED, -EEXIST,
+			"%s: another shelf named `%s' is active here as /dev/%s (different UUID); deactivate it first",
+			a->what, a->name, kv[0].disk);
 	}
-	lfsvol_trace(given ? "activated by shelf.create" : "librarian shelf.activate: %d", r);
+	lfs_shelf_list_free(kv, kn);
+	return r;
+}
+
+/* The librarian's activation first (idempotent for the node that holds it), or given. */
+static int activation(struct act *a)
+{
+	int r = 0;
+
+	if (a->how->given)
+		a->sh = json_incref(a->how->given);
+	else
+		r = lfsvol_lib_request(a->lib, a->what, "shelf.activate",
+				       json_pack("{s:s,s:s,s:b}", "name", a->name, "mode",
+						 a->how->shared ? "ro" : "rw", "takeover",
+						 a->how->takeover),
+				       &a->sh);
+	lfsvol_trace(a->how->given ? "activated by shelf.create" : "librarian shelf.activate: %d",
+		     r);
+	return r;
+}
+
+/* The kernel's part: the shelf here, with the read-only flag of a shared activation. */
+static int kernel_part(struct act *a)
+{
+	int r = kernel_activate(a);
+
+	if (r == -ENODEV)
+		r = retry_attached(a);
+	if (r == -EEXIST)
+		r = already_active(a);
+	if (!r && a->how->shared && !a->already && set_read_only(a->disk)) {
+		lfs_shelf_remove(a->drv, a->name);
+		r = lfsvol_fail(LFSVOL_EDRIVER, -EIO,
+				"%s: cannot make /dev/%s read-only for a shared activation",
+				a->what, a->disk);
+	}
+	return r;
+}
+
+int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
+			const char *name, const struct lfsvol_activation *how)
+{
+	struct act a = { .ctx = ctx, .lib = lib, .drv = drv, .name = name, .how = how };
+	int r;
+
+	snprintf(a.what, sizeof(a.what), "activating shelf `%s'", name);
+	lfsvol_trace("activate %s", name);
+	r = activation(&a);
 	if (r)
 		goto out;
-	/*
-	 * The kernel refuses a book on an IG not attached (ENODEV): only then
-	 * attach what lfs.conf maps and check the IGs, and try again. It
-	 * refuses a name it has (EEXIST): then see which shelf that is.
-	 */
-	r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), true);
-	lfsvol_trace("kernel shelf create: %d", r);
-	if (r == -ENODEV) {
-		if (!igs_attached(ctx, lib, drv, sh, &missing)) {
-			lfsvol_err("%s: its books are on IG %u, which is not attached here; map it in the fabric list of %s",
-				   what, missing, ctx->conf->path);
-			lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
-			r = LFSVOL_EDRIVER;
-			goto out;
-		}
-		lfsvol_trace("fabrics attached, IGs checked");
-		r = lfsvol_kernel_activate(ctx, lib, drv, sh, disk, sizeof(disk), true);
-		lfsvol_trace("kernel shelf create: %d", r);
-	}
-	if (r == -EEXIST) {
-		/* active here already (a restart of the command, the agent's pass)? */
-		r = lfs_shelf_list(drv, NULL, &kv, &kn);
-		if (!r)
-			act = lfsvol_find_active(kv, kn, name);
-		/*
-		 * For a shelf the librarian has just created (given), a
-		 * same-named one here is always another shelf.
-		 */
-		if (r) {
-			r = lfsvol_drv_fail(drv, r, what);
-		} else if (act && !given && same_uuid(act, sh)) {
-			/* restart-safe: already assembled here, only make sure of the name */
-			snprintf(disk, sizeof(disk), "%s", act->disk);
-			if (!quiet)
-				lfsvol_info("shelf %s is already active as /dev/%s", name, disk);
-		} else if (act) {
-			lfsvol_err("%s: another shelf named `%s' is active here as /dev/%s (different UUID); deactivate it first",
-				   what, name, act->disk);
-			r = LFSVOL_EREFUSED;
-		} else {
-			lfsvol_err("%s: the kernel reported a shelf of that name, then none; try again",
-				   what);
-			r = LFSVOL_EREFUSED;
-		}
-	} else if (r < 0) {
-		r = lfsvol_drv_fail(drv, r, what);
-	} else if (!r && shared && set_read_only(disk)) {
-		lfsvol_err("%s: cannot make /dev/%s read-only for a shared activation", what, disk);
-		lfs_shelf_remove(drv, name);
-		r = LFSVOL_EDRIVER;
-	}
+	r = kernel_part(&a);
 	if (r) {
 		/* give the activation back so another attempt or node can have it */
-		lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+		lfsvol_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 		goto out;
 	}
 	/*
 	 * The agent runs from udev rules too: there udev makes the name after
 	 * this event, so waiting for it would only stall the event queue.
 	 */
-	r = quiet && lfsvol_udev_running() ? 0 : lfsvol_dev_link_wait(name, disk, LINK_TIMEOUT_MS);
+	r = how->quiet && lfsvol_udev_running() ?
+		    0 :
+		    lfsvol_dev_link_wait(name, a.disk, LINK_TIMEOUT_MS);
 	lfsvol_trace("/dev/lfs/%s: %d", name, r);
-	if (r) {
-		lfsvol_err("%s: /dev/%s exists but udev made no /dev/lfs/%s within %d s; are the LFS udev rules installed?",
-			   what, disk, name, LINK_TIMEOUT_MS / 1000);
-		r = LFSVOL_EFAIL;
-		goto out;
-	}
-	if (!act && !quiet)
-		lfsvol_info("activated shelf %s as /dev/lfs/%s (/dev/%s)", name, name, disk);
+	if (r)
+		r = lfsvol_fail(
+			LFSVOL_EFAIL, r,
+			"%s: /dev/%s exists but udev made no /dev/lfs/%s within %d s; are the LFS udev rules installed?",
+			a.what, a.disk, name, LINK_TIMEOUT_MS / 1000);
+	else if (!a.already && !how->quiet)
+		lfsvol_info("activated shelf %s as /dev/lfs/%s (/dev/%s)", name, name, a.disk);
 out:
-	json_decref(sh);
-	lfs_shelf_list_free(kv, kn);
+	json_decref(a.sh);
 	return r;
 }
 
 /* Shelves to act on: NAME..., or from the librarian (--all: active here; --auto: config). */
-static int collect(struct lfsvol_ctx *ctx, struct lv_lib *lib, bool all, bool autoa,
+static int collect(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool all, bool autoa,
 		   json_t *names)
 {
-	if (autoa) {
-		for (int i = 0; i < ctx->conf->nshelves; i++)
-			if (ctx->conf->shelves[i].auto_activate)
-				json_array_append_new(names, json_string(ctx->conf->shelves[i].name));
-	}
-	if (all) {
-		json_t *res = NULL, *el, *a;
-		size_t i, k;
-		int r = lfsvol_lib_call(lib, "listing shelves", "shelf.list",
-					json_pack("{s:i}", "limit", 10000), &res);
+	json_t *res = NULL, *el, *a;
+	size_t i, k;
+	int r;
 
+	for (int s = 0; autoa && s < ctx->conf->nshelves; s++)
+		if (ctx->conf->shelves[s].auto_activate)
+			json_array_append_new(names, json_string(ctx->conf->shelves[s].name));
+	if (!all)
+		return 0;
+	r = lfsvol_lib_request(lib, "listing shelves", "shelf.list",
+			       json_pack("{s:i}", "limit", 10000), &res);
+	if (r)
+		return r;
+	json_array_foreach(json_object_get(res, "shelves"), i, el) {
+		json_array_foreach(json_object_get(el, "activations"), k, a) {
+			if (!strcmp(json_string_value(json_object_get(a, "node")) ?: "",
+				    ctx->conf->node ?: ""))
+				json_array_append(names, json_object_get(el, "name"));
+		}
+	}
+	json_decref(res);
+	return 0;
+}
+
+struct activate_opts {
+	bool all, autoa;
+	struct lfsvol_activation how;
+};
+
+static int activate_options(int argc, char **argv, struct activate_opts *o, json_t *names)
+{
+	static const struct option opts[] = { { "all", no_argument, NULL, 'A' },
+					      { "auto", no_argument, NULL, 'u' },
+					      { "shared", no_argument, NULL, 's' },
+					      { "takeover", no_argument, NULL, 't' },
+					      { NULL, 0, NULL, 0 } };
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'A')
+			o->all = true;
+		else if (c == 'u')
+			o->autoa = true;
+		else if (c == 's')
+			o->how.shared = true;
+		else if (c == 't')
+			o->how.takeover = true;
+		else
+			return lfsvol_exit_as(LFSVOL_EUSAGE, -EINVAL);
+	}
+	if ((optind == argc) == !(o->all || o->autoa))
+		return lfsvol_usage(
+			"usage: %s activate NAME...|--all|--auto [--shared] [--takeover]",
+			lfsvol_prog);
+	for (int k = optind; k < argc; k++) {
+		r = lfsvol_check_name(argv[k]);
 		if (r)
 			return r;
-		json_array_foreach(json_object_get(res, "shelves"), i, el) {
-			json_array_foreach(json_object_get(el, "activations"), k, a) {
-				if (!strcmp(json_string_value(json_object_get(a, "node")) ?: "",
-					    ctx->conf->node ?: ""))
-					json_array_append(names, json_object_get(el, "name"));
-			}
-		}
-		json_decref(res);
+		json_array_append_new(names, json_string(argv[k]));
 	}
 	return 0;
 }
 
-int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
+/* Each shelf in turn; the last failure is the command's. */
+static int activate_names(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
+			  json_t *names, const struct lfsvol_activation *how)
 {
-	static const struct option opts[] = {
-		{ "all", no_argument, NULL, 'A' },
-		{ "auto", no_argument, NULL, 'u' },
-		{ "shared", no_argument, NULL, 's' },
-		{ "takeover", no_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct lv_lib *lib = NULL;
-	struct lfs_client *drv = NULL;
-	json_t *names = json_array(), *el;
-	bool all = false, autoa = false, shared = false;
+	int r = 0, failed = 0;
 	size_t i;
-	int c, r, failed = 0;
+	json_t *el;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'A')
-			all = true;
-		else if (c == 'u')
-			autoa = true;
-		else if (c == 's')
-			shared = true;
-		else if (c == 't')
-			ctx->takeover = true;
-		else
-			return LFSVOL_EUSAGE;
-	}
-	if ((optind == argc) == !(all || autoa)) {
-		lfsvol_err("usage: %s activate NAME...|--all|--auto [--shared] [--takeover]", lfsvol_prog);
-		json_decref(names);
-		return LFSVOL_EUSAGE;
-	}
-	for (int k = optind; k < argc; k++) {
-		if (!lfsvol_valid_name(argv[k])) {
-			lfsvol_err("invalid shelf name `%s'", argv[k]);
-			json_decref(names);
-			return LFSVOL_EUSAGE;
-		}
-		json_array_append_new(names, json_string(argv[k]));
-	}
-	r = lfsvol_need_root("activate");
-	if (!r)
-		r = lfsvol_drv_open(&drv);
-	if (!r)
-		r = lfsvol_lib_connect(ctx, &lib);
-	lfsvol_trace("librarian session: %d", r);
-	if (!r)
-		r = collect(ctx, lib, all, autoa, names);
-	if (r)
-		goto out;
 	json_array_foreach(names, i, el) {
-		int e = lfsvol_activate_one(ctx, lib, drv, json_string_value(el), shared, false, NULL);
+		int e = lfsvol_activate_one(ctx, lib, drv, json_string_value(el), how);
 
 		if (e) {
 			r = e;
@@ -289,60 +337,98 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 	}
 	if (failed > 1)
 		lfsvol_err("%d of %zu shelves were not activated", failed, json_array_size(names));
-out:
-	json_decref(names);
-	lv_close(lib);
-	lfs_client_close(drv);
 	return r;
 }
 
-static int deactivate_one(struct lfsvol_ctx *ctx, struct lv_lib *lib, struct lfs_client *drv,
-			  struct lfs_shelf_info *kv, size_t kn, const char *name)
+int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
-	struct lfs_shelf_info *act = lfsvol_find_active(kv, kn, name);
+	struct activate_opts o = { 0 };
+	struct lfsvol_lib *lib = NULL;
+	struct lfs_client *drv = NULL;
+	json_t *names = json_array();
+	int r;
+
+	r = activate_options(argc, argv, &o, names);
+	if (!r)
+		r = lfsvol_need_root("activate");
+	if (!r)
+		r = lfsvol_drv_open(&drv);
+	if (!r)
+		r = lfsvol_lib_open(ctx, &lib);
+	lfsvol_trace("librarian session: %d", r);
+	if (!r)
+		r = collect(ctx, lib, o.all, o.autoa, names);
+	if (!r)
+		r = activate_names(ctx, lib, drv, names, &o.how);
+	json_decref(names);
+	lfsvol_lib_close(lib);
+	lfs_client_close(drv);
+	return lfsvol_exit_code(r);
+}
+
+/* Kernel first (it refuses while open), then the librarian, then udev's name. */
+static int deactivate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
+			  struct lfs_shelf_info *act, const char *name)
+{
 	char what[128];
-	int r, prio;
+	int r;
 
 	snprintf(what, sizeof(what), "deactivating shelf `%s'", name);
 	if (act) {
 		/* mounted means open (the kernel checks again, atomically) */
-		if (act->open) {
-			lfsvol_err("%s: /dev/lfs/%s (/dev/%s) is mounted or open; unmount it first", what,
-				   name, act->disk);
-			return LFSVOL_EREFUSED;
-		}
+		if (act->open)
+			return lfsvol_fail(
+				LFSVOL_EREFUSED, -EBUSY,
+				"%s: /dev/lfs/%s (/dev/%s) is mounted or open; unmount it first",
+				what, name, act->disk);
 		lfsvol_trace("deactivate %s: checked", name);
-		prio = lfsvol_priority_raise(ctx);
-		r = lfs_shelf_remove(drv, name);
-		lfsvol_priority_restore(prio);
-		lfsvol_trace("kernel shelf remove: %d", r);
+		r = lfsvol_kernel_remove(ctx->conf, drv, name);
 		if (r)
 			return lfsvol_drv_fail(drv, r, what);
 	}
-	r = lv_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	r = lfsvol_lib_call(lib, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
 	lfsvol_trace("librarian shelf.deactivate: %d", r);
 	/* after the librarian's answer: udev removed the name meanwhile */
 	if (act)
 		lfsvol_dev_link_drop(name, act->disk);
 	lfsvol_trace("/dev/lfs/%s gone", name);
 	if (r && !(r == -ENOENT && act))
-		return lfsvol_lib_call(lib, what, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+		return lfsvol_lib_fail(lib, what, r);
 	lfsvol_info("deactivated shelf %s", name);
 	return 0;
 }
 
-int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
+/* The shelf NAME (or every shelf, name NULL) as the kernel has it here. */
+static int deactivate_some(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
+			   const char *name)
 {
-	static const struct option opts[] = {
-		{ "all", no_argument, NULL, 'A' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct lv_lib *lib = NULL;
-	struct lfs_client *drv = NULL;
 	struct lfs_shelf_info *kv = NULL;
 	size_t kn = 0;
+	int r, e;
+
+	r = lfs_shelf_list(drv, name, &kv, &kn);
+	if (r && !(r == -ENOENT && name))
+		return lfsvol_drv_fail(drv, r, "listing active shelves");
+	lfsvol_trace("kernel shelf list");
+	r = 0;
+	if (name)
+		r = deactivate_one(ctx, lib, drv, lfsvol_find_active(kv, kn, name), name);
+	for (size_t i = 0; !name && i < kn; i++) {
+		e = deactivate_one(ctx, lib, drv, &kv[i], kv[i].name);
+		r = e ? e : r;
+	}
+	lfs_shelf_list_free(kv, kn);
+	return r;
+}
+
+int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
+{
+	static const struct option opts[] = { { "all", no_argument, NULL, 'A' },
+					      { NULL, 0, NULL, 0 } };
+	struct lfsvol_lib *lib = NULL;
+	struct lfs_client *drv = NULL;
 	bool all = false;
-	int c, r;
+	int c, r, e;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c != 'A')
@@ -353,42 +439,23 @@ int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_err("usage: %s deactivate NAME...|--all", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
-	for (int k = optind; k < argc; k++) {
-		if (!lfsvol_valid_name(argv[k])) {
-			lfsvol_err("invalid shelf name `%s'", argv[k]);
-			return LFSVOL_EUSAGE;
-		}
-	}
-	r = lfsvol_need_root("deactivate");
+	r = 0;
+	for (int k = optind; k < argc && !r; k++)
+		r = lfsvol_check_name(argv[k]);
+	if (!r)
+		r = lfsvol_need_root("deactivate");
 	if (!r)
 		r = lfsvol_drv_open(&drv);
-	if (r)
-		return r;
-	r = lfs_shelf_list(drv, NULL, &kv, &kn);
-	if (r) {
-		r = lfsvol_drv_fail(drv, r, "listing active shelves");
-		goto out;
-	}
-	lfsvol_trace("kernel shelf list");
-	r = lfsvol_lib_connect(ctx, &lib);
+	if (!r)
+		r = lfsvol_lib_open(ctx, &lib);
 	lfsvol_trace("librarian session: %d", r);
-	if (r)
-		goto out;
-	if (all) {
-		for (size_t i = 0; i < kn; i++) {
-			int e = deactivate_one(ctx, lib, drv, kv, kn, kv[i].name);
-
-			r = e ? e : r;
-		}
-	}
-	for (int k = optind; k < argc; k++) {
-		int e = deactivate_one(ctx, lib, drv, kv, kn, argv[k]);
-
+	if (!r && all)
+		r = deactivate_some(ctx, lib, drv, NULL);
+	for (int k = optind; k < argc && lib; k++) {
+		e = deactivate_some(ctx, lib, drv, argv[k]);
 		r = e ? e : r;
 	}
-out:
-	lfs_shelf_list_free(kv, kn);
-	lv_close(lib);
+	lfsvol_lib_close(lib);
 	lfs_client_close(drv);
-	return r;
+	return lfsvol_exit_code(r);
 }

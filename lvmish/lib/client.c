@@ -6,12 +6,10 @@
  * caller. Dumps interrupted by a concurrent change are retried.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
@@ -63,20 +61,14 @@ const char *lfs_client_error(const struct lfs_client *c)
 	return c->err;
 }
 
-/*
- * watch: before the family is resolved, join nlctrl's "notify" group on a
- * socket of its own, so that any family registered or unregistered since
- * (lfs.ko unloaded and loaded again gets a new family id) is queued there.
- */
-static int client_open(struct lfs_client **out, bool watch)
+int lfs_client_open(struct lfs_client **out)
 {
 	struct lfs_client *c;
-	int one = 1, ret, grp;
+	int one = 1, ret;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->watch = -1;
 	c->sk = nl_socket_alloc();
 	if (!c->sk) {
 		free(c);
@@ -92,22 +84,6 @@ static int client_open(struct lfs_client **out, bool watch)
 	nl_socket_enable_msg_peek(c->sk);
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	if (watch) {
-		struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-
-		grp = genl_ctrl_resolve_grp(c->sk, "nlctrl", "notify");
-		if (grp < 0) {
-			ret = -ENOENT;
-			goto out_free;
-		}
-		c->watch = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
-				  NETLINK_GENERIC);
-		if (c->watch < 0 || bind(c->watch, (struct sockaddr *)&sa, sizeof(sa)) ||
-		    setsockopt(c->watch, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp))) {
-			ret = -errno;
-			goto out_free;
-		}
-	}
 	c->family = genl_ctrl_resolve(c->sk, LFS_GENL_NAME);
 	if (c->family < 0) {
 		ret = -ENOENT;
@@ -117,49 +93,15 @@ static int client_open(struct lfs_client **out, bool watch)
 	return 0;
 
 out_free:
-	if (c->watch >= 0)
-		close(c->watch);
 	nl_socket_free(c->sk);
 	free(c);
 	return ret;
-}
-
-int lfs_client_open(struct lfs_client **out)
-{
-	return client_open(out, false);
-}
-
-int lfs_client_open_watched(struct lfs_client **out)
-{
-	return client_open(out, true);
-}
-
-bool lfs_client_stale(const struct lfs_client *c)
-{
-	char buf[4096];
-	ssize_t n;
-
-	if (c->watch < 0)
-		return false;
-	n = recv(c->watch, buf, sizeof(buf), MSG_DONTWAIT);
-	/* any notification, or an overrun of them: a family may have changed */
-	return n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
-}
-
-void lfs_client_fds(const struct lfs_client *c, int *lo, int *hi)
-{
-	int a = nl_socket_get_fd(c->sk), b = c->watch >= 0 ? c->watch : a;
-
-	*lo = a < b ? a : b;
-	*hi = a < b ? b : a;
 }
 
 void lfs_client_close(struct lfs_client *c)
 {
 	if (!c)
 		return;
-	if (c->watch >= 0)
-		close(c->watch);
 	nl_socket_free(c->sk);
 	free(c);
 }
@@ -357,7 +299,6 @@ int lfs_dump(struct lfs_client *c, struct nl_msg *(*build)(struct lfs_client *c,
 			return ret;
 		reset(arg);
 	}
-	lfs_client_set_error(c, "the kernel's state kept changing during %d dumps",
-			     LFS_DUMP_TRIES);
+	lfs_client_set_error(c, "the kernel's state kept changing during %d dumps", LFS_DUMP_TRIES);
 	return -EAGAIN;
 }

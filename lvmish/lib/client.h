@@ -10,7 +10,6 @@
 struct lfs_client {
 	struct nl_sock *sk;
 	int family;
-	int watch;	/* lfs_client_open_watched(): nlctrl notifications, else -1 */
 	char err[512];
 };
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * liblfs: client of the lfs kernel module's generic netlink family (the
- * protocol is specified in driver/uapi/lfs.h) and parsers shared by the
- * LFS tools.
+ * protocol is specified in driver/uapi/lfs.h) and the parsers of its book
+ * lists and UUIDs.
  *
  * Functions return 0 or a negative errno and never print. After a failure,
  * lfs_client_error() gives the reason: the kernel's extended ack message when
@@ -47,22 +47,12 @@ struct lfs_shelf_info {
 
 /* Connect and resolve the family; -ENOENT if the module is not loaded. */
 int lfs_client_open(struct lfs_client **out);
-/*
- * The same, for a session opened ahead of its use: lfs_client_stale() then
- * tells whether any generic netlink family was registered or unregistered
- * since (lfs.ko reloaded: the family id may have changed), and the session
- * must not be used. lfs_client_fds(): the range of its descriptors.
- */
-int lfs_client_open_watched(struct lfs_client **out);
-bool lfs_client_stale(const struct lfs_client *c);
-void lfs_client_fds(const struct lfs_client *c, int *lo, int *hi);
 void lfs_client_close(struct lfs_client *c);
 const char *lfs_client_error(const struct lfs_client *c);
 
 int lfs_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
 	       uint64_t offset);
 int lfs_detach(struct lfs_client *c, const char *path);
-int lfs_detach_ig(struct lfs_client *c, uint32_t ig);
 int lfs_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n);
 
 /*
@@ -77,8 +67,7 @@ int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_bo
 int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books);
 int lfs_shelf_remove(struct lfs_client *c, const char *name);
 /* All shelves, or only @name (then -ENOENT if it does not exist). */
-int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out,
-		   size_t *n);
+int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out, size_t *n);
 void lfs_shelf_list_free(struct lfs_shelf_info *shelves, size_t n);
 /*
  * Zero books no shelf holds, one at a time in the kernel; zeroed[i] tells
@@ -92,19 +81,14 @@ int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n,
 int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero);
 
 /*
- * SIZE: a decimal number with an optional K, M, G or T suffix (powers of
- * 1024, either case). BOOKS: a comma list of IG:BOOK or IG:FIRST-LAST.
- * On error, err receives a message quoting the bad token.
+ * BOOKS: a comma list of IG:BOOK or IG:FIRST-LAST. On error, err receives a
+ * message quoting the bad token. Names and SIZE: common/lfs_rules.h.
  */
-int lfs_parse_size(const char *s, uint64_t *out, char *err, size_t errlen);
 int lfs_parse_u32(const char *s, uint32_t max, uint32_t *out);
 int lfs_parse_books(const char *s, struct lfs_book **out, size_t *n, char *err, size_t errlen);
 /* The inverse: IG:FIRST-LAST ranges where books run consecutively. */
 char *lfs_format_books(const struct lfs_book *books, size_t n);
-/* "64M" when exact, else the number of bytes. */
-void lfs_format_size(uint64_t v, char *buf, size_t len);
 int lfs_parse_uuid(const char *s, uint8_t uuid[LFS_UUID_LEN]);
 void lfs_format_uuid(const uint8_t uuid[LFS_UUID_LEN], char buf[37]);
-int lfs_name_valid(const char *name);
 
 #endif /* LIBLFS_H */

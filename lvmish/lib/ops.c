@@ -24,8 +24,7 @@ int lfs_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t boo
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_FABRIC_ATTACH, NLM_F_ACK, MSG_SMALL);
 
 	if (!msg || nla_put_string(msg, LFS_A_PATH, path) || nla_put_u32(msg, LFS_A_IG, ig) ||
-	    nla_put_u64(msg, LFS_A_BOOK_SIZE, book_size) ||
-	    nla_put_u64(msg, LFS_A_OFFSET, offset))
+	    nla_put_u64(msg, LFS_A_BOOK_SIZE, book_size) || nla_put_u64(msg, LFS_A_OFFSET, offset))
 		return put_failed(c, msg);
 	return lfs_request(c, msg, NULL, NULL);
 }
@@ -35,15 +34,6 @@ int lfs_detach(struct lfs_client *c, const char *path)
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_FABRIC_DETACH, NLM_F_ACK, MSG_SMALL);
 
 	if (!msg || nla_put_string(msg, LFS_A_PATH, path))
-		return put_failed(c, msg);
-	return lfs_request(c, msg, NULL, NULL);
-}
-
-int lfs_detach_ig(struct lfs_client *c, uint32_t ig)
-{
-	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_FABRIC_DETACH, NLM_F_ACK, MSG_SMALL);
-
-	if (!msg || nla_put_u32(msg, LFS_A_IG, ig))
 		return put_failed(c, msg);
 	return lfs_request(c, msg, NULL, NULL);
 }
@@ -165,8 +155,7 @@ int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid
 	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, zeroed, books, n, out);
 }
 
-int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
-		     size_t n)
+int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books, size_t n)
 {
 	return send_books(c, LFS_CMD_SHELF_EXTEND, name, NULL, false, books, n, NULL);
 }
@@ -191,10 +180,10 @@ int lfs_shelf_remove(struct lfs_client *c, const char *name)
 }
 
 struct check_zero {
-	const struct lfs_book *books;	/* this request's part */
+	const struct lfs_book *books; /* this request's part */
 	size_t n;
-	bool *zero;			/* of this part */
-	size_t next;			/* reply books are in request order */
+	bool *zero; /* of this part */
+	size_t next; /* reply books are in request order */
 };
 
 static int check_zero_parse(struct nlattr **tb, void *arg)
@@ -212,7 +201,7 @@ static int check_zero_parse(struct nlattr **tb, void *arg)
 					    cz->books[cz->next].book != got[i].book))
 			cz->next++;
 		if (cz->next == cz->n)
-			return -EPROTO;	/* not one of ours, or out of order */
+			return -EPROTO; /* not one of ours, or out of order */
 		cz->zero[cz->next++] = true;
 	}
 	return 0;
@@ -359,8 +348,7 @@ static void reset_shelf_list(void *arg)
 	l->have = 0;
 }
 
-int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out,
-		   size_t *n)
+int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out, size_t *n)
 {
 	struct shelf_list l = { .c = c, .name = name };
 	int ret;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Parsers and formatters for SIZE, BOOKS, UUID and shelf names. */
+/*
+ * Parsers and formatters of BOOKS and UUIDs (lfsctl's syntax). Names and
+ * SIZE are the shared rules module's (common/lfs_rules.h).
+ */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -44,38 +47,7 @@ int lfs_parse_u32(const char *s, uint32_t max, uint32_t *out)
 	return 0;
 }
 
-int lfs_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
-{
-	const char *end;
-	unsigned int shift = 0;
-	uint64_t v;
-	int ret;
-
-	ret = parse_u64(s, &end, &v);
-	if (!ret) {
-		switch (*end) {
-		case 'k': case 'K': shift = 10; end++; break;
-		case 'm': case 'M': shift = 20; end++; break;
-		case 'g': case 'G': shift = 30; end++; break;
-		case 't': case 'T': shift = 40; end++; break;
-		}
-		if (*end)
-			ret = -EINVAL;
-		else if (shift && v > UINT64_MAX >> shift)
-			ret = -ERANGE;
-	}
-	if (ret) {
-		snprintf(err, errlen, "invalid size `%s': %s", s,
-			 ret == -ERANGE ? "too large" :
-			 "expected a number with an optional K, M, G or T suffix");
-		return ret;
-	}
-	*out = v << shift;
-	return 0;
-}
-
-static int books_append(struct lfs_book **books, size_t *n, size_t *cap, uint32_t ig,
-			uint32_t book)
+static int books_append(struct lfs_book **books, size_t *n, size_t *cap, uint32_t ig, uint32_t book)
 {
 	if (*n == *cap) {
 		size_t ncap = *cap ? 2 * *cap : 64;
@@ -170,8 +142,9 @@ char *lfs_format_books(const struct lfs_book *books, size_t n)
 		return NULL;
 	buf[0] = '\0';
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && books[j].ig == books[i].ig &&
-				books[j].book == books[j - 1].book + 1; j++)
+		for (j = i + 1;
+		     j < n && books[j].ig == books[i].ig && books[j].book == books[j - 1].book + 1;
+		     j++)
 			;
 		while (cap - len < 40) {
 			cap *= 2;
@@ -191,22 +164,6 @@ char *lfs_format_books(const struct lfs_book *books, size_t n)
 		len += w;
 	}
 	return buf;
-}
-
-void lfs_format_size(uint64_t v, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	int i;
-
-	for (i = 3; i >= 0; i--) {
-		uint64_t unit = 1ULL << (10 * (i + 1));
-
-		if (v && v % unit == 0) {
-			snprintf(buf, len, "%llu%c", (unsigned long long)(v / unit), units[i]);
-			return;
-		}
-	}
-	snprintf(buf, len, "%llu", (unsigned long long)v);
 }
 
 static int hexval(char c)
@@ -240,20 +197,7 @@ int lfs_parse_uuid(const char *s, uint8_t uuid[LFS_UUID_LEN])
 
 void lfs_format_uuid(const uint8_t u[LFS_UUID_LEN], char buf[37])
 {
-	snprintf(buf, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		 u[12], u[13], u[14], u[15]);
-}
-
-int lfs_name_valid(const char *name)
-{
-	size_t i, len = strlen(name);
-
-	if (!len || len > LFS_NAME_MAX || !strcmp(name, ".") || !strcmp(name, ".."))
-		return 0;
-	for (i = 0; i < len; i++)
-		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
-			return 0;
-	return 1;
+	snprintf(buf, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+		 u[13], u[14], u[15]);
 }

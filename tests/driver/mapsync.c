@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "liblfs.h"
+#include "lfs_rules.h"
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
@@ -53,14 +53,16 @@ static int map_sync(const char *path)
 static int touch(const char *path, const char *size)
 {
 	uint64_t len, off;
+	struct lfs_size sz;
 	char err[256];
 	volatile char *p;
 	int fd;
 
-	if (lfs_parse_size(size, &len, err, sizeof(err))) {
+	if (lfs_size_parse(size, LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err))) {
 		fprintf(stderr, "mapsync: %s\n", err);
 		return 2;
 	}
+	len = sz.value;
 	fd = open(path, O_RDWR);
 	if (fd < 0) {
 		fprintf(stderr, "mapsync: %s: %s\n", path, strerror(errno));
@@ -91,14 +93,16 @@ static void wait_stdin_eof(void)
 static int hold(const char *path, const char *size)
 {
 	uint64_t len, off;
+	struct lfs_size sz;
 	char err[256];
 	uint64_t *p;
 	int fd;
 
-	if (lfs_parse_size(size, &len, err, sizeof(err))) {
+	if (lfs_size_parse(size, LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err))) {
 		fprintf(stderr, "mapsync: %s\n", err);
 		return 2;
 	}
+	len = sz.value;
 	fd = open(path, O_RDWR);
 	if (fd < 0) {
 		fprintf(stderr, "mapsync: %s: %s\n", path, strerror(errno));

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "liblfs.h"
+#include "lfs_rules.h"
 
 static uint64_t splitmix64(uint64_t x)
 {
@@ -25,14 +25,20 @@ int main(int argc, char **argv)
 {
 	static uint64_t buf[1 << 14];
 	uint64_t seed, left, off = 0, i;
+	struct lfs_size sz, so = { 0 };
 	char err[256];
 	size_t j, n;
 
-	if ((argc != 3 && argc != 4) || lfs_parse_size(argv[2], &left, err, sizeof(err)) ||
-	    (argc == 4 && (lfs_parse_size(argv[3], &off, err, sizeof(err)) || off % 8))) {
+	if ((argc != 3 && argc != 4) ||
+	    lfs_size_parse(argv[2], LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err)) ||
+	    (argc == 4 && (lfs_size_parse(argv[3], LFS_SIZE_BARE | LFS_SIZE_ZERO, &so, err,
+					  sizeof(err)) ||
+			   so.value % 8))) {
 		fprintf(stderr, "usage: pattern SEED BYTES [OFFSET]\n");
 		return 2;
 	}
+	left = sz.value;
+	off = so.value;
 	seed = strtoull(argv[1], NULL, 0) << 40;
 	i = off / 8;
 	while (left) {

@@ -19,9 +19,9 @@ for f in udev/*.rules; do
 	[ -e "$f" ] || continue
 	t_ok "$([ -s "$dest/lib/udev/rules.d/$(basename "$f")" ]; echo $?)" "udev rule $(basename "$f") installed"
 done
-t_ok "$([ -x "$dest/opt/lfs/libexec/lfs/lfsvol-core" ]; echo $?)" "lfsvol-core installed under PREFIX/libexec/lfs"
-t_like "$(LFSVOL_AGENT_SOCKET=/nonexistent "$dest/opt/lfs/sbin/lfsvol" --help)" "^Usage: lfsvol" \
-	"the installed lfsvol front end finds and runs lfsvol-core when no agent listens"
+t_ok "$([ -x "$dest/opt/lfs/sbin/lfsvol" ] && [ ! -e "$dest/opt/lfs/libexec/lfs" ]; echo $?)" \
+	"lfsvol installed under PREFIX/sbin, one program (no libexec helper)"
+t_like "$("$dest/opt/lfs/sbin/lfsvol" --help)" "^Usage: lfsvol" "the installed lfsvol runs"
 t_is "$(find "$dest" -path "$dest/usr/local*" | head -n 1)" "" "nothing escapes PREFIX into /usr/local"
 t_is "$(grep -rl /usr/local "$dest/lib" 2>/dev/null | head -n 1)" "" "udev rules and units call the tools under PREFIX, not /usr/local"
 for f in "$dest"/lib/udev/rules.d/*.rules "$dest"/lib/systemd/system/*.service; do

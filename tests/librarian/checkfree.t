@@ -1,11 +1,14 @@
 #!/bin/bash
-# free.unknown / free.checked: a node's agent lists its FREE books that are not
-# known zero, reads them (read only) and reports those that read as zeroes
-# with the listing's token. The librarian marks them known zero only if
-# nothing that could have changed them happened since the listing: a book of
-# the same IG allocated, the node going offline or online, a restart. Other
-# IGs' reports still count. Nothing else changes; bad requests change nothing.
+# free.unknown / free.checked / free.zeroed: a node's agent lists its FREE
+# books that are not known zero, reads them (read only) or zeroes them, and
+# reports those that read as zeroes (free.checked) or that it zeroed
+# (free.zeroed) with the listing's token. The librarian marks them known zero
+# (allocatable) only if nothing that could have changed them happened since
+# the listing: a book of the same IG allocated, the node going offline or
+# online, a restart. Other IGs' reports still count. A token is bound to the
+# node it was given to. Nothing else changes; bad requests change nothing.
 . tests/lib/tap.sh
+LT_NEW_BOOKS=unknown
 . tests/librarian/lib.sh
 
 db() { sqlite3 "file:$T/cat.db?mode=ro" "$1"; }
@@ -26,6 +29,8 @@ t_ok 0 "librarian starts"
 
 # n1 (IGs 0 and 1, 20 books each): 0:0-1 INUSE (y), 0:2-3 known zero (z's,
 # scrubbed), the other 36 FREE and never checked
+ltls n1 free.scrub '{"limit":4}' >/dev/null
+t_is "$(zero_node n1)" 4 "setup: n1 scrubs 0:0-3 (only known-zero books are allocated)"
 lc shelf.create '{"name":"y","books":2,"policy":"RequestIG","igs":[0]}' >/dev/null
 lc shelf.create '{"name":"z","books":2,"policy":"RequestIG","igs":[0]}' >/dev/null
 lc shelf.destroy '{"name":"z"}' >/dev/null
@@ -36,7 +41,7 @@ c0=$(counts)
 # (1) listing: only FREE books not known zero, in book-id order, from "after"
 r=$(ltls n1 free.unknown '{"limit":5}')
 t_is "$(pairs <<<"$r") $(jq -r .more <<<"$r")" "0:4 0:5 0:6 0:7 0:8 true" "limit 5: 0:4-8 (skipping INUSE and known-zero books), more"
-t_like "$(jq -r .token <<<"$r")" '^[0-9a-f]{16}-[0-9]+$' "with a token"
+t_like "$(jq -r .token <<<"$r")" '^[0-9a-f]{16}-[0-9]+-[0-9a-f]{16}$' "with a token"
 tok=$(jq -r .token <<<"$r")
 r=$(ltls n1 free.unknown '{"after":[0,8],"limit":100}')
 t_is "$(pairs <<<"$r" | wc -w) $(pairs <<<"$r" | cut -d' ' -f1,11,12,31) $(jq -r .more <<<"$r")" \
@@ -53,7 +58,7 @@ t_is "$(in_state 0 0 1)" "2 3 4 5 6" "0:4-6 are known zero now"
 t_is "$(db "SELECT group_concat(ig || '=' || free, ' ') FROM igs") $(counts)" "$f0 $c0" "free counts and stats unchanged"
 t_is "$(checked n1 "$tok" '[[0,4],[0,5]]')" '{"marked":0,"skipped":2}' "reported again: skipped (already known zero)"
 t_is "$(checked n1 "$tok" '[[0,0]]')" '{"marked":0,"skipped":1}' "an INUSE book is skipped"
-t_is "$(in_state 0 1 1)" "" "and not marked"
+t_is "$(db "SELECT state FROM books WHERE id = 0")" "1" "and stays INUSE"
 t_is "$(checked n1 "$tok" '[]')" '{"marked":0,"skipped":0}' "an empty report is fine"
 t_is "$(ltls n1 free.unknown '{"limit":3}' | pairs)" "0:7 0:8 0:9" "marked books are no longer listed"
 t_run "the catalogue is consistent" lt_check_db
@@ -78,7 +83,8 @@ tok=$(ltls n1 free.unknown '{"limit":1}' | jq -r .token)
 lc node.set_state '{"node":"n1","state":"offline"}' >/dev/null
 t_like "$(lmsg checked n1 "$tok" '[[0,9]]')" "EPERM: node 'n1' is offline" "an offline node may not report"
 t_is "$(lc free.unknown '{"node":"n1"}' | jq -c .books)" "[]" "an offline node has no FREE book to list"
-lc node.set_state '{"node":"n1","state":"online"}' >/dev/null
+online() { local d=$((SECONDS + 10)); until lc node.set_state "{\"node\":\"$1\",\"state\":\"online\"}" >/dev/null 2>&1 || [ $SECONDS -ge $d ]; do sleep 0.2; done; }
+online n1
 t_is "$(checked n1 "$tok" '[[0,9],[1,1]]')" '{"marked":0,"skipped":2}' "online again: the old token marks nothing"
 t_is "$(in_state 0 0 1)$(in_state 1 0 1)" "" "nothing of n1 is known zero after offline/online"
 tok=$(ltls n1 free.unknown '{"limit":1}' | jq -r .token)
@@ -86,7 +92,7 @@ t_is "$(checked n1 "$tok" '[[1,1]]')" '{"marked":1,"skipped":0}' "a new token wo
 # another node's state change does not void n1's token
 tok=$(ltls n1 free.unknown '{"limit":1}' | jq -r .token)
 lc node.set_state '{"node":"n6","state":"offline"}' >/dev/null
-lc node.set_state '{"node":"n6","state":"online"}' >/dev/null
+online n6
 t_is "$(checked n1 "$tok" '[[1,2]]')" '{"marked":1,"skipped":0}' "n6 going offline and online does not void n1's token"
 t_run "the catalogue is consistent" lt_check_db
 
@@ -96,7 +102,20 @@ all=$(ltls n1 free.unknown '{"limit":100}' | jq -c .books)
 r=$(checked n1 "$tok" "$all")
 t_is "$(jq -r '.marked + .skipped' <<<"$r") $(jq -r .skipped <<<"$r")" "$(jq length <<<"$all") 0" "n1 reports all its unknown books: all marked"
 t_is "$(ltls n1 shelf.create '{"name":"fresh","books":6,"policy":"RequestIG","igs":[1]}' | jq -c .zeroed)" "true" "a shelf on checked books reports zeroed true"
-t_is "$(ltls n2 shelf.create '{"name":"n2s","books":1,"policy":"LocalNode"}' | jq -c .zeroed)" "false" "control: a shelf on n2's unchecked book reports zeroed false"
+t_is "$(lerr ltls n2 shelf.create '{"name":"n2s","books":1,"policy":"LocalNode"}')" "ENOSPC" "control: n2's unchecked books are not allocated"
+
+# (5b) free.zeroed: books the node zeroed in the background, the same rules
+r=$(ltls n2 free.unknown '{"limit":3}')
+tok=$(jq -r .token <<<"$r")
+t_is "$(pairs <<<"$r")" "2:0 2:1 2:2" "n2 lists its first three unknown books"
+t_is "$(ltls n2 free.zeroed "{\"token\":\"$tok\",\"books\":[[2,0],[2,1]]}")" '{"marked":2,"skipped":0}' "n2 reports two of them zeroed: marked"
+t_is "$(in_state 2 0 1)" "0 1" "2:0-1 are known zero"
+t_is "$(db "SELECT zero FROM igs WHERE ig = 2")" "2" "igs.zero counts them"
+t_is "$(ltls n2 shelf.create '{"name":"n2s","books":2,"policy":"LocalNode"}' | jq -c '[.map, .zeroed]')" "[[[2,0],[2,1]],true]" "a shelf gets them"
+t_is "$(ltls n2 free.zeroed "{\"token\":\"$tok\",\"books\":[[2,2]]}")" '{"marked":0,"skipped":1}' "the allocation from IG 2 voids the token: 2:2 skipped"
+lc shelf.destroy '{"name":"n2s"}' >/dev/null
+zero_node n2 >/dev/null
+t_run "the catalogue is consistent" lt_check_db
 t_run "the catalogue is consistent" lt_check_db
 
 # (6) authorisation and bad requests: named errors, nothing changed
@@ -107,10 +126,18 @@ t_like "$(lmsg ltls n3 free.unknown '{"node":"n2"}')" "EPERM: node 'n3' may not 
 t_like "$(lmsg lc free.unknown)" "EINVAL: op 'free.unknown' from the admin identity needs \"node\"" "the admin must name a node to list"
 for bad in '' 'abc' '0123456789abcdef' '0123456789abcdef-' '0123456789abcdef-12x' '0123456789ABCDEF-1' \
 	'0x23456789abcdef-1' '0123456789abcdef0-1' '0123456789abcdef--1' '0123456789abcdef-+1' \
-	'0123456789abcdef-123456789012345678901'; do
+	'0123456789abcdef-123456789012345678901' '0123456789abcdef-1-' '0123456789abcdef-1-0123456789abcde' \
+	'0123456789abcdef-1-0123456789ABCDEF' '0123456789abcdef-1-0123456789abcdef0'; do
 	t_like "$(lmsg checked n2 "$bad" '[[2,5]]')" "EINVAL: argument 'token' = '${bad//+/\\+}' is not a token from free.unknown" "token '$bad' is refused, named"
 done
 t_like "$(lmsg ltls n2 free.checked '{"books":[[2,5]]}')" "EINVAL: op 'free.checked' needs the argument 'token'" "a missing token is refused"
+tok3=$(ltls n3 free.unknown '{"limit":1}' | jq -r .token)
+t_like "$(lmsg checked n2 "$tok3" '[[2,5]]')" "EINVAL: argument 'token' was not given to node 'n2'" "a token n3 was given does not count for n2's books (bound to the node)"
+forged=$(awk -F- '{ printf "%s-%d-%s", $1, $2 + 1000, $3 }' <<<"$tok")
+t_like "$(lmsg checked n2 "$forged" '[[2,5]]')" "EINVAL: argument 'token' counts [0-9]+ changes, more than this librarian has made" "a token with a forged counter is refused"
+mac=${tok##*-}
+t_like "$(lmsg checked n2 "${tok%-*}-${mac:0:15}$(printf '%x' $(((0x${mac:15} + 1) % 16)))" '[[2,5]]')" "EINVAL: argument 'token' was not given to node 'n2'" "a token with a forged MAC is refused"
+t_is "$(checked n2 "${tok%-*}" '[[2,5]]')" '{"marked":0,"skipped":1}' "the two-part form of earlier librarians is void: skipped"
 t_like "$(lmsg ltls n2 free.checked '{"books":[[2,5]],"token":5}')" "EINVAL: argument 'token' must be a string" "a token that is not a string is refused"
 t_like "$(lmsg checked n2 "$tok" '[[2,20]]')" "EINVAL: books\[0\] = \[2,20\] is not a book of the fabric" "a book beyond the IG is refused, named"
 t_like "$(lmsg checked n2 "$tok" '[[2,5],[9,0]]')" "EINVAL: books\[1\] = \[9,0\] is not a book of the fabric" "an unknown IG is refused, named"

@@ -1,10 +1,12 @@
 # The librarian's test clients (tests/librarian/*.t run them): lib-raw sends
-# raw frames, lib-stress drives concurrent writers, lib-bench is the
-# benchmark's client. Sanitized, with the client library's sources compiled
-# in; bench/librarian builds its own optimised lib-bench (librarian/Makefile).
+# raw frames, lib-stress drives concurrent writers, lib-attack opens idle,
+# half-open and flooding connections and times a node's heartbeats, lib-bench
+# is the benchmark's client. Sanitized, with the client library's sources
+# compiled in; bench/librarian builds its own optimised lib-bench and
+# lib-attack (bench/librarian/Makefile).
 LIBRARIAN_TOP := $(TOP)/librarian
 LIBRARIAN_CLIENT := $(LIBRARIAN_TOP)/client.c $(LIBRARIAN_TOP)/tlspsk.c
-LIBRARIAN_HELPERS := $(B)/lib-raw $(B)/lib-stress $(B)/lib-bench
+LIBRARIAN_HELPERS := $(B)/lib-raw $(B)/lib-stress $(B)/lib-bench $(B)/lib-attack
 HELPERS += $(LIBRARIAN_HELPERS)
 
 $(LIBRARIAN_HELPERS): $(B)/%: $(TOP)/tests/librarian/%.c $(LIBRARIAN_CLIENT) \

@@ -56,7 +56,11 @@ lt_keys() {
 	done
 }
 
-# lt_conf FABRIC [EXTRA-LIBRARIAN-SETTINGS]: write $T/lib.conf
+# lt_conf FABRIC [EXTRA-LIBRARIAN-SETTINGS]: write $T/lib.conf. Leases are
+# short (lease_time 2, fence_grace 1: a node is live for 3 s after it was
+# last heard). Tests that are not about which books may be allocated say
+# that new memory reads as zeroes (new_books = "zero"); those that are set
+# LT_NEW_BOOKS=unknown.
 lt_conf() {
 	[ -n "$PORT" ] || PORT=$(lt_free_port)
 	cat >"$T/lib.conf" <<EOC
@@ -68,6 +72,8 @@ librarian = {
 	admin = { key_file = "keys/admin.key"; };
 	heartbeat_interval = 1;
 	lease_time = 2;
+	fence_grace = ${LT_GRACE:-1};
+	new_books = "${LT_NEW_BOOKS:-zero}";
 	$2
 };
 fabric = {

@@ -5,7 +5,9 @@
 . tests/librarian/lib.sh
 
 lt_keys admin n1 n2 n3 n4 n5 n6
-lt_conf "$LT_FABRIC"
+# the nodes share their shelves ("rw"): access lists are access.t's
+SHARE='share = "rw";'
+lt_conf "$LT_FABRIC" "$SHARE"
 lt_start || { t_ok 1 "librarian starts"; lt_done; }
 t_ok 0 "librarian starts on the explicit six-node fabric"
 lmsg() { "$@" 2>&1 >/dev/null; }
@@ -74,12 +76,16 @@ e=$("$LIB" client --connect "127.0.0.1:$PORT" --node n2 --key "$T/keys/n2.key" s
 t_like "$e" "EBUSY: shelf 'db' is active on node 'n1' \(rw\)" "a conflicting activation is refused naming the holder"
 t_is "$(lerr ltls n2 shelf.activate '{"name":"db","takeover":true}')" "EBUSY" "takeover of a live holder is refused"
 t_is "$(lerr ltls n2 shelf.deactivate '{"name":"db"}')" "EPERM" "only the holder deactivates"
-t_is "$(lerr ltls n2 shelf.destroy '{"name":"db"}')" "EBUSY" "an active shelf cannot be destroyed"
+t_is "$(lerr ltls n1 shelf.destroy '{"name":"db"}')" "EBUSY" "an active shelf cannot be destroyed, not even by its owner"
 t_is "$(lerr ltls n2 shelf.resize '{"name":"db","books":5}')" "EBUSY" "another node cannot resize an active shelf"
 t_is "$(ltls n1 shelf.resize '{"name":"db","books":4}' | jq -r .books)" "4" "the exclusive holder may resize"
 t_is "$(ltls n1 heartbeat | jq -c '[.activations[].name]')" '["db"]' "heartbeat lists the node's activations"
 t_is "$(lerr ltls n2 shelf.activate '{"name":"db","force":true}')" "EPERM" "forced takeover needs the admin identity"
-t_is "$(lc shelf.activate '{"name":"db","node":"n2","force":true}' | jq -r '.activations[0].node')" "n2" "the admin forces a takeover"
+t_like "$(lmsg lc shelf.activate '{"name":"db","node":"n2","force":true}')" "EBUSY: cannot take over shelf 'db': it is active on node 'n1' \(rw\), which is live .*s left" \
+	"force does not override liveness: the admin's takeover of a live holder is refused, naming it and the time left"
+deadline=$((SECONDS + 10))
+until f=$(lc shelf.activate '{"name":"db","node":"n2","force":true}' 2>/dev/null) || [ $SECONDS -ge $deadline ]; do sleep 0.2; done
+t_is "$(jq -r '.activations[0].node' <<<"$f")" "n2" "once n1 is silent for lease_time + fence_grace the admin forces the takeover"
 t_is "$(ltls n2 shelf.deactivate '{"name":"db"}' | jq -r .node)" "n2" "the holder deactivates"
 # shared read-only
 ltls n3 shelf.activate '{"name":"logs","mode":"ro"}' >/dev/null
@@ -166,7 +172,7 @@ sqlite3 "$T/cat.db" "INSERT INTO shelves(name, uuid, owner, ctime, mtime, books,
 	VALUES ('$old', '00000000-0000-4000-8000-000000000001', 'n5', 1, 1, 1, 1);
 UPDATE books SET state = 1, shelf = last_insert_rowid(), seq = 0
 	WHERE id = (SELECT min(id) FROM books WHERE state = 0 AND id >> 32 = 5);
-UPDATE igs SET free = free - 1 WHERE ig = 5;
+UPDATE igs SET free = free - 1, zero = zero - 1 WHERE ig = 5;
 INSERT INTO attrs(shelf, key, value) SELECT id, 'lfs.policy', 'RandomBooks' FROM shelves WHERE name = '$old';
 INSERT INTO shelves(name, uuid, owner, ctime, mtime) VALUES ('old+two', '00000000-0000-4000-8000-000000000002', 'n5', 1, 1);"
 lt_start || t_ok 1 "librarian restarts on a catalogue with old names"
@@ -200,15 +206,15 @@ t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,
 lt_stop
 
 # a changed geometry: a new IG is added, a removed busy IG is refused, a removed free IG goes
-lt_conf "${LT_FABRIC/\{ ig = 6; books = 20; \}/\{ ig = 6; books = 20; \}, \{ ig = 7; books = 5; \}}"
+lt_conf "${LT_FABRIC/\{ ig = 6; books = 20; \}/\{ ig = 6; books = 20; \}, \{ ig = 7; books = 5; \}}" "$SHARE"
 lt_start
 t_is "$(lc stats | jq -r .books.total)" "145" "restart with a new IG adds its books"
 lt_stop
-lt_conf "${LT_FABRIC/\{ ig = 0; books = 20; \}, /}"
+lt_conf "${LT_FABRIC/\{ ig = 0; books = 20; \}, /}" "$SHARE"
 "$LIB" -c "$T/lib.conf" >"$T/refused.log" 2>&1
 t_is "$?" "1" "restart without an IG that holds allocated books is refused"
 t_like "$(cat "$T/refused.log")" "IG 0 was removed from the fabric but [0-9]+ of its books are allocated or waiting to be zeroed" "the refusal names the IG and the count"
-lt_conf "$LT_FABRIC"
+lt_conf "$LT_FABRIC" "$SHARE"
 lt_start
 t_is "$(lc stats | jq -r .books.total)" "140" "restart without the free IG 7 drops its books"
 t_run "the catalogue is consistent after the geometry changes" lt_check_db

@@ -36,7 +36,7 @@ lv_expect "show of an unknown shelf" 6 "no shelf named 'nope'" L show nope
 lv_expect "remove of an unknown shelf" 6 "no shelf named 'nope'" L remove nope
 lv_expect "resize of an unknown shelf" 6 "no shelf named 'nope'" L resize nope -s +1b
 lv_expect "attr of an unknown shelf" 6 "no shelf named 'nope'" L attr list nope
-lv_expect "invalid shelf name" 2 "invalid shelf name \`a/b'" L create a/b -s 1M
+lv_expect "invalid shelf name" 2 "shelf name 'a/b' may contain only letters" L create a/b -s 1M
 
 # policy typo (exit 2 on the command line, 3 in lfs.conf)
 lv_expect "policy typo on the command line" 2 "unknown policy \`Sprad'; did you mean \`Spread'\?" L create x -s 1M -p Sprad

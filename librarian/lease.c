@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Leases, the librarian's side of fencing (docs/FENCING.md): the service
+ * clock, when each node was last heard, whether it is live, and what happens
+ * to a node set offline while it was live.
+ *
+ * The service clock is the monotonic clock minus every period in which the
+ * event loop did not run. The loop wakes at least once a second and every
+ * reading of the clock is a tick: a gap of more than two seconds between two
+ * ticks is a stall (the librarian stopped, swapped out, starved) and is not
+ * counted. So the librarian never counts its own absence against a node: a
+ * heartbeat that waited in its socket meanwhile counts from the moment it
+ * was read, and that moment is not later than the stall on this clock.
+ *
+ * A node is heard when the librarian reads a complete request of it off its
+ * socket (not when it processes it); probes (heartbeat with "lease": false)
+ * and requests of a node that is offline or fencing do not count. At start
+ * every node counts as heard. A node is live until last heard + lease_time +
+ * fence_grace: by then its kernel has fenced every shelf it held.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ops.h"
+#include "server.h"
+
+#define STALL_MS 2000
+
+int64_t lib_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t lib_svc_now(struct lib_server *srv)
+{
+	int64_t now = lib_mono_ms(), gap = now - srv->svc_last;
+
+	if (gap > STALL_MS) {
+		srv->svc_stalled += gap;
+		lib_log("the event loop did not run for %lld.%03lld s (stopped or starved): not counted against any node's lease",
+			(long long)gap / 1000, (long long)gap % 1000);
+	}
+	srv->svc_last = now;
+	return now - srv->svc_origin - srv->svc_stalled;
+}
+
+/* The clock starts at 0 and every node counts as heard then. */
+int lib_lease_start(struct lib_server *srv)
+{
+	srv->svc_origin = srv->svc_last = lib_mono_ms();
+	srv->svc_stalled = 0;
+	srv->heard = calloc(srv->cfg->nnodes + 1, sizeof(*srv->heard));
+	if (!srv->heard)
+		return -ENOMEM;
+	srv->nfencing = 0;
+	for (int i = 0; i < srv->cfg->nnodes; i++)
+		srv->nfencing += srv->store->node_state[i] == NODE_FENCING;
+	return 0;
+}
+
+void lib_lease_free(struct lib_server *srv)
+{
+	free(srv->heard);
+	srv->heard = NULL;
+}
+
+void lib_node_heard(struct lib_server *srv, int node, int64_t at)
+{
+	if (node >= 0 && node < srv->cfg->nnodes && at > srv->heard[node])
+		srv->heard[node] = at;
+}
+
+int64_t lib_node_live_ms(struct lib_server *srv, int node)
+{
+	const struct lib_config *c = srv->cfg;
+
+	if (node < 0 || node >= c->nnodes || srv->store->node_state[node] == NODE_OFFLINE)
+		return 0;
+	return srv->heard[node] + ((int64_t)c->lease_time + c->fence_grace) * 1000 -
+	       lib_svc_now(srv);
+}
+
+/*
+ * Fencing nodes that are no longer live become offline: their activations
+ * end. Run before every request (in the round's transaction, outside the
+ * request's savepoint), so whatever looks at a node or an activation sees it
+ * settled; a lost transaction reloads the states (lib_batch_commit).
+ */
+int lib_fence_settle(struct req *rq)
+{
+	struct lib_server *srv = rq->srv;
+	const struct lib_config *c = rq->c;
+	int r;
+
+	for (int k = 0; srv->nfencing && k < c->nnodes; k++) {
+		if (rq->s->node_state[k] != NODE_FENCING || lib_node_live_ms(srv, k) > 0)
+			continue;
+		if ((r = lib_store_activations_end_node(rq->s, c->nodes[k].name, &rq->err)) < 0 ||
+		    (r = lib_store_node_put_state(rq->s, c->nodes[k].name, NODE_OFFLINE,
+						  &rq->err)) < 0)
+			return r;
+		rq->s->node_state[k] = NODE_OFFLINE;
+		srv->nfencing--;
+		lib_log("node '%s' is offline: its lease ended, its activations are released",
+			c->nodes[k].name);
+	}
+	return 0;
+}
+
+/* "N.N" seconds of a positive number of milliseconds, for messages. */
+const char *lib_secs(int64_t ms, char *buf, size_t len)
+{
+	if (ms < 0)
+		ms = 0;
+	snprintf(buf, len, "%lld.%lld", (long long)ms / 1000, (long long)(ms % 1000) / 100);
+	return buf;
+}
+
+/*
+ * The holder of an activation may be taken over (or its shelf destroyed by
+ * force) only when it is no longer live: 0, or EBUSY naming it and the time
+ * left. what: "take over", "destroy" ...
+ */
+int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, const char *mode,
+			 const char *what)
+{
+	int k = lib_config_find_node(rq->c, holder);
+	int64_t left = lib_node_live_ms(rq->srv, k);
+	char ago[24], l[24];
+
+	if (left <= 0)
+		return 0;
+	return FAIL(
+		rq, EBUSY,
+		"cannot %s shelf '%s': it is active on node '%s' (%s), which is live (last heard %s s ago; lease_time %d s + fence_grace %d s): %s s left%s",
+		what, shelf, holder, mode,
+		lib_secs(lib_svc_now(rq->srv) - rq->srv->heard[k], ago, sizeof(ago)),
+		rq->c->lease_time, rq->c->fence_grace, lib_secs(left, l, sizeof(l)),
+		rq->s->node_state[k] == NODE_FENCING ? " (the node is being taken offline)" : "");
+}

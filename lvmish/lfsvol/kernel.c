@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/* lfs.ko as lfsvol uses it (kernel.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "kernel.h"
+#include "msg.h"
+
+int lfsvol_drv_open(struct lfs_client **out)
+{
+	int r = lfs_client_open(out);
+
+	lfsvol_trace("netlink session: %d", r);
+	if (r == -ENOENT)
+		return lfsvol_fail(
+			LFSVOL_EDRIVER, r,
+			"the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
+	if (r)
+		return lfsvol_fail(LFSVOL_EDRIVER, r, "cannot talk to the lfs kernel module: %s",
+				   strerror(-r));
+	return 0;
+}
+
+int lfsvol_drv_fail(struct lfs_client *c, int err, const char *what)
+{
+	const char *m = c ? lfs_client_error(c) : NULL;
+	enum lfsvol_exit code = LFSVOL_EDRIVER;
+
+	if (err == -EPERM)
+		code = LFSVOL_EPERM;
+	else if (err == -EBUSY)
+		code = LFSVOL_EREFUSED;
+	return lfsvol_fail(code, err, "%s: kernel reports: %s", what, m && *m ? m : strerror(-err));
+}
+
+int lfsvol_need_root(const char *what)
+{
+	if (geteuid() == 0)
+		return 0;
+	return lfsvol_fail(LFSVOL_EPERM, -EPERM,
+			   "%s needs root (CAP_SYS_ADMIN to configure lfs.ko); run it with sudo",
+			   what);
+}
+
+int lfsvol_kernel_shelves(struct lfs_client **drv, const char *name, struct lfs_shelf_info **v,
+			  size_t *n)
+{
+	*v = NULL;
+	*n = 0;
+	if (lfs_client_open(drv)) {
+		*drv = NULL;
+		return 0; /* driver not loaded: nothing is active here */
+	}
+	if (lfs_shelf_list(*drv, name, v, n))
+		*n = 0; /* none of that name, or none the kernel would tell */
+	return 0;
+}
+
+struct lfs_shelf_info *lfsvol_find_active(struct lfs_shelf_info *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return &v[i];
+	return NULL;
+}
+
+/* The config's process_priority; returns the previous nice value, INT_MIN if unchanged. */
+static int priority_raise(const struct lfsvol_conf *conf)
+{
+	int old;
+
+	errno = 0;
+	old = getpriority(PRIO_PROCESS, 0);
+	if (errno || !conf || conf->process_priority >= old)
+		return INT_MIN;
+	/* not root, or no CAP_SYS_NICE: the kernel says no, nothing else changes */
+	if (setpriority(PRIO_PROCESS, 0, conf->process_priority))
+		return INT_MIN;
+	lfsvol_trace("nice %d (was %d)", conf->process_priority, old);
+	return old;
+}
+
+static void priority_restore(int old)
+{
+	if (old != INT_MIN)
+		setpriority(PRIO_PROCESS, 0, old);
+}
+
+int lfsvol_kernel_create(const struct lfsvol_conf *conf, struct lfs_client *drv, const char *name,
+			 const uint8_t *uuid, bool zeroed, const struct lfs_book *books, size_t n,
+			 char *disk, size_t disklen)
+{
+	struct lfs_shelf_info info = { 0 };
+	int prio = priority_raise(conf), r;
+
+	r = lfs_shelf_create(drv, name, uuid, zeroed, books, n, &info);
+	priority_restore(prio);
+	lfsvol_trace("kernel shelf create: %d", r);
+	if (!r)
+		snprintf(disk, disklen, "%s", info.disk);
+	return r;
+}
+
+int lfsvol_kernel_remove(const struct lfsvol_conf *conf, struct lfs_client *drv, const char *name)
+{
+	int prio = priority_raise(conf), r;
+
+	r = lfs_shelf_remove(drv, name);
+	priority_restore(prio);
+	lfsvol_trace("kernel shelf remove: %d", r);
+	return r;
+}

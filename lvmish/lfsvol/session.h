@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The librarian as lfsvol sees it: the running node agent's session,
+ * borrowed over STATE_DIR/agent.sock, or a TLS session of its own
+ * (liblfsclient). Either way one request at a time, in the librarian's own
+ * framing and JSON (docs/PROTOCOL.md).
+ */
+#ifndef LFSVOL_SESSION_H
+#define LFSVOL_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "conf.h"
+
+struct lfs_book;
+struct lfsvol_lib;
+
+/*
+ * The agent's session if an agent answers on agent.sock (root only), unless
+ * ctx->no_agent, --librarian or LFSVOL_NO_AGENT; else a session of our own.
+ * Reports a failure (exit code 3, 4 or 8).
+ */
+int lfsvol_lib_open(struct lfsvol_ctx *ctx, struct lfsvol_lib **out);
+void lfsvol_lib_close(struct lfsvol_lib *l);
+/* One request; args (may be NULL) is stolen. No message: lfsvol_lib_errmsg(). */
+int lfsvol_lib_call(struct lfsvol_lib *l, const char *op, json_t *args, json_t **result);
+/* The same, reporting a failure as "WHAT: librarian: MESSAGE". */
+int lfsvol_lib_request(struct lfsvol_lib *l, const char *what, const char *op, json_t *args,
+		       json_t **result);
+/* Report a failed request r: the exit code follows from the errno (ENOENT: 6, ...). */
+int lfsvol_lib_fail(struct lfsvol_lib *l, const char *what, int r);
+const char *lfsvol_lib_errmsg(const struct lfsvol_lib *l);
+/* The librarian's auth reply (node, book_size, heartbeat_interval...); NULL if unknown. */
+json_t *lfsvol_lib_info(struct lfsvol_lib *l);
+/* Its book size; 0 if unknown. */
+uint64_t lfsvol_lib_book_size(struct lfsvol_lib *l);
+/* A shelf's whole book map, from a shelf.get/create/activate reply (follows map_complete). */
+int lfsvol_lib_shelf_map(struct lfsvol_lib *l, const char *name, json_t *first,
+			 struct lfs_book **books, size_t *n);
+
+/* frame.c: the framing on agent.sock (4-byte big-endian length, one JSON object). */
+#define LFSVOL_FRAME_MAX (64U << 20)
+#define LFSVOL_SOCK_TIMEOUT_MS 30000
+int lfsvol_frame_send(int fd, json_t *msg);
+int lfsvol_frame_recv(int fd, json_t **msg, int ms);
+
+#endif /* LFSVOL_SESSION_H */
