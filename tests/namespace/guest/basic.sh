@@ -100,7 +100,7 @@ mkfifo /tmp/hold
 fsops open $L/d r wait </tmp/hold >/tmp/hold.out &
 hold=$!
 exec 7>/tmp/hold
-wait_for 10 grep -q waiting /tmp/hold.out
+t_run "d is held open" wait_for 120 grep -q waiting /tmp/hold.out
 t_like "$(fs rm $L/d)" "Device or resource busy" "rm while open: EBUSY"
 t_is "$(fs fsops rename $L/a $L/d none)" "error EBUSY" "rename over an open file: EBUSY"
 t_is "$(up_state nr_active)" 1 "one file active"
@@ -139,7 +139,7 @@ t_run "  the data is there" cmp <(head -c 1M /tmp/data2) <(tail -c 1M $L/g)
 fsops open $L/m rw mmap 4096 shared wait </tmp/hold >/tmp/hold.out &
 hold=$!
 exec 7>/tmp/hold
-wait_for 10 grep -q waiting /tmp/hold.out
+t_run "m is held open and mapped" wait_for 120 grep -q waiting /tmp/hold.out
 t_like "$(fs truncate -s 1M $L/m)" "Device or resource busy" "shrinking a mapped file: EBUSY"
 t_is "$(stat -c %s $L/m)" 33554432 "  its size stays"
 t_run "growing it is fine" truncate -s 40M $L/m
@@ -158,7 +158,7 @@ t_is "$(fs fsops open $L/blk r)" "error EBUSY" "opening it through the filesyste
 fsops open $L/a r wait </tmp/hold >/tmp/hold.out &
 hold=$!
 exec 7>/tmp/hold
-wait_for 10 grep -q waiting /tmp/hold.out
+t_run "a is held open" wait_for 120 grep -q waiting /tmp/hold.out
 t_like "$(lfsctl create a 1:201 2>&1)" "'a' is open through the lfs filesystem on this node" \
 	"SHELF_CREATE of a name open here: EBUSY"
 t_like "$(lfsctl create x 0:0 2>&1)" "book 0:0 is in shelf '\(a file open through the lfs filesystem\)'" \

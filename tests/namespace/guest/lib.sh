@@ -26,7 +26,7 @@ up_start() {
 	: >/tmp/upcalld.out
 	upcalld --state $UP_STATE --fault $UP_FAULT --log $UP_LOG "$@" >/tmp/upcalld.out 2>&1 &
 	echo $! >$UP_PIDFILE
-	wait_for 10 grep -q ready /tmp/upcalld.out
+	wait_for 60 grep -q ready /tmp/upcalld.out
 }
 
 up_pid() { cat $UP_PIDFILE 2>/dev/null; }
