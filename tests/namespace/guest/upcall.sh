@@ -89,7 +89,8 @@ touch $L/k
 up_fault "delay OPEN 10"
 fsops open $L/k rw >/dev/null 2>&1 &
 pid=$!
-sleep 1
+t_run "  a caller waits for the server" \
+	wait_for 60 sh -c '[ "$(nlraw -p up_get | sed -n "s/^up_pending=//p")" = 1 ]'
 t0=$(ms)
 kill -9 $pid
 wait $pid 2>/dev/null
@@ -103,7 +104,7 @@ t_run "  the server undid the activation: rm works" rm $L/k
 touch $L/k2
 fsops open $L/k2 rw sleep 600000 >/tmp/k2.out 2>&1 &
 pid=$!
-wait_for 20 grep -q ok /tmp/k2.out
+t_run "a process holds k2 open" wait_for 60 grep -q ok /tmp/k2.out
 kill -9 $pid
 wait $pid 2>/dev/null
 t_run "a process killed with a file open: its CLOSE still reaches the server (rm works)" rm $L/k2
