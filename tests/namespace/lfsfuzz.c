@@ -2,13 +2,15 @@
 /*
  * lfsfuzz DIR OPS SEED: random namespace and data calls on the lfs
  * filesystem mounted at DIR (create, truncate, ftruncate, fallocate, rename,
- * unlink, setxattr, open, mmap, write, store, read, load, fsync, close),
- * each checked against a model of every file's bytes and of the errors the
- * calls must give (EEXIST, ENOENT, EBUSY). Bytes past the size read as
- * zeroes after the file grows again, whatever a mapping stored there in its
- * last page. Every 250 calls the directory listing and sizes are compared
- * with the model. Prints "ok N calls" or the first disagreement and exits
- * 1. The files are kept to a few 2 MiB books.
+ * unlink, setxattr with and without XATTR_CREATE/REPLACE, getxattr,
+ * removexattr, open, open(O_TRUNC), mmap, write, store, read, load, fsync,
+ * close), each checked against a model of every file's bytes, attributes
+ * and of the errors the calls must give (EEXIST, ENOENT, ENODATA, EBUSY).
+ * Bytes past the size read as zeroes after the file grows again, whatever a
+ * mapping stored there in its last page. Every 250 calls the directory
+ * listing, sizes and attributes are compared with the model. Prints "ok N
+ * calls" or the first disagreement and exits 1. The files are kept to a few
+ * 2 MiB books.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,12 +30,14 @@
 #define SLOTS 4
 #define MAX_SIZE (7 << 20)
 #define PAGE 4096
+#define XATTRS 2
 
 struct file {
 	bool exists;
 	size_t size;
 	unsigned char *data; /* MAX_SIZE + PAGE bytes, past size: what may be there */
-	char xattr[32];
+	char xattr[XATTRS][32]; /* "": absent */
+	bool has_xattr[XATTRS];
 };
 
 struct slot {
@@ -150,7 +154,7 @@ static void op_create(void)
 	if (!files[f].exists) {
 		files[f].exists = true;
 		files[f].size = 0;
-		files[f].xattr[0] = '\0';
+		memset(files[f].has_xattr, 0, sizeof(files[f].has_xattr));
 	}
 }
 
@@ -230,35 +234,85 @@ static void op_unlink(void)
 		files[f].exists = false;
 }
 
-static void op_xattr(void)
-{
-	int f = rnd(NAMES), ret;
-	char v[32], got[64];
-	ssize_t n;
+static const char *const xattr_names[XATTRS] = { "user.k", "user.j" };
 
-	snprintf(v, sizeof(v), "v%u", rnd(100000));
-	snprintf(last, sizeof(last), "setxattr f%d user.k %s", f, v);
-	ret = setxattr(path(f), "user.k", v, strlen(v), 0);
-	expect(ret, files[f].exists ? 0 : ENOENT, "setxattr");
-	if (ret)
-		return;
-	snprintf(files[f].xattr, sizeof(files[f].xattr), "%s", v);
-	n = getxattr(path(f), "user.k", got, sizeof(got));
-	if (n != (ssize_t)strlen(v) || memcmp(got, v, n))
-		fail("getxattr user.k: expected '%s', got %zd bytes", v, n);
+/* getxattr of @f's attribute @x agrees with the model. */
+static void check_xattr(int f, int x)
+{
+	char got[64];
+	ssize_t n = getxattr(path(f), xattr_names[x], got, sizeof(got));
+	int want = !files[f].exists ? ENOENT : files[f].has_xattr[x] ? 0 : ENODATA;
+
+	expect(n, want, "getxattr");
+	if (!want && (n != (ssize_t)strlen(files[f].xattr[x]) ||
+		      memcmp(got, files[f].xattr[x], n)))
+		fail("getxattr %s: expected '%s', got %zd bytes", xattr_names[x],
+		     files[f].xattr[x], n);
 }
 
+/* setxattr (plain, XATTR_CREATE, XATTR_REPLACE, empty values), get, remove. */
+static void op_xattr(void)
+{
+	int f = rnd(NAMES), x = rnd(XATTRS), how = rnd(4), flags = rnd(3), ret, want;
+	struct file *m = &files[f];
+	char v[32];
+
+	if (how == 0) {
+		snprintf(last, sizeof(last), "getxattr f%d %s", f, xattr_names[x]);
+		check_xattr(f, x);
+		return;
+	}
+	if (how == 1) {
+		snprintf(last, sizeof(last), "removexattr f%d %s", f, xattr_names[x]);
+		want = !m->exists ? ENOENT : m->has_xattr[x] ? 0 : ENODATA;
+		expect(removexattr(path(f), xattr_names[x]), want, "removexattr");
+		if (!want)
+			m->has_xattr[x] = false;
+		check_xattr(f, x);
+		return;
+	}
+	if (rnd(8))
+		snprintf(v, sizeof(v), "v%u", rnd(100000));
+	else
+		v[0] = '\0';
+	flags = flags == 1 ? XATTR_CREATE : flags == 2 ? XATTR_REPLACE : 0;
+	snprintf(last, sizeof(last), "setxattr f%d %s '%s' %s", f, xattr_names[x], v,
+		 flags == XATTR_CREATE ? "create" : flags == XATTR_REPLACE ? "replace" : "");
+	if (!m->exists)
+		want = ENOENT;
+	else if (flags == XATTR_CREATE && m->has_xattr[x])
+		want = EEXIST;
+	else if (flags == XATTR_REPLACE && !m->has_xattr[x])
+		want = ENODATA;
+	else
+		want = 0;
+	ret = setxattr(path(f), xattr_names[x], v, strlen(v), flags);
+	expect(ret, want, "setxattr");
+	if (!want) {
+		snprintf(m->xattr[x], sizeof(m->xattr[x]), "%s", v);
+		m->has_xattr[x] = true;
+	}
+	check_xattr(f, x);
+}
+
+/* open, or O_TRUNC: a shrink, refused while the file is mapped (EBUSY). */
 static void op_open(void)
 {
-	int f = rnd(NAMES), s = rnd(SLOTS), fd;
+	int f = rnd(NAMES), s = rnd(SLOTS), trunc = !rnd(8), fd, want = 0;
 
 	if (slots[s].fd >= 0)
 		return;
-	snprintf(last, sizeof(last), "open f%d", f);
-	fd = open(path(f), O_RDWR);
-	expect(fd, files[f].exists ? 0 : ENOENT, "open");
+	snprintf(last, sizeof(last), "open f%d%s", f, trunc ? " O_TRUNC" : "");
+	if (!files[f].exists)
+		want = ENOENT;
+	else if (trunc && files[f].size && file_mapped(f))
+		want = EBUSY;
+	fd = open(path(f), O_RDWR | (trunc ? O_TRUNC : 0));
+	expect(fd, want, trunc ? "open(O_TRUNC)" : "open");
 	if (fd < 0)
 		return;
+	if (trunc)
+		model_resize(&files[f], 0);
 	slots[s] = (struct slot){ .fd = fd, .file = f };
 }
 
@@ -415,6 +469,8 @@ static void check_listing(void)
 		if (files[f].exists && (stat(path(f), &st) || (size_t)st.st_size != files[f].size))
 			fail("f%d: stat size %lld, the model says %zu", f, (long long)st.st_size,
 			     files[f].size);
+		for (int x = 0; files[f].exists && x < XATTRS; x++)
+			check_xattr(f, x);
 	}
 }
 
