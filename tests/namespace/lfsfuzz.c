@@ -10,7 +10,8 @@
  * mapping stored there in its last page. Every 250 calls the directory
  * listing, sizes and attributes are compared with the model. Prints "ok N
  * calls" or the first disagreement and exits 1. The files are kept to a few
- * 2 MiB books.
+ * 2 MiB books. With PREFIX, the names are PREFIXf0..f5 and other names
+ * in DIR are left alone, so that several can run at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -47,7 +48,7 @@ struct slot {
 	size_t map_len;
 };
 
-static const char *dir;
+static const char *dir, *prefix = "";
 static struct file files[NAMES]; /* files[i] is named "f<i>" */
 static struct slot slots[SLOTS];
 static unsigned long long rng;
@@ -67,7 +68,7 @@ static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("call %lu (%s): ", calls, last);
+	printf("%s%scall %lu (%s): ", prefix, *prefix ? ": " : "", calls, last);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -81,7 +82,7 @@ static char *path(int f)
 	static int k;
 
 	k ^= 1;
-	snprintf(buf[k], sizeof(buf[k]), "%s/f%d", dir, f);
+	snprintf(buf[k], sizeof(buf[k]), "%s/%sf%d", dir, prefix, f);
 	return buf[k];
 }
 
@@ -455,9 +456,9 @@ static void check_listing(void)
 	if (!d)
 		fail("opendir: %s", strerrorname_np(errno));
 	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)))
 			continue;
-		if (sscanf(e->d_name, "f%d", &f) != 1 || f < 0 || f >= NAMES || !files[f].exists)
+		if (sscanf(e->d_name + strlen(prefix), "f%d", &f) != 1 || f < 0 || f >= NAMES || !files[f].exists)
 			fail("listing has '%s', the model does not", e->d_name);
 		seen[f] = true;
 	}
@@ -485,10 +486,12 @@ int main(int argc, char **argv)
 	unsigned long n;
 	int f;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: lfsfuzz DIR CALLS SEED\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: lfsfuzz DIR CALLS SEED [PREFIX]\n");
 		return 2;
 	}
+	if (argc == 5)
+		prefix = argv[4];
 	dir = argv[1];
 	n = strtoul(argv[2], NULL, 0);
 	rng = strtoull(argv[3], NULL, 0) | 1;
