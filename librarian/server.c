@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -207,6 +208,7 @@ static bool serve_event(struct srv *s, const struct epoll_event *ev)
 
 		if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			lib_log("signal %d: shutting down", si.ssi_signo);
+			sd_notify(0, "STOPPING=1");
 			return true;
 		}
 		return false;
@@ -332,6 +334,9 @@ static void serve_announce(struct srv *s, int ntls)
 		(unsigned long long)cfg->total_books, cfg->nigs, cfg->nnodes, keyed,
 		cfg->admin_keylen ? ", admin key" : "", s->nls, s->nls == 1 ? "" : "es",
 		(unsigned long long)cfg->book_size);
+	/* Type=notify: units ordered after librarian.service start once it answers */
+	sd_notifyf(0, "READY=1\nSTATUS=serving %llu books on %d address%s",
+		   (unsigned long long)cfg->total_books, s->nls, s->nls == 1 ? "" : "es");
 	if (ntls && !keyed && !cfg->admin_keylen)
 		lib_log("warning: no node has a key: TLS clients cannot connect (keys_dir, key_file)");
 }
