@@ -14,9 +14,18 @@
 #include <linux/version.h>
 #include <linux/blkdev.h>
 #include <linux/dax.h>
+#include <linux/dcache.h>
+#include <linux/fs.h>
+#include <linux/namei.h>
 #include <linux/file.h>
 #include <linux/hrtimer.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/netlink.h>
+#include <linux/pagemap.h>
+#include <linux/splice.h>
+#include <linux/wait_bit.h>
+#include <linux/xattr.h>
 #include <net/genetlink.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0) && \
@@ -31,14 +40,35 @@
 #define lfs_genl_doit_ops genl_ops
 #endif
 
+/* 6.3: filesystem methods take a struct mnt_idmap; vm_flags_set(). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define LFS_HAVE_MNT_IDMAP 1
+#endif
+
 /* 6.5: block_device_operations open/release take the gendisk and blk_mode_t. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #define LFS_HAVE_BLK_MODE 1
 #endif
 
-/* 6.6: a dump's attributes are in genl_dumpit_info's genl_info. */
+/* 6.5: O_DIRECT needs FMODE_CAN_ODIRECT; splice reads by copy_splice_read(). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#define LFS_HAVE_FMODE_CAN_ODIRECT 1
+#define LFS_HAVE_COPY_SPLICE_READ 1
+#endif
+
+/*
+ * 6.6: a dump's attributes are in genl_dumpit_info's genl_info; huge faults
+ * and DAX faults take a page order; generic_fillattr() takes the request mask.
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
 #define LFS_HAVE_GENL_INFO_DUMP 1
+#define LFS_HAVE_FAULT_ORDER 1
+#define LFS_HAVE_FILLATTR_MASK 1
+#endif
+
+/* 6.7: inode times are read and set through accessors. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define LFS_HAVE_INODE_TIME_ACCESSORS 1
 #endif
 
 /* 6.10: block devices are opened as files, and bdev_fput() yields the claim. */
@@ -51,24 +81,56 @@
 #define LFS_HAVE_QUEUE_FEATURES 1
 #endif
 
+/* 6.11: MAP_SYNC support is a file_operations flag (FOP_MMAP_SYNC). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define LFS_HAVE_FOP_FLAGS 1
+#endif
+
 /* 6.13: hrtimer_setup() sets the callback with the clock and mode. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 #define LFS_HAVE_HRTIMER_SETUP 1
 #endif
 
-/* 6.15: bin_attribute's read() gets a const bin_attribute. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
-#define LFS_HAVE_CONST_BIN_ATTR_READ 1
+/* 6.14: d_revalidate() gets the parent and the name. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+#define LFS_HAVE_D_REVALIDATE_NAME 1
 #endif
 
-/* 6.17: dax_direct_access() returns a plain pfn (pfn_t is gone). */
+/*
+ * 6.15: bin_attribute's read() gets a const bin_attribute; fs-dax pages are
+ * refcounted folios, and dax_break_layout_final() waits for them.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+#define LFS_HAVE_CONST_BIN_ATTR_READ 1
+#define LFS_HAVE_DAX_BREAK_LAYOUT 1
+#endif
+
+/*
+ * 6.17: dax_direct_access() returns a plain pfn (pfn_t is gone); a
+ * superblock's default dentry operations are set by set_default_d_op().
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
 #define LFS_HAVE_DAX_PLAIN_PFN 1
+#define LFS_HAVE_SET_DEFAULT_D_OP 1
 #endif
 
 /* 6.18: attribute_group's bin_attrs is an array of const bin_attributes. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
 #define LFS_HAVE_CONST_BIN_ATTRS 1
+#endif
+
+/* 6.19: the inode's state is read through accessors. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#define LFS_HAVE_INODE_STATE_READ 1
+#endif
+
+/*
+ * 7.0: inode_operations.create() is no longer told O_EXCL (the filesystem
+ * notes it from the lookup intent). The release is the first without it
+ * that is known here; only 7.3 of the 7.x series is built.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define LFS_HAVE_CREATE_NO_EXCL 1
 #endif
 
 /*
@@ -259,6 +321,189 @@ static inline void lfs_hrtimer_setup(struct hrtimer *timer,
 #else
 	hrtimer_init(timer, clock, mode);
 	timer->function = fn;
+#endif
+}
+
+/*
+ * The filesystem (fs_*.c). Methods take an idmap (6.3) or a user namespace;
+ * the filesystem ignores it (no idmapped mounts: FS_ALLOW_IDMAP is not set).
+ */
+#ifdef LFS_HAVE_MNT_IDMAP
+#define lfs_idmap_t struct mnt_idmap
+#define lfs_nop_idmap (&nop_mnt_idmap)
+#else
+#define lfs_idmap_t struct user_namespace
+#define lfs_nop_idmap (&init_user_ns)
+#endif
+
+static inline void lfs_fillattr(struct inode *inode, u32 request_mask,
+				struct kstat *stat)
+{
+#ifdef LFS_HAVE_FILLATTR_MASK
+	generic_fillattr(lfs_nop_idmap, request_mask, inode, stat);
+#else
+	generic_fillattr(lfs_nop_idmap, inode, stat);
+#endif
+}
+
+static inline void lfs_inode_set_times(struct inode *inode,
+				       struct timespec64 mtime,
+				       struct timespec64 ctime)
+{
+#ifdef LFS_HAVE_INODE_TIME_ACCESSORS
+	inode_set_mtime_to_ts(inode, mtime);
+	inode_set_atime_to_ts(inode, mtime);
+	inode_set_ctime_to_ts(inode, ctime);
+#else
+	inode->i_mtime = mtime;
+	inode->i_atime = mtime;
+	inode->i_ctime = ctime;
+#endif
+}
+
+static inline void lfs_vma_set_hugepage(struct vm_area_struct *vma)
+{
+#ifdef LFS_HAVE_MNT_IDMAP
+	vm_flags_set(vma, VM_HUGEPAGE);
+#else
+	vma->vm_flags |= VM_HUGEPAGE;
+#endif
+}
+
+/* A new inode of iget5_locked(), not set up yet. */
+static inline bool lfs_inode_is_new(struct inode *inode)
+{
+#ifdef LFS_HAVE_INODE_STATE_READ
+	return inode_state_read_once(inode) & I_NEW;
+#else
+	return inode->i_state & I_NEW;
+#endif
+}
+
+static inline void lfs_sb_set_d_op(struct super_block *sb,
+				   const struct dentry_operations *ops)
+{
+#ifdef LFS_HAVE_SET_DEFAULT_D_OP
+	set_default_d_op(sb, ops);
+#else
+	sb->s_d_op = ops;
+#endif
+}
+
+/* O_DIRECT is served like any read or write (dax_iomap_rw()). */
+static inline void lfs_file_allow_odirect(struct file *file)
+{
+#ifdef LFS_HAVE_FMODE_CAN_ODIRECT
+	file->f_mode |= FMODE_CAN_ODIRECT;
+#endif
+}
+
+#ifdef LFS_HAVE_COPY_SPLICE_READ
+#define lfs_splice_read copy_splice_read
+#else
+#define lfs_splice_read generic_file_splice_read
+#endif
+
+/* file_operations: MAP_SYNC is supported. */
+#ifdef LFS_HAVE_FOP_FLAGS
+#define LFS_FOPS_MAP_SYNC .fop_flags = FOP_MMAP_SYNC
+#else
+#define LFS_FOPS_MAP_SYNC .mmap_supported_flags = MAP_SYNC
+#endif
+
+/*
+ * dentry_operations.d_revalidate, around lfs_d_revalidate() (fs_dir.c), which
+ * takes the dentry and a stable copy of its name (unused in RCU walk).
+ */
+int lfs_d_revalidate(struct dentry *dentry, const struct qstr *name,
+		     unsigned int flags);
+
+#ifdef LFS_HAVE_D_REVALIDATE_NAME
+static inline int lfs_dops_revalidate(struct inode *dir,
+				      const struct qstr *name,
+				      struct dentry *dentry, unsigned int flags)
+{
+	return lfs_d_revalidate(dentry, name, flags);
+}
+#else
+static inline int lfs_dops_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	struct name_snapshot snap;
+	int ret;
+
+	if (flags & LOOKUP_RCU)
+		return lfs_d_revalidate(dentry, NULL, flags);
+	take_dentry_name_snapshot(&snap, dentry);
+	ret = lfs_d_revalidate(dentry, &snap.name, flags);
+	release_dentry_name_snapshot(&snap);
+	return ret;
+}
+#endif
+
+/*
+ * inode_operations.create, around lfs_create() (fs_dir.c), which is told
+ * whether the open has O_EXCL; from 7.0 the lookup intent says so.
+ */
+int lfs_create(struct inode *dir, struct dentry *dentry, bool excl);
+bool lfs_dentry_excl(struct dentry *dentry);
+
+#ifdef LFS_HAVE_CREATE_NO_EXCL
+static inline int lfs_iops_create(lfs_idmap_t *idmap, struct inode *dir,
+				  struct dentry *dentry, umode_t mode)
+{
+	return lfs_create(dir, dentry, lfs_dentry_excl(dentry));
+}
+#else
+static inline int lfs_iops_create(lfs_idmap_t *idmap, struct inode *dir,
+				  struct dentry *dentry, umode_t mode, bool excl)
+{
+	return lfs_create(dir, dentry, excl);
+}
+#endif
+
+/* vm_operations_struct.huge_fault and the DAX fault helpers' size argument. */
+#ifdef LFS_HAVE_FAULT_ORDER
+#define lfs_fault_size_t unsigned int
+#define LFS_FAULT_PTE 0
+#else
+#define lfs_fault_size_t enum page_entry_size
+#define LFS_FAULT_PTE PE_SIZE_PTE
+#endif
+
+/*
+ * Before the DAX entries of @inode are deleted: wait until no page is pinned
+ * (get_user_pages() for DMA and the like) once nothing maps them. Called
+ * with the invalidate lock held and no mapping of the file left.
+ */
+static inline void lfs_dax_break_layouts(struct inode *inode)
+{
+#ifdef LFS_HAVE_DAX_BREAK_LAYOUT
+	dax_break_layout_final(inode);
+#else
+	struct page *page;
+
+	while ((page = dax_layout_busy_page(inode->i_mapping)))
+		___wait_var_event(&page->_refcount,
+				  atomic_read(&page->_refcount) == 1,
+				  TASK_UNINTERRUPTIBLE, 0, 0, schedule());
+#endif
+}
+
+/*
+ * Delete the DAX entries of @inode from @start (a page boundary) on, or
+ * -EBUSY if a page there is pinned. Called with the invalidate lock held and
+ * no mapping of the file left: then nothing can pin one meanwhile. From 6.15
+ * the entries must be gone before truncate_inode_pages() (it warns).
+ */
+static inline int lfs_dax_break_from(struct inode *inode, loff_t start)
+{
+#ifdef LFS_HAVE_DAX_BREAK_LAYOUT
+	return dax_break_layout(inode, start, LLONG_MAX, NULL) ? -EBUSY : 0;
+#else
+	if (dax_layout_busy_page_range(inode->i_mapping, start, LLONG_MAX))
+		return -EBUSY;
+	truncate_inode_pages(inode->i_mapping, start);
+	return 0;
 #endif
 }
 

@@ -4,7 +4,9 @@
  *
  * The node agent renews the lease after the librarian received a heartbeat,
  * giving the time the heartbeat was sent; the deadline only moves forward.
- * Every shelf created with LFS_A_LEASED is covered. When the deadline passes
+ * Every shelf created with LFS_A_LEASED is covered, and every file of the
+ * filesystem whose OPEN the server answered with LFS_A_LEASED (fs_map.c:
+ * those are revoked, never a reason to reset). When the deadline passes
  * an hrtimer fires: with LFS_FENCE_RESET and any covered shelf open, the
  * machine restarts from the timer itself (a page a DAX filesystem mapped
  * cannot be taken back, so nothing short of stopping the CPUs stops its
@@ -46,7 +48,7 @@ void lfs_io_unlock(int idx)
 }
 
 /* Has the node's lease run out? Lockless: the bio and DAX paths ask. */
-static bool lfs_lease_expired(void)
+bool lfs_lease_expired(void)
 {
 	return READ_ONCE(lfs_lease_ms) &&
 	       ktime_get_boottime_ns() >= READ_ONCE(lfs_lease_deadline);
@@ -89,6 +91,7 @@ void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
 			  shelf->name, why);
 }
 
+/* Files of the filesystem are revoked after the shelves, outside lfs_lock. */
 static void lfs_fence_leased(struct work_struct *work)
 {
 	struct lfs_shelf *shelf;
@@ -99,6 +102,8 @@ static void lfs_fence_leased(struct work_struct *work)
 		    lfs_lease_expired())
 			lfs_shelf_fence(shelf, "the node's lease expired");
 	mutex_unlock(&lfs_lock);
+	if (lfs_lease_expired())
+		lfs_fs_fence(NULL, "the node's lease expired");
 }
 
 static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)
@@ -168,7 +173,10 @@ int lfs_lease_renew(u64 start, u32 ms, int action,
 	return 0;
 }
 
-/* Leased shelves that exist (fenced or not). Called with lfs_lock held. */
+/*
+ * Leased shelves that exist (fenced or not), and files of the filesystem
+ * open under the lease. Called with lfs_lock held.
+ */
 unsigned int lfs_leased_shelves(void)
 {
 	struct lfs_shelf *shelf;
@@ -176,7 +184,7 @@ unsigned int lfs_leased_shelves(void)
 
 	list_for_each_entry(shelf, &lfs_shelves, node)
 		n += shelf->leased;
-	return n;
+	return n + lfs_fs_nr_leased();
 }
 
 /* Fenced shelves, for LFS_CMD_LEASE_GET. Called with lfs_lock held. */

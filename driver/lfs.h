@@ -136,6 +136,7 @@ static inline sector_t lfs_map_sectors(const struct lfs_shelf *shelf,
 }
 
 /* shelf.c */
+bool lfs_name_valid(const char *name);
 int lfs_shelf_init(void);
 void lfs_shelf_exit(void);
 struct lfs_shelf *lfs_shelf_find(const char *name);
@@ -183,6 +184,7 @@ extern const struct attribute_group *lfs_disk_groups[];
 extern atomic_t lfs_leased_open;
 int lfs_io_lock(void);
 void lfs_io_unlock(int idx);
+bool lfs_lease_expired(void);
 bool lfs_shelf_fenced(const struct lfs_shelf *shelf);
 void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
 int lfs_lease_renew(u64 start, u32 ms, int action,
@@ -197,5 +199,27 @@ void lfs_lease_exit(void);
 /* netlink.c */
 int lfs_genl_init(void);
 void lfs_genl_exit(void);
+void *lfs_genl_put(struct sk_buff *skb, u8 cmd);
+int lfs_genl_unicast(struct sk_buff *skb, u32 portid);
+
+/* upcall.c: the channel to the node's upcall server (the filesystem's) */
+int lfs_upcall_register(u32 portid, struct netlink_ext_ack *extack);
+int lfs_upcall_unregister(u32 portid, struct netlink_ext_ack *extack);
+void lfs_upcall_release(u32 portid);
+int lfs_upcall_reply(u32 portid, struct nlattr **a,
+		     struct netlink_ext_ack *extack);
+void lfs_upcall_stats(u32 *portid, u32 *pending, u64 *sent, u64 *refused);
+void lfs_upcall_exit(void);
+
+/*
+ * The filesystem (fs_*.c, docs/NAMESPACE.md). The fs_ calls that take no
+ * lock expect lfs_lock not to be held; the others say so.
+ */
+int lfs_fs_init(void);
+void lfs_fs_exit(void);
+bool lfs_fs_name_open(const char *name); /* under lfs_lock */
+unsigned int lfs_fs_nr_leased(void); /* under lfs_lock */
+unsigned int lfs_fs_nr_active(void);
+unsigned int lfs_fs_fence(const char *name, const char *why);
 
 #endif /* _LFS_H */

@@ -3,8 +3,8 @@
  * LFS: shelves of fabric-attached memory books as DAX-capable block devices.
  *
  * Module unload: every shelf (also one still being created) holds a module
- * reference, so "rmmod lfs" is refused while any shelf exists; attached
- * fabric devices are released on unload.
+ * reference, and so does a mounted lfs filesystem, so "rmmod lfs" is refused
+ * while any exists; attached fabric devices are released on unload.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -39,15 +39,20 @@ const char *lfs_extack_fmt(const char *fmt, ...)
 }
 #endif
 
-/* A multi-message create or extend dies with the socket that started it. */
+/*
+ * A multi-message create or extend dies with the socket that started it,
+ * and the upcall server with its socket.
+ */
 static int lfs_netlink_notify(struct notifier_block *nb, unsigned long event,
 			      void *ptr)
 {
 	struct netlink_notify *n = ptr;
 
 	if (event == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC &&
-	    net_eq(n->net, &init_net))
+	    net_eq(n->net, &init_net)) {
 		lfs_shelf_release_staging(n->portid);
+		lfs_upcall_release(n->portid);
+	}
 	return NOTIFY_DONE;
 }
 
@@ -72,10 +77,16 @@ static int __init lfs_init(void)
 	ret = lfs_genl_init();
 	if (ret)
 		goto out_notifier;
-	pr_info("loaded, generic netlink family %s version %d\n", LFS_GENL_NAME,
-		LFS_GENL_VERSION);
+	ret = lfs_fs_init();
+	if (ret)
+		goto out_genl;
+	pr_info("loaded, generic netlink family %s version %d, filesystem lfs\n",
+		LFS_GENL_NAME, LFS_GENL_VERSION);
 	return 0;
 
+out_genl:
+	lfs_genl_exit();
+	lfs_upcall_exit();
 out_notifier:
 	netlink_unregister_notifier(&lfs_netlink_notifier);
 out_shelf:
@@ -92,7 +103,9 @@ out_disk:
  */
 static void __exit lfs_exit(void)
 {
+	lfs_fs_exit();
 	lfs_genl_exit();
+	lfs_upcall_exit();
 	netlink_unregister_notifier(&lfs_netlink_notifier);
 	lfs_shelf_exit();
 	mutex_lock(&lfs_lock);

@@ -6,6 +6,7 @@
 
 #include <linux/capability.h>
 #include <linux/kdev_t.h>
+#include <net/net_namespace.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
 
@@ -18,6 +19,10 @@ static struct genl_family lfs_family;
 
 static struct netlink_range_validation lfs_ig_range = {
 	.max = LFS_IG_MAX,
+};
+
+static struct netlink_range_validation lfs_nr_books_range = {
+	.max = LFS_SHELF_BOOKS_MAX,
 };
 
 static int lfs_books_validate(const struct nlattr *attr,
@@ -98,6 +103,38 @@ static const struct nla_policy lfs_renew_policy[LFS_A_MAX + 1] = {
 };
 
 static const struct nla_policy lfs_none_policy[LFS_A_MAX + 1] = {};
+
+/* One entry of an upcall LIST reply (LFS_A_ENTRIES). */
+static const struct nla_policy lfs_entry_policy[LFS_A_MAX + 1] = {
+	[LFS_A_NAME] = LFS_POLICY_NAME,
+	[LFS_A_INO] = NLA_POLICY_MIN(NLA_U64, 2),
+};
+
+/* Every attribute any upcall reply may carry; upreply.c checks the rest. */
+static const struct nla_policy lfs_up_reply_policy[LFS_A_MAX + 1] = {
+	[LFS_A_UP_ID] = { .type = NLA_U32 },
+	[LFS_A_UP_ERRNO] = { .type = NLA_U32 }, /* range: lfs_upcall_reply() */
+	[LFS_A_MORE] = { .type = NLA_FLAG },
+	[LFS_A_UUID] = NLA_POLICY_EXACT_LEN(LFS_UUID_LEN),
+	[LFS_A_INO] = NLA_POLICY_MIN(NLA_U64, 2),
+	[LFS_A_SIZE] = { .type = NLA_U64 },
+	[LFS_A_NR_BOOKS] = NLA_POLICY_FULL_RANGE(NLA_U32, &lfs_nr_books_range),
+	[LFS_A_BOOK_SIZE] = { .type = NLA_U64 },
+	[LFS_A_MTIME] = { .type = NLA_U64 },
+	[LFS_A_CTIME] = { .type = NLA_U64 },
+	[LFS_A_WRITABLE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[LFS_A_LEASED] = { .type = NLA_FLAG },
+	[LFS_A_BOOKS] = LFS_POLICY_BOOKS,
+	[LFS_A_BOOKS_START] = { .type = NLA_U32 },
+	[LFS_A_ENTRIES] = NLA_POLICY_NESTED_ARRAY(lfs_entry_policy),
+	[LFS_A_XATTR_VALUE] = { .type = NLA_BINARY,
+				.len = LFS_XATTR_VALUE_MAX },
+	[LFS_A_XATTR_NAMES] = { .type = NLA_BINARY,
+				.len = LFS_XATTR_LIST_MAX },
+	[LFS_A_TOTAL_BYTES] = { .type = NLA_U64 },
+	[LFS_A_FREE_BYTES] = { .type = NLA_U64 },
+	[LFS_A_NR_FILES] = { .type = NLA_U64 },
+};
 
 static bool lfs_attr_missing(struct genl_info *info, int attr, const char *what)
 {
@@ -431,6 +468,14 @@ static int lfs_cmd_stage(struct sk_buff *skb, struct genl_info *info)
 		flags |= LFS_STAGE_LEASED;
 
 	mutex_lock(&lfs_lock);
+	if (cmd == LFS_CMD_SHELF_CREATE &&
+	    lfs_fs_name_open(nla_data(a[LFS_A_NAME]))) {
+		NL_SET_ERR_MSG_FMT(info->extack,
+				   "'%s' is open through the lfs filesystem on this node",
+				   (char *)nla_data(a[LFS_A_NAME]));
+		mutex_unlock(&lfs_lock);
+		return lfs_status(info, -EBUSY);
+	}
 	ret = lfs_shelf_stage(cmd, nla_data(a[LFS_A_NAME]), uuid,
 			      nla_data(a[LFS_A_BOOKS]),
 			      nla_len(a[LFS_A_BOOKS]) / sizeof(struct lfs_book),
@@ -656,19 +701,91 @@ static int lfs_cmd_lease_get(struct sk_buff *skb, struct genl_info *info)
 	return lfs_status(info, genlmsg_reply(msg, info));
 }
 
+/* A shelf, or else a file open through the filesystem (revoked outside lfs_lock). */
 static int lfs_cmd_fence(struct sk_buff *skb, struct genl_info *info)
 {
+	static const char why[] = "asked to by the node agent";
 	struct lfs_shelf *shelf;
-	int ret = 0;
+	bool found, file = false;
+	const char *name;
 
+	if (lfs_attr_missing(info, LFS_A_NAME, "shelf name"))
+		return -EINVAL;
+	name = nla_data(info->attrs[LFS_A_NAME]);
 	mutex_lock(&lfs_lock);
-	shelf = lfs_shelf_select(info);
-	if (IS_ERR(shelf))
-		ret = PTR_ERR(shelf);
+	shelf = lfs_shelf_find(name);
+	found = shelf && lfs_shelf_live(shelf);
+	if (found)
+		lfs_shelf_fence(shelf, why);
 	else
-		lfs_shelf_fence(shelf, "asked to by the node agent");
+		file = lfs_fs_name_open(name);
 	mutex_unlock(&lfs_lock);
-	return lfs_status(info, ret);
+	if (file) {
+		lfs_fs_fence(name, why);
+	} else if (!found) {
+		NL_SET_ERR_MSG_FMT(info->extack,
+				   "no shelf '%s', nor a file of that name open through the lfs filesystem",
+				   name);
+		return lfs_status(info, -ENOENT);
+	}
+	return lfs_status(info, 0);
+}
+
+/* The upcall channel (upcall.c) */
+
+static int lfs_cmd_up_register(struct sk_buff *skb, struct genl_info *info)
+{
+	return lfs_status(info,
+			  lfs_upcall_register(info->snd_portid, info->extack));
+}
+
+static int lfs_cmd_up_unregister(struct sk_buff *skb, struct genl_info *info)
+{
+	return lfs_status(info,
+			  lfs_upcall_unregister(info->snd_portid, info->extack));
+}
+
+static int lfs_cmd_up_reply(struct sk_buff *skb, struct genl_info *info)
+{
+	if (lfs_attr_missing(info, LFS_A_UP_ID, "upcall id"))
+		return -EINVAL;
+	return lfs_status(info, lfs_upcall_reply(info->snd_portid, info->attrs,
+						 info->extack));
+}
+
+static int lfs_cmd_up_get(struct sk_buff *skb, struct genl_info *info)
+{
+	u32 portid, pending, active = lfs_fs_nr_active();
+	struct sk_buff *msg;
+	u64 sent, refused;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return lfs_status(info, -ENOMEM);
+	lfs_upcall_stats(&portid, &pending, &sent, &refused);
+	hdr = genlmsg_put_reply(msg, info, &lfs_family, 0, LFS_CMD_UPCALL_GET);
+	if (!hdr || nla_put_u32(msg, LFS_A_UP_PORTID, portid) ||
+	    nla_put_u32(msg, LFS_A_UP_PENDING, pending) ||
+	    nla_put_u64_64bit(msg, LFS_A_UP_SENT, sent, LFS_A_PAD) ||
+	    nla_put_u64_64bit(msg, LFS_A_UP_REFUSED, refused, LFS_A_PAD) ||
+	    nla_put_u32(msg, LFS_A_NR_ACTIVE, active)) {
+		nlmsg_free(msg);
+		return lfs_status(info, -EMSGSIZE);
+	}
+	genlmsg_end(msg, hdr);
+	return lfs_status(info, genlmsg_reply(msg, info));
+}
+
+/* An upcall request (a message of the family from the kernel). */
+void *lfs_genl_put(struct sk_buff *skb, u8 cmd)
+{
+	return genlmsg_put(skb, 0, 0, &lfs_family, 0, cmd);
+}
+
+int lfs_genl_unicast(struct sk_buff *skb, u32 portid)
+{
+	return genlmsg_unicast(&init_net, skb, portid);
 }
 
 /*
@@ -771,6 +888,33 @@ static const struct genl_ops lfs_ops[] = {
 		.cmd = LFS_CMD_FABRIC_LABEL,
 		.doit = lfs_cmd_label,
 		.policy = lfs_attach_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_UPCALL_REGISTER,
+		.doit = lfs_cmd_up_register,
+		.policy = lfs_none_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_UPCALL_UNREGISTER,
+		.doit = lfs_cmd_up_unregister,
+		.policy = lfs_none_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_UPCALL_GET,
+		.doit = lfs_cmd_up_get,
+		.policy = lfs_none_policy,
+		.maxattr = LFS_A_MAX,
+	},
+	{
+		.cmd = LFS_CMD_UPCALL_REPLY,
+		.doit = lfs_cmd_up_reply,
+		.policy = lfs_up_reply_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},

@@ -78,7 +78,7 @@ static struct lfs_map *lfs_map_alloc(u32 nr_books)
 /* Shelf lifetime */
 
 /* The shelf name rule of uapi/lfs.h, as userspace's common/names.c applies it. */
-static bool lfs_name_valid(const char *name)
+bool lfs_name_valid(const char *name)
 {
 	size_t i, len = strlen(name);
 

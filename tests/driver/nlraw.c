@@ -13,10 +13,12 @@
  *               rest: prints "interrupted" if NLM_F_DUMP_INTR was set, else
  *               "consistent"
  *   COMMAND  attach detach fabric_get create extend shrink remove shelf_get
- *            zero check lease_renew lease_get fence label, or a number
+ *            zero check lease_renew lease_get fence label up_register
+ *            up_unregister up_get up_request up_reply, or a number
  *   ATTR     path ig book_size offset nr_books name uuid books books_start
  *            more zeroed leased lease_start lease_ms fence_action
- *            fabric_uuid, or a number
+ *            fabric_uuid, the upcall attributes (up_id, up_errno, size,
+ *            ino...: the names of uapi/lfs.h in lower case), or a number
  *   TYPE     u8 u16 u32 u64 (decimal), str (NUL-terminated), raw (no NUL),
  *            hex (bytes), books (IG:BOOK list), flag (VALUE empty),
  *            now (u64: CLOCK_BOOTTIME ns plus VALUE ms, VALUE may be < 0)
@@ -37,7 +39,7 @@
 #include "liblfs.h"
 #include "client.h"
 
-static const char *const cmds[] = {
+static const char *const cmds[LFS_CMD_MAX + 1] = {
 	[LFS_CMD_FABRIC_ATTACH] = "attach", [LFS_CMD_FABRIC_DETACH] = "detach",
 	[LFS_CMD_FABRIC_GET] = "fabric_get", [LFS_CMD_SHELF_CREATE] = "create",
 	[LFS_CMD_SHELF_EXTEND] = "extend", [LFS_CMD_SHELF_SHRINK] = "shrink",
@@ -45,9 +47,12 @@ static const char *const cmds[] = {
 	[LFS_CMD_BOOK_ZERO] = "zero", [LFS_CMD_BOOK_CHECK] = "check",
 	[LFS_CMD_LEASE_RENEW] = "lease_renew", [LFS_CMD_LEASE_GET] = "lease_get",
 	[LFS_CMD_SHELF_FENCE] = "fence", [LFS_CMD_FABRIC_LABEL] = "label",
+	[LFS_CMD_UPCALL_REGISTER] = "up_register", [LFS_CMD_UPCALL_UNREGISTER] = "up_unregister",
+	[LFS_CMD_UPCALL_GET] = "up_get", [LFS_CMD_UPCALL_REQUEST] = "up_request",
+	[LFS_CMD_UPCALL_REPLY] = "up_reply",
 };
 
-static const char *const attrs[] = {
+static const char *const attrs[LFS_A_MAX + 1] = {
 	[LFS_A_PATH] = "path", [LFS_A_IG] = "ig", [LFS_A_BOOK_SIZE] = "book_size",
 	[LFS_A_OFFSET] = "offset", [LFS_A_NR_BOOKS] = "nr_books", [LFS_A_NAME] = "name",
 	[LFS_A_UUID] = "uuid", [LFS_A_BOOKS] = "books", [LFS_A_BOOKS_START] = "books_start",
@@ -57,6 +62,16 @@ static const char *const attrs[] = {
 	[LFS_A_LEASE_LEFT] = "lease_left", [LFS_A_FENCE_ACTION] = "fence_action",
 	[LFS_A_NR_FENCED] = "nr_fenced", [LFS_A_FABRIC_UUID] = "fabric_uuid",
 	[LFS_A_ID] = "id", [LFS_A_DISK] = "disk", [LFS_A_DEVT] = "devt",
+	[LFS_A_UP_ID] = "up_id", [LFS_A_UP_OP] = "up_op", [LFS_A_UP_ERRNO] = "up_errno",
+	[LFS_A_UP_FLAGS] = "up_flags", [LFS_A_NEW_NAME] = "new_name", [LFS_A_SIZE] = "size",
+	[LFS_A_INO] = "ino", [LFS_A_MTIME] = "mtime", [LFS_A_CTIME] = "ctime",
+	[LFS_A_WRITABLE] = "writable", [LFS_A_POLICY] = "policy",
+	[LFS_A_XATTR_NAME] = "xattr_name", [LFS_A_XATTR_VALUE] = "xattr_value",
+	[LFS_A_XATTR_NAMES] = "xattr_names", [LFS_A_ENTRIES] = "entries",
+	[LFS_A_TOTAL_BYTES] = "total_bytes", [LFS_A_FREE_BYTES] = "free_bytes",
+	[LFS_A_NR_FILES] = "nr_files", [LFS_A_UP_PORTID] = "up_portid",
+	[LFS_A_UP_PENDING] = "up_pending", [LFS_A_UP_SENT] = "up_sent",
+	[LFS_A_UP_REFUSED] = "up_refused", [LFS_A_NR_ACTIVE] = "nr_active",
 };
 
 static int lookup(const char *const *names, int max, const char *s)

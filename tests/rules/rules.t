@@ -41,6 +41,7 @@ quotes man/lfsvol.8 0 5 6
 quotes man/lfsctl.8 0 3
 quotes man/lfs.conf.5 0 1 6
 quotes man/librarian.conf.5 1 4 6
+quotes man/lfs.5 0 6
 
 # Documents must not state another limit for names.
 stale=$(grep -nE '[Nn]ames?[^.]*(1-128|128 characters)|\. _ \+ -|_ \+ -' docs/*.md man/* driver/uapi/lfs.h 2>/dev/null | grep -v 'used to take 128')

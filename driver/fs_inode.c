@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Inodes of the filesystem: one per shelf this node has looked at, found by
+ * the stable inode number the server gives and told apart by the shelf's
+ * UUID; their attributes as the server last said (trusted for the mount's
+ * attr_timeout), getattr and setattr.
+ */
+#include <linux/fs.h>
+#include <linux/namei.h>
+#include <linux/pagemap.h>
+#include <linux/slab.h>
+
+#include "fs.h"
+
+static struct kmem_cache *lfs_inode_cache;
+
+struct inode *lfs_alloc_inode(struct super_block *sb)
+{
+	struct lfs_inode *li = alloc_inode_sb(sb, lfs_inode_cache, GFP_KERNEL);
+
+	if (!li)
+		return NULL;
+	uuid_copy(&li->uuid, &uuid_null);
+	li->attr_time = 0;
+	li->book_size = 0;
+	li->nr_books = 0;
+	li->writable = false;
+	li->nr_open = 0;
+	li->act_write = false;
+	li->leased = false;
+	li->dead = false;
+	li->fenced = false;
+	RCU_INIT_POINTER(li->map, NULL);
+	INIT_LIST_HEAD(&li->active);
+	li->name[0] = '\0';
+	li->server_size = 0;
+	return &li->vfs;
+}
+
+void lfs_free_inode(struct inode *inode)
+{
+	kmem_cache_free(lfs_inode_cache, LFS_I(inode));
+}
+
+void lfs_evict_inode(struct inode *inode)
+{
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+}
+
+static void lfs_inode_once(void *p)
+{
+	struct lfs_inode *li = p;
+
+	inode_init_once(&li->vfs);
+	mutex_init(&li->act_lock);
+	mutex_init(&li->size_lock);
+	init_rwsem(&li->map_sem);
+}
+
+int lfs_inode_cache_init(void)
+{
+	lfs_inode_cache = kmem_cache_create("lfs_inode_cache",
+					    sizeof(struct lfs_inode), 0,
+					    SLAB_RECLAIM_ACCOUNT | SLAB_ACCOUNT,
+					    lfs_inode_once);
+	return lfs_inode_cache ? 0 : -ENOMEM;
+}
+
+void lfs_inode_cache_exit(void)
+{
+	/* inodes are freed after an RCU grace period */
+	rcu_barrier();
+	kmem_cache_destroy(lfs_inode_cache);
+}
+
+unsigned long lfs_upcall_timeout(struct super_block *sb)
+{
+	return READ_ONCE(lfs_fs(sb)->upcall_timeout);
+}
+
+/* The dentry's name, NUL-terminated (at most LFS_NAME_MAX characters). */
+void lfs_dentry_name(struct dentry *dentry, char *buf)
+{
+	spin_lock(&dentry->d_lock);
+	strscpy(buf, dentry->d_name.name, LFS_NAME_MAX + 1);
+	spin_unlock(&dentry->d_lock);
+}
+
+bool lfs_attrs_fresh(struct inode *inode)
+{
+	return time_before(jiffies, READ_ONCE(LFS_I(inode)->attr_time) +
+					    READ_ONCE(lfs_fs(inode->i_sb)->attr_timeout));
+}
+
+void lfs_inode_set_books(struct inode *inode, u32 nr_books, u64 book_size)
+{
+	struct lfs_inode *li = LFS_I(inode);
+
+	li->nr_books = nr_books;
+	li->book_size = book_size;
+	inode->i_blocks = ((u64)nr_books * book_size) >> SECTOR_SHIFT;
+}
+
+/*
+ * The server's attributes. The size is taken only while the file is not
+ * open here: then this node's map and writes decide it. Under act_lock (or
+ * on a new inode).
+ */
+void lfs_inode_update(struct inode *inode, const struct lfs_up_attrs *at)
+{
+	struct lfs_inode *li = LFS_I(inode);
+
+	li->writable = at->writable;
+	inode->i_mode = S_IFREG | (at->writable ? 0644 : 0444);
+	lfs_inode_set_times(inode, ns_to_timespec64(at->mtime),
+			    ns_to_timespec64(at->ctime));
+	if (!li->nr_open) {
+		i_size_write(inode, at->size);
+		lfs_inode_set_books(inode, at->nr_books, at->book_size);
+	}
+	WRITE_ONCE(li->attr_time, jiffies);
+}
+
+static int lfs_inode_test(struct inode *inode, void *data)
+{
+	const struct lfs_up_attrs *at = data;
+
+	return uuid_equal(&LFS_I(inode)->uuid, &at->uuid);
+}
+
+static int lfs_inode_set(struct inode *inode, void *data)
+{
+	const struct lfs_up_attrs *at = data;
+
+	uuid_copy(&LFS_I(inode)->uuid, &at->uuid);
+	inode->i_ino = at->ino;
+	return 0;
+}
+
+/* The inode of the shelf @at describes, with @at's attributes. */
+struct inode *lfs_iget(struct super_block *sb, const struct lfs_up_attrs *at)
+{
+	struct inode *inode;
+	struct lfs_inode *li;
+
+	inode = iget5_locked(sb, at->ino, lfs_inode_test, lfs_inode_set,
+			     (void *)at);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	li = LFS_I(inode);
+	if (!lfs_inode_is_new(inode)) {
+		mutex_lock(&li->act_lock);
+		lfs_inode_update(inode, at);
+		mutex_unlock(&li->act_lock);
+		return inode;
+	}
+	inode->i_op = &lfs_file_iops;
+	inode->i_fop = &lfs_file_fops;
+	inode->i_mapping->a_ops = &lfs_aops;
+	inode->i_flags |= S_DAX;
+	set_nlink(inode, 1);
+	lfs_inode_update(inode, at);
+	unlock_new_inode(inode);
+	return inode;
+}
+
+/*
+ * Ask the server again about the file of @dentry: ESTALE if the name is now
+ * another shelf's (the caller's lookup is retried), ENOENT if it is gone.
+ */
+int lfs_inode_refresh(struct dentry *dentry)
+{
+	struct inode *inode = d_inode(dentry);
+	struct lfs_inode *li = LFS_I(inode);
+	struct lfs_up_args a = { .op = LFS_UP_LOOKUP };
+	char name[LFS_NAME_MAX + 1];
+	struct lfs_up_result r;
+	int ret;
+
+	lfs_dentry_name(dentry, name);
+	a.name = name;
+	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(inode->i_sb));
+	if (ret)
+		goto out;
+	if (uuid_equal(&r.attrs.uuid, &li->uuid)) {
+		mutex_lock(&li->act_lock);
+		lfs_inode_update(inode, &r.attrs);
+		mutex_unlock(&li->act_lock);
+	} else {
+		ret = -ESTALE;
+	}
+	lfs_up_result_free(&r);
+out:
+	if (ret == -ESTALE || ret == -ENOENT)
+		dentry->d_time = jiffies - lfs_fs(inode->i_sb)->attr_timeout - 1;
+	return ret;
+}
+
+/*
+ * Attributes older than attr_timeout are asked for again. A file open here
+ * keeps its attributes if the server no longer finds it by its name.
+ */
+static int lfs_getattr(lfs_idmap_t *idmap, const struct path *path,
+		       struct kstat *stat, u32 request_mask,
+		       unsigned int query_flags)
+{
+	struct inode *inode = d_inode(path->dentry);
+	bool sync = query_flags & AT_STATX_FORCE_SYNC;
+	int ret;
+
+	if (!(query_flags & AT_STATX_DONT_SYNC) && !lfs_attrs_fresh(inode))
+		sync = true;
+	if (sync && inode->i_nlink) {
+		ret = lfs_inode_refresh(path->dentry);
+		if (ret && !((ret == -ENOENT || ret == -ESTALE) &&
+			     READ_ONCE(LFS_I(inode)->nr_open)))
+			return ret;
+	}
+	lfs_fillattr(inode, request_mask, stat);
+	stat->blksize = PMD_SIZE;
+	return 0;
+}
+
+/*
+ * Mode and owner are the librarian's (EPERM); times may be set, and hold
+ * until the attributes are asked for again; the size is a resize.
+ */
+int lfs_setattr(lfs_idmap_t *idmap, struct dentry *dentry, struct iattr *attr)
+{
+	struct inode *inode = d_inode(dentry);
+	int ret;
+
+	if (attr->ia_valid & (ATTR_MODE | ATTR_UID | ATTR_GID))
+		return -EPERM;
+	ret = setattr_prepare(lfs_nop_idmap, dentry, attr);
+	if (ret)
+		return ret;
+	if ((attr->ia_valid & ATTR_SIZE) && S_ISREG(inode->i_mode)) {
+		ret = lfs_setsize(dentry, attr->ia_size);
+		if (ret)
+			return ret;
+	}
+	setattr_copy(lfs_nop_idmap, inode, attr);
+	return 0;
+}
+
+const struct inode_operations lfs_file_iops = {
+	.getattr = lfs_getattr,
+	.setattr = lfs_setattr,
+	.listxattr = lfs_listxattr,
+};
+
+/* The directory: the only one, inode LFS_ROOT_INO. */
+struct inode *lfs_root_inode(struct super_block *sb)
+{
+	struct inode *inode = new_inode(sb);
+	struct timespec64 now;
+
+	if (!inode)
+		return NULL;
+	inode->i_ino = LFS_ROOT_INO;
+	inode->i_mode = S_IFDIR | 0755;
+	inode->i_op = &lfs_dir_iops;
+	inode->i_fop = &lfs_dir_fops;
+	set_nlink(inode, 2);
+	ktime_get_real_ts64(&now);
+	lfs_inode_set_times(inode, now, now);
+	return inode;
+}

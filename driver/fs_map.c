@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The book map of a file open through the filesystem: the server's IG:BOOK
+ * list resolved to fabric devices and held in their owner entries as
+ * lfs_fs_owner, like a shelf's books, so that no shelf can take a book and
+ * no fabric device can be detached under an open file; and the iomap
+ * through which fs/dax.c reaches the books (one dax_device per extent, as
+ * ext2 does with one).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/log2.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "fs.h"
+
+/* The owner of every book of a file open through the filesystem. */
+struct lfs_shelf lfs_fs_owner = {
+	.name = "(a file open through the lfs filesystem)",
+};
+
+/* The map of a file, for whoever holds its act_lock. */
+struct lfs_fmap *lfs_fmap_get(struct lfs_inode *li)
+{
+	return rcu_dereference_protected(li->map,
+					 lockdep_is_held(&li->act_lock));
+}
+
+/* Bytes the books of the map hold (0 without one). Under act_lock. */
+u64 lfs_fmap_capacity(struct lfs_inode *li)
+{
+	struct lfs_fmap *map = lfs_fmap_get(li);
+
+	return map ? (u64)map->nr_books * map->book_size : 0;
+}
+
+/*
+ * May book @i of a map be @b? On an attached DAX device with the map's book
+ * size; the one @base has there, else one nobody holds. Under lfs_lock.
+ */
+static int lfs_fmap_check_book(const struct lfs_book *b, u32 i, u64 book_size,
+			       const struct lfs_fmap *base,
+			       struct lfs_extent *ext,
+			       struct netlink_ext_ack *extack)
+{
+	struct lfs_shelf *owner;
+	int ret = lfs_book_resolve(b, ext, extack);
+
+	if (ret)
+		return ret;
+	if (!ext->fabric->dax_dev) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "book %u:%u: interleave group %u has no DAX",
+				   b->ig, b->book, b->ig);
+		return -EINVAL;
+	}
+	if (ext->fabric->book_size != book_size) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "book %u:%u: interleave group %u has book size %llu, not %llu",
+				   b->ig, b->book, b->ig, ext->fabric->book_size,
+				   book_size);
+		return -EINVAL;
+	}
+	if (base && i < base->nr_books) {
+		if (base->books[i].fabric == ext->fabric &&
+		    base->books[i].book == ext->book)
+			return 0;
+		NL_SET_ERR_MSG_FMT(extack,
+				   "book %u of the map is %u:%u, but the file open here has %u:%u",
+				   i, b->ig, b->book, base->books[i].fabric->ig,
+				   base->books[i].book);
+		return -EINVAL;
+	}
+	if (base && base->nr_books && base->sync &&
+	    !dax_synchronous(ext->fabric->dax_dev)) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "book %u:%u: interleave group %u is not synchronous DAX, the file is",
+				   b->ig, b->book, b->ig);
+		return -EINVAL;
+	}
+	owner = xa_load(&ext->fabric->owners, ext->book);
+	if (owner == &lfs_fs_owner) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "book %u:%u is held by another file open here, or listed twice",
+				   b->ig, b->book);
+		return -EBUSY;
+	}
+	if (owner) {
+		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is in shelf '%s'",
+				   b->ig, b->book, owner->name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int lfs_book_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A book listed twice among @books. */
+static int lfs_books_unique(const struct lfs_book *books, u32 n,
+			    struct netlink_ext_ack *extack)
+{
+	u64 *keys;
+	int ret = 0;
+	u32 i;
+
+	if (n < 2)
+		return 0;
+	keys = kvmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		keys[i] = (u64)books[i].ig << 32 | books[i].book;
+	sort(keys, n, sizeof(*keys), lfs_book_cmp, NULL);
+	for (i = 1; i < n && !ret; i++) {
+		if (keys[i] != keys[i - 1])
+			continue;
+		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is listed twice",
+				   (u32)(keys[i] >> 32), (u32)keys[i]);
+		ret = -EINVAL;
+	}
+	kvfree(keys);
+	return ret;
+}
+
+/* Could a file take this map now (upreply.c, for the server's sake)? */
+int lfs_fmap_check(const struct lfs_book *books, u32 n, u64 book_size,
+		   const struct lfs_fmap *base, struct netlink_ext_ack *extack)
+{
+	u32 keep = base ? min(base->nr_books, n) : 0, i;
+	struct lfs_extent ext;
+	int ret = 0;
+
+	if (base && base->nr_books && n && book_size != base->book_size) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "book size %llu, but the file open here has %llu",
+				   book_size, base->book_size);
+		return -EINVAL;
+	}
+	ret = lfs_books_unique(books + keep, n - keep, extack);
+	if (ret)
+		return ret;
+	mutex_lock(&lfs_lock);
+	for (i = 0; i < n && !ret; i++)
+		ret = lfs_fmap_check_book(&books[i], i, book_size, base, &ext,
+					  extack);
+	mutex_unlock(&lfs_lock);
+	return ret;
+}
+
+static int lfs_fmap_take(struct lfs_extent *ext)
+{
+	int ret = xa_err(xa_store(&ext->fabric->owners, ext->book,
+				  &lfs_fs_owner, GFP_KERNEL));
+
+	if (!ret)
+		ext->fabric->nr_used++;
+	return ret;
+}
+
+/* MAP_SYNC needs every device synchronous; writeback flushes with one. */
+static void lfs_fmap_props(struct lfs_fmap *map)
+{
+	struct dax_device *dax;
+	u32 i;
+
+	map->sync = true;
+	map->wb_dax = NULL;
+	for (i = 0; i < map->nr_books; i++) {
+		dax = map->books[i].fabric->dax_dev;
+		map->sync &= dax_synchronous(dax);
+		if (!map->wb_dax || (dax_write_cache_enabled(dax) &&
+				     !dax_write_cache_enabled(map->wb_dax)))
+			map->wb_dax = dax;
+	}
+}
+
+/*
+ * The map of the answer @r: @base's books where it has them, the others
+ * taken for the file, all or none. Called with lfs_lock held.
+ */
+struct lfs_fmap *lfs_fmap_build(const struct lfs_up_result *r,
+				const struct lfs_fmap *base)
+{
+	u32 n = r->attrs.nr_books, keep = base ? min(base->nr_books, n) : 0;
+	struct lfs_fmap *map;
+	int ret = 0;
+	u32 i;
+
+	lockdep_assert_held(&lfs_lock);
+	map = kvzalloc(struct_size(map, books, n), GFP_KERNEL);
+	if (!map)
+		return ERR_PTR(-ENOMEM);
+	map->nr_books = n;
+	map->book_size = n ? r->attrs.book_size : 0;
+	map->book_shift = n ? ilog2(map->book_size) : 0;
+	for (i = 0; i < n; i++) {
+		ret = lfs_fmap_check_book(&r->books[i], i, map->book_size, base,
+					  &map->books[i], NULL);
+		if (!ret && i >= keep)
+			ret = lfs_fmap_take(&map->books[i]);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		if (i > keep)
+			lfs_books_unreserve(map->books + keep, i - keep);
+		kvfree(map);
+		return ERR_PTR(ret);
+	}
+	lfs_fmap_props(map);
+	if (n > keep)
+		lfs_generation++;
+	return map;
+}
+
+/* Give back @map's books from @keep on; free it after a grace period. */
+void lfs_fmap_release(struct lfs_fmap *map, u32 keep)
+{
+	if (!map)
+		return;
+	if (map->nr_books > keep) {
+		mutex_lock(&lfs_lock);
+		lfs_books_unreserve(map->books + keep, map->nr_books - keep);
+		lfs_generation++;
+		mutex_unlock(&lfs_lock);
+	}
+	kvfree_rcu(map, rcu);
+}
+
+/*
+ * Take a RESIZE's answer in for a file open here. Dropping books needs the
+ * inode lock, the invalidate lock and no mapping (no read, write or fault
+ * can reach them); growing does not. A map that cannot be taken in means the
+ * server and this node disagree about the file's books: the file is fenced
+ * (the caller revokes it) and the answer is EIO. Under act_lock.
+ */
+int lfs_fmap_resize(struct inode *inode, const struct lfs_up_result *r)
+{
+	struct lfs_inode *li = LFS_I(inode);
+	struct lfs_fmap *old = lfs_fmap_get(li), *map = ERR_PTR(-EIO);
+
+	if (uuid_equal(&r->attrs.uuid, &li->uuid)) {
+		mutex_lock(&lfs_lock);
+		map = lfs_fmap_build(r, old);
+		mutex_unlock(&lfs_lock);
+	}
+	if (IS_ERR(map)) {
+		pr_warn("file '%s' of the lfs filesystem: its resized book map cannot be used (error %ld); fenced\n",
+			li->name, PTR_ERR(map));
+		WRITE_ONCE(li->fenced, true);
+		return -EIO;
+	}
+	down_write(&li->map_sem);
+	rcu_assign_pointer(li->map, map);
+	up_write(&li->map_sem);
+	lfs_fmap_release(old, map->nr_books);
+	lfs_inode_set_books(inode, map->nr_books, map->book_size);
+	return 0;
+}
+
+/* fsync: every fabric device under the file flushes its write queue. */
+int lfs_fmap_flush(struct lfs_inode *li)
+{
+	struct lfs_fmap *map;
+	unsigned long *seen;
+	int ret = 0;
+	u32 i;
+
+	seen = bitmap_zalloc(LFS_IG_MAX + 1, GFP_KERNEL);
+	if (!seen)
+		return -ENOMEM;
+	down_read(&li->map_sem);
+	map = rcu_dereference_protected(li->map, lockdep_is_held(&li->map_sem));
+	for (i = 0; map && i < map->nr_books && !ret; i++) {
+		if (__test_and_set_bit(map->books[i].fabric->ig, seen))
+			continue;
+		ret = blkdev_issue_flush(map->books[i].fabric->bdev);
+	}
+	up_read(&li->map_sem);
+	bitmap_free(seen);
+	return ret;
+}
+
+/*
+ * One extent: from the book holding @pos, with the books that follow it on
+ * the same device while the range asks for them; past the books (a read at
+ * the end of the file, where the size is a multiple of the book size) a
+ * hole. A write or a MAP_SYNC fault past the size the server knows has
+ * metadata to sync first (IOMAP_F_DIRTY: dax_finish_sync_fault() then
+ * calls our fsync).
+ */
+static int lfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
+			   unsigned int flags, struct iomap *iomap,
+			   struct iomap *srcmap)
+{
+	struct lfs_inode *li = LFS_I(inode);
+	const struct lfs_extent *ext;
+	struct lfs_fmap *map;
+	u64 index, n;
+	int ret = -EIO;
+
+	if (lfs_file_fenced(li))
+		return -EIO;
+	rcu_read_lock();
+	map = rcu_dereference(li->map);
+	index = map && map->nr_books ? (u64)pos >> map->book_shift : U64_MAX;
+	if (map && index < map->nr_books) {
+		ext = &map->books[index];
+		for (n = 1; index + n < map->nr_books &&
+			    (index + n) << map->book_shift < pos + length &&
+			    ext[n].fabric == ext->fabric &&
+			    ext[n].book == ext->book + n;
+		     n++)
+			;
+		iomap->type = IOMAP_MAPPED;
+		iomap->flags = 0;
+		iomap->offset = index << map->book_shift;
+		iomap->length = n << map->book_shift;
+		iomap->addr = ((u64)ext->fabric->dax_pgoff << PAGE_SHIFT) +
+			      ((u64)ext->book << map->book_shift);
+		iomap->dax_dev = ext->fabric->dax_dev;
+		iomap->bdev = ext->fabric->bdev;
+		ret = 0;
+	}
+	rcu_read_unlock();
+	if (ret && !(flags & IOMAP_WRITE)) {
+		/* a read at or past the end: dax_iomap_rw() stops there */
+		iomap->type = IOMAP_HOLE;
+		iomap->flags = 0;
+		iomap->offset = pos;
+		iomap->length = length;
+		iomap->addr = IOMAP_NULL_ADDR;
+		iomap->dax_dev = NULL;
+		ret = 0;
+	} else if (!ret && (flags & IOMAP_WRITE) &&
+		   pos + length > READ_ONCE(li->server_size)) {
+		iomap->flags |= IOMAP_F_DIRTY;
+	}
+	return ret;
+}
+
+const struct iomap_ops lfs_iomap_ops = {
+	.iomap_begin = lfs_iomap_begin,
+};

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Guest side of tests/namespace/fence.t. The server renews a 4 s lease with
+# the fence action "reset": had the driver counted these files as a reason
+# to reset, the guest would restart and the run fail.
+. "$LFS_TOP/tests/lib/tap.sh"
+. "$LFS_TOP/tests/namespace/guest/lib.sh"
+
+# hold NAME STEPS...: fsops STEPS in the background until release NAME.
+hold() {
+	local name=$1
+	shift
+	mkfifo /tmp/$name.in
+	fsops "$@" </tmp/$name.in >/tmp/$name.out 2>&1 &
+	eval "exec ${name#h}>/tmp/$name.in"
+}
+release() { eval "exec ${1#h}>&-"; }
+# same_but_spun FILE: FILE holds /tmp/data but at page starts (the spinner's).
+same_but_spun() {
+	[ "$(cmp -l /tmp/data "$1" | awk '($1 - 1) % 4096 != 0' | wc -l)" = 0 ] &&
+		[ "$(stat -c %s "$1")" = 4194304 ]
+}
+
+t_run "lfs.ko, IG 0 and 1" ns_setup
+t_run "the server renews a 4 s lease (fence action reset), OPEN is leased" \
+	up_start --lease 4000 --leased --fence-action reset
+t_like "$(nlraw -p lease_get)" $'lease_ms=4000\n.*fence_action=0' "the node holds the lease"
+t_run "mount" ns_mount
+dd if=/dev/urandom of=/tmp/data bs=1M count=4 status=none
+t_run "cp 4 MiB to a" cp /tmp/data $L/a
+
+hold h7 open $L/a rw mmap 4194304 shared spin 120
+hold h8 open $L/a rw wait pread 0 4096 pwrite 0 10 1 mmap 4096 shared close
+t_run "a process stores into every page of a mapping of a" wait_for 20 grep -q spinning /tmp/h7.out
+t_run "another holds a open" wait_for 20 grep -q waiting /tmp/h8.out
+t_like "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:0)" "error EBUSY: leased shelves exist" \
+	"the lease cannot be given up while a leased file is open"
+t_is "$(nlraw -p shelf_get name=str:a | head -1)" "error ENOENT: no shelf 'a'" \
+	"a is no shelf (block device) here"
+
+up_fault norenew
+t_run "the server stops renewing: the lease runs out and the mapping is revoked" \
+	wait_for 30 grep -q SIGBUS /tmp/h7.out
+t_is "$(cat /tmp/h7.out | tr '\n' ' ')" "ok ok spinning SIGBUS " "  the storing process got SIGBUS"
+t_like "$(dmesg | grep "file 'a'")" "file 'a' of the lfs filesystem revoked \(the node's lease expired\)" \
+	"  the kernel says so"
+t_is "$(fs fsops open $L/a r)" "error EIO" "a new open of the revoked file: EIO"
+release h8
+wait_for 20 grep -q '^ok$' <(tail -1 /tmp/h8.out)
+t_is "$(cat /tmp/h8.out | tr '\n' ' ')" "ok waiting ok error EIO error EIO error EIO ok " \
+	"the holder: read EIO, write EIO, mmap EIO"
+release h7
+wait
+t_is "$(up_state nr_active)" 0 "closed: the activation is over"
+t_like "$(fs fsops open $L/a r)" "error ENOLCK" "no lease: a leased open is refused (ENOLCK)"
+up_fault
+t_run "the server renews again" wait_for 20 sh -c \
+	"nlraw -p lease_get | grep -q 'lease_left=[1-9]'"
+t_run "a opens again, its data intact (but what the spinner stored)" same_but_spun $L/a
+
+# A fence by name.
+t_run "cp 4 MiB to b" cp /tmp/data $L/b
+hold h9 open $L/b rw mmap 4194304 shared spin 120
+t_run "a process stores into a mapping of b" wait_for 20 grep -q spinning /tmp/h9.out
+t_is "$(nlraw fence name=str:b)" ok "LFS_CMD_SHELF_FENCE b"
+t_run "  the mapping is revoked" wait_for 20 grep -q SIGBUS /tmp/h9.out
+t_like "$(dmesg | grep "file 'b'")" "revoked \(asked to by the node agent\)" "  the kernel says why"
+t_like "$(fs fsops open $L/a r pread 0 4096)" "^ok sum [0-9]+ of 4096$" "  a is not affected"
+release h9
+wait
+t_is "$(nlraw fence name=str:b)" "error ENOENT: no shelf 'b', nor a file of that name open through the lfs filesystem" \
+	"a fence of a file no longer open: ENOENT"
+t_run "b opens again" same_but_spun $L/b
+ns_check_idle "the end"
+t_run "umount" umount $L
+up_stop
+t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:0)" ok "with no leased file the lease can be given up"
+t_done
