@@ -1,0 +1,130 @@
+#!/bin/bash
+# LFS-TEST: vm
+# Fencing across nodes (issue 14, docs/FENCING.md): node1 holds a shelf rw
+# and writes an increasing counter into it without pause; node1 loses its
+# lease (cut off from the librarian with its network down, its agent
+# stopped with SIGSTOP, its agent killed). node2's takeover is refused while
+# node1 is live and granted after lease_time + fence_grace; node1's kernel
+# fenced the shelf before that (seen by the host before node2 asked), node1's
+# writer got EIO, and the last value it wrote is what node2 finds: nothing of
+# node1 lands after its fence, node2's marker stays, also once node1 is back.
+# A librarian stopped for longer than the lease fences nobody and grants no
+# takeover. Last, fence_action "reset": node1 writes through a MAP_SYNC
+# mapping of a file on ext4 -o dax, is cut off, and restarts (QEMU exits,
+# -no-reboot) before node2's takeover; node2 recovers the file system.
+. tests/lib/tap.sh
+. tests/lib/machine.sh
+. tests/lib/emachine.sh
+. tests/fencing/lib.sh
+trap em_cleanup EXIT
+command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
+
+LEASE=6 GRACE=3
+EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2
+t_ok $? "librarian (lease ${LEASE} s, grace ${GRACE} s) and two nodes up ($MACHINE_OUT)" || t_done
+SHARE=$MACHINE_OUT/node1/share
+MARK="0 node2mrk"
+
+# --- node1 loses its lease: cut, stop, kill; node2 takes over ----------------
+takeover_case() {
+	local how=$1 name=$2 out last got
+	fw_node 1 "L create $name -s 1b -a >/dev/null" >/dev/null
+	fw_writer "$name" >/dev/null
+	t_ok $? "$how: node1 holds '$name' rw and writes a counter with O_DIRECT" || return
+	fw_fence_watch "$name" "fence.$name"
+	FW_CUT=$(fw_now)
+	fw_lose "$how" >/dev/null
+	fw_takeover "$name"
+	t_ok $? "  node2's takeover is granted after $FW_TRIES tries, $((FW_TAKE - FW_CUT)) ms after the $how" || return
+	t_like "$FW_REFUSED" "cannot take over shelf '$name': it is active on node 'node1' \(rw\), which is live" \
+		"  before, it was refused: node1 was live"
+	t_ok "$([ $((FW_TAKE - FW_CUT)) -ge $(((LEASE + GRACE - 1) * 1000)) ]; echo $?)" \
+		"  not before lease + grace (less the 1 s heartbeat interval) after the $how: $((FW_TAKE - FW_CUT)) ms"
+	FW_FENCE=$(cat "$SHARE/fence.$name.host" 2>/dev/null)
+	t_ok "$([ -n "$FW_FENCE" ] && [ "$FW_FENCE" -lt "$FW_TAKE" ]; echo $?)" \
+		"  node1's kernel fenced '$name' $((FW_FENCE - FW_CUT)) ms after the $how, $((FW_TAKE - FW_FENCE)) ms before node2 asked"
+	out=$(fw_node 1 "wait_for 10 sh -c '! kill -0 \$(cat /tmp/$name.pid) 2>/dev/null'; cat /tmp/$name.out; cat /tmp/$name.state")
+	last=$(tail -n 1 <<<"$out")
+	t_like "$(head -n 1 <<<"$out")" "^error EIO after $last$" "  node1's writer got EIO after its value $last"
+	got=$(fw_block 2 "$name")
+	t_is "$got" "$last fencewr1" "  node2 reads node1's last value: nothing of node1 landed after its fence"
+	fw_mark 2 "/dev/lfs/$name" >/dev/null
+	t_is "$(fw_block 2 "$name")" "$MARK" "  node2 writes its marker"
+	fw_restore "$how"
+	t_ok $? "  node1 renews its lease again after the $how"
+	t_is "$(fw_node 1 "state $name")" fenced "  '$name' stays fenced on node1"
+	t_like "$(fw_block 1 "$name")" "Input/output error" "  node1 cannot read it (I/O fails)"
+	out=$(fw_node 1 "L deactivate $name 2>&1")
+	t_like "$out" "deactivated shelf $name \(it was fenced here" "  node1 removes it: $out"
+	t_is "$(fw_block 2 "$name")" "$MARK" "  node2's marker is still there"
+	fw_node 2 "L deactivate $name >/dev/null" >/dev/null
+}
+takeover_case cut c1
+takeover_case stop s1
+takeover_case kill k1
+
+# --- the librarian stopped for longer than lease + grace -----------------------
+fw_node 1 "L create ls -s 1b -a >/dev/null" >/dev/null
+fw_writer ls >/dev/null
+t_ok $? "node1 holds 'ls' and writes into it"
+fw_fence_watch ls fence.ls
+r0=$(fw_node 1 'jq .renewals /run/lfs/renewal.json')
+kill -STOP "$EM_LPID"
+sleep $((LEASE + GRACE + 2)) # the fault under test: the librarian does not run for 11 s
+kill -CONT "$EM_LPID"
+n=$(fw_node 1 'cat /tmp/ls.state')
+t_ok "$(fw_node 1 "wait_for 10 sh -c '[ \$(cat /tmp/ls.state) -gt $n ]'"; echo $?)" \
+	"librarian stopped for $((LEASE + GRACE + 2)) s and continued: node1's writer goes on (past $n)"
+t_is "$(fw_node 1 'state ls')" active "  'ls' was not fenced"
+t_ok "$([ ! -e "$SHARE/fence.ls" ]; echo $?)" "  not even for a moment (the watcher saw no fence)"
+t_like "$(fw_node 2 'L activate ls --takeover 2>&1')" "which is live" "  node2's takeover is refused: node1 is live"
+t_is "$(em_admin geometry | jq -c '[.. | objects | select(.name? == "node1" or .name? == "node2") | .alive]')" \
+	"[true,true]" "  the librarian declares no node dead"
+t_like "$(tail -n 20 "$EM_DIR/librarian.log")" "not counted against any node's lease" \
+	"  its log says the stall was not counted"
+t_ok "$(fw_node 1 "wait_for 10 sh -c '[ \$(jq .renewals /run/lfs/renewal.json) -gt $r0 ]'"; echo $?)" \
+	"  node1's renewals go on (past $r0)"
+fw_node 1 'kill $(cat /tmp/ls.pid); L deactivate ls >/dev/null' >/dev/null
+
+# --- fence_action reset: a DAX mapping, node1 restarts -------------------------
+em_agent_stop 1 >/dev/null
+fw_node 1 "sed -i 's/fence_action = \"eio\"/fence_action = \"reset\"/' /tmp/lfs.conf" >/dev/null
+em_agent_start 1 >/dev/null
+out=$(fw_node 1 "L status --json | jq -r '.[0].lease.fence_action'
+L create dx -s 4b -a >/dev/null && mkfs.ext4 -q -F -b 4096 /dev/lfs/dx && mkdir -p /mnt/dx &&
+mount -o dax /dev/lfs/dx /mnt/dx && fallocate -l 4096 /mnt/dx/counter && sync &&
+mapsync /mnt/dx/counter >/dev/null && echo map_sync ok
+setsid nice -n 19 fencewrite mmap /mnt/dx/counter \$LFS_RESULTS/dx.state </dev/null >/dev/null 2>&1 &
+wait_for 20 test -s \$LFS_RESULTS/dx.state && echo writing")
+t_is "$out" "$(printf 'reset\nmap_sync ok\nwriting')" \
+	"fence action reset: node1 writes a counter through a MAP_SYNC mapping of a file on ext4 -o dax"
+fw_qemu_watch 1 "$SHARE/qemu-ended.host"
+FW_CUT=$(fw_now)
+fw_lose cut >/dev/null
+fw_takeover dx
+t_ok $? "node1 cut off: node2's takeover is granted after $FW_TRIES tries, $((FW_TAKE - FW_CUT)) ms after the cut"
+wait "${MACHINE_PID[1]}" 2>/dev/null
+unset "MACHINE_PID[1]"
+FW_FENCE=$(cat "$SHARE/qemu-ended.host" 2>/dev/null)
+t_ok "$([ -n "$FW_FENCE" ] && [ "$FW_FENCE" -lt "$FW_TAKE" ]; echo $?)" \
+	"  node1 restarted (its QEMU ended) $((FW_FENCE - FW_CUT)) ms after the cut, $((FW_TAKE - FW_FENCE)) ms before node2 asked"
+console=$MACHINE_OUT/node1/console.log
+t_like "$(grep -a 'lfs: ' "$console" | tail -n 5)" "the node's lease expired with a leased shelf open: restarting \(fence_action reset\)" \
+	"  node1's kernel said why it restarted"
+t_is "$(grep -acE 'WARNING:|BUG:|Oops' "$console")" 0 "  with no warning or oops"
+last=$(cat "$SHARE/dx.state")
+out=$(fw_node 2 "mkdir -p /mnt/dx && mount -o dax /dev/lfs/dx /mnt/dx &&
+od -An -tu8 -N8 /mnt/dx/counter | tr -d ' ' && tail -c +9 /mnt/dx/counter | head -c 8; echo")
+got=$(head -n 1 <<<"$out")
+t_ok "$([ -n "$got" ] && { [ "$got" = "$last" ] || [ "$got" = "$((last + 1))" ]; }; echo $?)" \
+	"  node2 mounts the file system and reads node1's last stores ($got; node1 recorded $last, the next store may have landed)"
+t_is "$(tail -n 1 <<<"$out")" fencewr1 "  with the writer's magic"
+fw_mark 2 /mnt/dx/counter conv=notrunc,fsync >/dev/null
+out=$(fw_node 2 "umount /mnt/dx && mount -o dax /dev/lfs/dx /mnt/dx &&
+echo \$(od -An -tu8 -N8 /mnt/dx/counter | tr -d ' ') \$(tail -c +9 /mnt/dx/counter | head -c 8) &&
+umount /mnt/dx && L deactivate dx >/dev/null && echo done")
+t_is "$out" "$(printf '%s\ndone' "$MARK")" "  node2 writes its marker, remounts and reads it back"
+
+machine_stop_node 2
+t_ok $? "node2 powers off with no kernel warning"
+t_done
