@@ -126,12 +126,19 @@ t_like "$out" "^error EIO after [0-9]+; [0-9]+ ms; fenced$" "agent killed (SIGKI
 t_ok "$([ -n "$ms" ] && [ "$ms" -le $(((LEASE + 2) * 1000)) ]; echo $?)" "  ${ms} ms after the kill: at most the lease and 2 s of emulation"
 em_agent_start 1 >/dev/null
 t_ok $? "a new agent renews the lease"
+# a backup while s2 is not active (the next part restores it)
+"$LIBRARIAN_BIN" backup -c "$EM_DIR/librarian.conf" "$EM_DIR/older.db" >/dev/null
 t_is "$(n1 'L activate s1 s2 >/dev/null && echo $(state s1) $(state s2)')" "active active" \
 	"and s1 (made anew) and s2 can be activated"
 
 # --- the librarian no longer lists an activation ----------------------------
-em_admin shelf.deactivate '{"name":"s2","node":"node1"}' >/dev/null
-t_ok "$(n1 'wait_for 5 fenced s2'; echo $?)" "the admin ends s2's activation: the agent fences s2 at the next heartbeat"
+# The catalogue is restored from the older backup (man librarian(8)): it has no
+# activation of s2. (The admin's shelf.deactivate of a live node's shelf waits
+# for its lease, docs/FENCING.md, so it cannot be the way here.)
+em_librarian_stop
+cp "$EM_DIR/older.db" "$EM_DIR/catalogue.db" && rm -f "$EM_DIR/catalogue.db-wal" "$EM_DIR/catalogue.db-shm"
+em_librarian_start
+t_ok "$(n1 'wait_for 5 fenced s2'; echo $?)" "the catalogue restored from a backup without s2's activation: the agent fences s2 at the next heartbeat"
 t_like "$(n1 'L status')" "agent: fenced s2: the librarian no longer lists it as active on this node" \
 	"  status: the renewal log names it"
 t_is "$(n1 'state s1')" active "  s1, still listed, is not fenced"
