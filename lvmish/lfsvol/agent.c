@@ -62,6 +62,13 @@ struct agent {
 	int job_lock; /* agent.lock, held while a zeroing job runs; -1 */
 	int64_t zero_retry; /* when to try for the lock again (ms) */
 	bool scrub_asked; /* agent.scrub: zero now */
+	/*
+	 * The daemon's auto-activation succeeded for the fabric attached now:
+	 * like LVM's autoactivation, it happens when memory appears (and is
+	 * retried until it succeeds), not again after an administrator
+	 * deactivated the shelf.
+	 */
+	bool auto_done;
 };
 
 static void on_signal(int sig)
@@ -143,6 +150,19 @@ static void renewal_news(struct agent *a)
 
 	if (z > 0 && a->job_kind != JOB_ZERO && a->st.pending <= 0)
 		a->st.pending = z;
+	/*
+	 * During a run the total follows the librarian: what is done, plus its
+	 * ZOMBIE books less those of the batch under way already zeroed (the
+	 * librarian hears of a batch when it ends). Books that go ZOMBIE
+	 * during the run join it; it never shrinks (the count is a heartbeat
+	 * old), so it is an upper bound.
+	 */
+	if (z > 0 && a->st.zeroing.what[0]) {
+		long long left = z - (a->job_kind == JOB_ZERO ? (long long)a->job.done : 0);
+
+		if (left > 0 && a->st.zeroing.done + left > a->st.zeroing.total)
+			a->st.zeroing.total = a->st.zeroing.done + left;
+	}
 }
 
 /* One pass; 0 if everything that could be done was done. */
@@ -155,17 +175,27 @@ static int agent_pass(struct agent *a)
 	r = agent_connect(a);
 	if (r)
 		return r;
+	/* a module reloaded since the last pass has no fabric attached yet */
+	if (a->st.daemon && fabric_signature(a->drv) != a->st.fabric_sig)
+		a->auto_done = false;
 	if (!lfsvol_fabric_id_get(a->lib, 0, &id))
 		failed += lfsvol_attach_fabrics(conf, a->drv, &id, a->once) != 0;
 	if (a->st.daemon) {
 		uint64_t sig = fabric_signature(a->drv);
 
-		if (sig != a->st.fabric_sig)
+		if (sig != a->st.fabric_sig) {
 			a->st.next_sweep = 0; /* memory attached (or gone): sweep now */
+			a->auto_done = false;
+		}
 		a->st.fabric_sig = sig;
 		renewal_news(a);
 	}
-	failed += auto_activate(a);
+	if (!a->auto_done) {
+		int n = auto_activate(a);
+
+		failed += n;
+		a->auto_done = a->st.daemon && n == 0;
+	}
 	/* a --once pass zeroes only when no daemon does (udev runs it beside one) */
 	if (!a->st.daemon && !lfsvol_state_daemon_runs(conf))
 		r = lfsvol_scrub_pass(conf, a->lib, a->drv, &a->st, false);
@@ -249,6 +279,13 @@ static void serve(struct agent *a, const struct pollfd *p)
 	for (int k = a->nclients - 1; k >= 0; k--) {
 		if (!p[2 + k].revents)
 			continue;
+		/* never lend a session the librarian closed (a restart): a new one */
+		if (lfsvol_lib_hung_up(a->lib)) {
+			lfsvol_lib_close(a->lib);
+			a->lib = NULL;
+			if (lfsvol_lib_open(a->ctx, &a->lib))
+				a->lib = NULL;
+		}
 		a->seen[k] = lfsvol_now_ms();
 		if (lfsvol_proxy_serve_one(a->clients[k], a->lib, &a->st, &a->scrub_asked))
 			client_drop(a, k);

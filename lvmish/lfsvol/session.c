@@ -14,6 +14,7 @@
  * Our own: liblfsclient's TLS 1.3 session with the node's pre-shared key.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,17 @@ json_t *lfsvol_lib_info(struct lfsvol_lib *l)
 bool lfsvol_lib_alive(const struct lfsvol_lib *l)
 {
 	return l && (l->agent >= 0 || lfs_lib_connected(l->own));
+}
+
+bool lfsvol_lib_hung_up(const struct lfsvol_lib *l)
+{
+	struct pollfd p;
+
+	if (!l || !l->own || !lfs_lib_connected(l->own))
+		return false;
+	/* between requests nothing may arrive: readable means closed (or broken) */
+	p = (struct pollfd){ .fd = lfs_lib_fd(l->own), .events = POLLIN };
+	return poll(&p, 1, 0) > 0;
 }
 
 bool lfsvol_lib_borrowed(const struct lfsvol_lib *l)

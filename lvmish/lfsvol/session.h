@@ -39,6 +39,8 @@ json_t *lfsvol_lib_info(struct lfsvol_lib *l);
 void lfsvol_openssl_init(void);
 /* Can the session still carry requests (a session of our own may have been dropped)? */
 bool lfsvol_lib_alive(const struct lfsvol_lib *l);
+/* Our own session, idle, was closed by the librarian (it restarted, say). */
+bool lfsvol_lib_hung_up(const struct lfsvol_lib *l);
 /* Is this the agent's session, borrowed over agent.sock? */
 bool lfsvol_lib_borrowed(const struct lfsvol_lib *l);
 /* Does a node agent answer on STATE_DIR/agent.sock (root only)? */

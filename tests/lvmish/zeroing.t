@@ -134,9 +134,11 @@ awk -v f="$from" -v t="$to" "\$1 < t && \$2 > f { n++; if (\$2 - \$1 > max) max 
 head -n 1 /tmp/zlines; cat /tmp/scrub.out')
 t_like "$out" "scrub exit 0" "lfsvol scrub follows the agent's zeroing and ends with it"
 t_like "$out" "scrub done: $((total - 1)) books zeroed" "  and counts the books: $(grep 'scrub done' <<<"$out")"
-t_like "$out" "zeroing \(by the node agent\): [0-9]+ of $((total - 1)) ZOMBIE books, [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
+# the total follows the librarian's ZOMBIE count of this node (a heartbeat
+# old, so an estimate); the exact count is scrub's, checked above
+t_like "$out" "zeroing \(by the node agent\): [0-9]+ of [0-9]+ ZOMBIE books, [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
 	"  with progress lines: $(grep -m1 'by the node agent' <<<"$out")"
-t_like "$out" "agent: zeroing ZOMBIE books: [0-9]+ of $((total - 1)) done \([0-9.]+ [MG]iB\), [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
+t_like "$out" "agent: zeroing ZOMBIE books: [0-9]+ of [0-9]+ done \([0-9.]+ [MG]iB\), [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
 	"status shows books done of total, rate and time left: $(grep -m1 'agent: zeroing' <<<"$out")"
 t_diag "$(grep 'zeroing seen' <<<"$out")"
 rounds=$(sed -n 's/^rounds=\([0-9]*\) .*/\1/p' <<<"$out")
