@@ -146,7 +146,7 @@ t_like "$("$CLI" client --connect "unix:$SOCK" shelf.create '{"name":"cb","activ
 t_is "$(lc shelf.create '{"name":"cb","activate":"ro","node":"n5"}' | jq -c '[.activations[] | [.node, .mode]]')" '[["n5","ro"]]' \
 	"the admin creates a shelf active (ro) for a node"
 ltls n3 shelf.deactivate '{"name":"ca"}' >/dev/null && lc shelf.destroy '{"name":"ca"}' >/dev/null &&
-	lc shelf.deactivate '{"name":"cb","node":"n5"}' >/dev/null && lc shelf.destroy '{"name":"cb"}' >/dev/null
+	ltls n5 shelf.deactivate '{"name":"cb"}' >/dev/null && lc shelf.destroy '{"name":"cb"}' >/dev/null
 t_is "$?" 0 "deactivate and destroy them"
 
 # shelf names: the kernel's rule (docs/RULES.md), so every shelf can be activated
