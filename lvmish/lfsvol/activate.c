@@ -141,6 +141,18 @@ static bool map_attached(json_t *sh, const struct lfs_fabric_info *fv, size_t nf
 	return true;
 }
 
+/* Does lfs.conf map IG ig to a device that is not present (yet)? */
+static bool device_absent(const struct lfsvol_conf *conf, uint32_t ig)
+{
+	char path[PATH_MAX];
+
+	for (int i = 0; i < conf->nfabrics; i++)
+		if (conf->fabrics[i].ig == ig)
+			return lfsvol_fabric_resolve(&conf->fabrics[i], path, sizeof(path)) ==
+			       -ENODEV;
+	return false;
+}
+
 /*
  * The kernel refused a book on an IG not attached (ENODEV): attach what
  * lfs.conf maps, check the map's IGs, and try again.
@@ -159,6 +171,11 @@ static int retry_attached(struct act *a)
 	if (!lfs_fabric_list(a->drv, &fv, &nf))
 		ok = map_attached(a->sh, fv, nf, &missing);
 	free(fv);
+	if (!ok && a->how->wait_absent && device_absent(a->ctx->conf, missing)) {
+		lfsvol_info("shelf `%s' waits for IG %u: its device is not present yet", a->name,
+			    missing);
+		return LFSVOL_WAITING;
+	}
 	if (!ok)
 		return lfsvol_fail(
 			LFSVOL_EDRIVER, -ENODEV,

@@ -126,7 +126,7 @@ static int agent_connect(struct agent *a)
 static int auto_activate(struct agent *a)
 {
 	/* a --once pass runs from udev: not waiting for udev's names there */
-	struct lfsvol_activation how = { .quiet = a->once };
+	struct lfsvol_activation how = { .quiet = a->once, .wait_absent = a->once };
 	struct lfs_shelf_info *kv = NULL;
 	size_t kn = 0;
 	int failed = 0;
@@ -136,8 +136,12 @@ static int auto_activate(struct agent *a)
 	for (int i = 0; i < a->ctx->conf->nshelves; i++) {
 		const struct lfsvol_shelf_conf *s = &a->ctx->conf->shelves[i];
 
-		if (s->auto_activate && !lfsvol_find_active(kv, kn, s->name))
-			failed += !!lfsvol_activate_one(a->ctx, a->lib, a->drv, s->name, &how);
+		if (s->auto_activate && !lfsvol_find_active(kv, kn, s->name)) {
+			int r = lfsvol_activate_one(a->ctx, a->lib, a->drv, s->name, &how);
+
+			/* waiting for a device: that device's own pass activates it */
+			failed += r && r != LFSVOL_WAITING;
+		}
 	}
 	lfs_shelf_list_free(kv, kn);
 	return failed;

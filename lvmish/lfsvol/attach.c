@@ -89,11 +89,13 @@ static int attach_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	struct lfsvol_fsinfo fs;
 	int r;
 
+	/* quiet (a udev pass): a device not present yet has its own pass when it comes */
 	r = fabric_path(f, real);
 	if (r) {
-		if (!quiet)
-			lfsvol_err("%s:%d: fabric device for IG %u is not present (yet)",
-				   conf->path, f->line, f->ig);
+		if (quiet)
+			return 0;
+		lfsvol_err("%s:%d: fabric device for IG %u is not present (yet)", conf->path,
+			   f->line, f->ig);
 		return r;
 	}
 	if (!f->force && !lfsvol_probe_fs(real, 0, 0, &fs) && fs.type[0])

@@ -70,7 +70,8 @@ int lfsvol_fabric_id_get(struct lfsvol_lib *lib, uint64_t book_size, struct lfsv
  * yet, with the librarian's book size, and with its fabric's UUID where
  * the data offset leaves room for a label (the device must then carry
  * one: see lfsvol_label_fabrics). Each failure is reported (quiet: only
- * refusals); returns 0 or the last failure's errno.
+ * refusals, and a device not present is none); returns 0 or the last
+ * failure's errno.
  */
 int lfsvol_attach_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
 			  const struct lfsvol_fabric_id *id, bool quiet);

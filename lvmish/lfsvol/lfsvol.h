@@ -46,9 +46,16 @@ struct lfsvol_activation {
 	bool shared; /* read-only on every node that has it */
 	bool takeover; /* from holders whose lease expired */
 	bool quiet;
+	/*
+	 * A book on an IG whose lfs.conf device is not present: LFSVOL_WAITING, an
+	 * info line, the activation given back (a udev pass before the
+	 * shelf's last device appeared; that device's pass activates it).
+	 */
+	bool wait_absent;
 	json_t *given;
 	uint64_t given_sent;
 };
+#define LFSVOL_WAITING 2 /* lfsvol_activate_one(): see wait_absent */
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
 			const char *name, const struct lfsvol_activation *how);
 

@@ -30,13 +30,28 @@ t_run "lfsvol deactivate auto1" "$L" deactivate auto1
 for d in pmem0 pmem1; do
 	t_run "lfsctl detach /dev/$d" "$LFSCTL" detach /dev/$d
 done
-declare -A inv
+declare -A inv nd
 for d in pmem0 pmem1; do
 	inv[$d]=$(systemctl show -p InvocationID --value "lfs-assemble@$d.service")
-	nd=$(basename "$(readlink -f /sys/block/$d/device)")
-	t_run "unbind $nd ($d) from nd_pmem" sh -c "echo $nd >/sys/bus/nd/drivers/nd_pmem/unbind"
-	t_run "bind it again" sh -c "echo $nd >/sys/bus/nd/drivers/nd_pmem/bind"
+	nd[$d]=$(basename "$(readlink -f /sys/block/$d/device)")
+	t_run "unbind ${nd[$d]} ($d) from nd_pmem" sh -c "echo ${nd[$d]} >/sys/bus/nd/drivers/nd_pmem/unbind"
 done
+# pmem0 alone first: auto1 has books on IG 1 too, so pmem0's pass must wait
+# for pmem1 (and succeed), not fail and be restarted.
+ran_again() { [ "$(systemctl show -p InvocationID --value "lfs-assemble@$1.service")" != "${inv[$1]}" ]; }
+ended() { [ "$(systemctl show -p ActiveState --value "lfs-assemble@$1.service")" = inactive ]; }
+t_run "bind ${nd[pmem0]} (pmem0) again" sh -c "echo ${nd[pmem0]} >/sys/bus/nd/drivers/nd_pmem/bind"
+pass_done() { ran_again "$1" && ended "$1"; }
+t_ok "$(wait_for 30 pass_done pmem0; echo $?)" \
+	"pmem0 alone: lfs-assemble@pmem0.service ran and ended"
+t_is "$(systemctl show -p Result,NRestarts,ExecMainStatus --value lfs-assemble@pmem0.service | tr '\n' ' ')" \
+	"success 0 0 " "pmem0 alone: its pass succeeded the first time"
+t_ok "$([ ! -e /dev/lfs/auto1 ]; echo $?)" "pmem0 alone: auto1 (books on IG 1 too) waits"
+t_is "$(journalctl -b -u lfs-assemble@pmem0.service --no-pager | grep -c "shelf \`auto1' waits for IG 1")" 1 \
+	"pmem0 alone: the pass said auto1 waits for IG 1"
+t_is "$("$L" list --json | jq -c '[.[] | select(.name == "auto1") | .activations | length]')" '[0]' \
+	"pmem0 alone: the librarian holds no activation of auto1"
+t_run "bind ${nd[pmem1]} (pmem1) again" sh -c "echo ${nd[pmem1]} >/sys/bus/nd/drivers/nd_pmem/bind"
 t_ok "$(wait_for 60 test -b /dev/lfs/auto1; echo $?)" "/dev/lfs/auto1 is back, by udev and lfs-assemble@ alone"
 for d in pmem0 pmem1; do
 	t_ok "$(wait_for 30 sh -c "[ \"\$(systemctl show -p ActiveState --value lfs-assemble@$d.service)\" = inactive ]"; echo $?)" \
