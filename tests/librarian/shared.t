@@ -137,6 +137,15 @@ gen=$(lc shelf.get '{"name":"t2"}' | jq .gen)
 t_is "$(lcn n1 shelf.rename '{"name":"t2","new_name":"t2","replace":true}' | jq -c '[.name, .gen, has("replaced")]')" "[\"t2\",$gen,false]" "renaming onto itself: success, nothing changed"
 t_is "$(lcn n1 shelf.rename '{"name":"t2","new_name":"t3"}' | jq -r .name)" "t3" "a plain rename still works"
 
+# a shared holder writes: like an rw one it is taken over only once it is no longer live
+t_like "$(lmsg lc shelf.activate '{"name":"h","node":"n4","force":true}')" "EBUSY: cannot take over shelf 'h': it is active on node 'n1' \(shared\), which is live" \
+	"the admin's takeover from a live shared holder is refused"
+t_is "$(acts h)" '[["n1","shared"],["n2","ro"]]' "and h is still theirs"
+# polls the lease's end (nothing to wait on but the clock): n1 and n2 say nothing meanwhile
+deadline=$((SECONDS + 10))
+until out=$(lc shelf.activate '{"name":"h","node":"n4","force":true}' 2>/dev/null) || [ $SECONDS -ge $deadline ]; do sleep 0.2; done
+t_is "$(jq -c '[.activations[] | [.node, .mode]]' <<<"$out")" '[["n4","rw"]]' "once n1 and n2 are silent past lease_time + fence_grace, the takeover ends both"
+
 t_run "the catalogue is consistent" lt_check_db
 lt_stop
 lt_done
