@@ -54,8 +54,9 @@ struct up_server {
 	unsigned int watch_next;
 	pthread_mutex_t q_mu;
 	pthread_cond_t q_cond;
-	struct up_req *q[LFS_UP_PENDING_MAX + UP_WATCH];
-	unsigned int q_head, q_len;
+	struct up_req *q[LFS_UP_PENDING_MAX + UP_WATCH]; /* in arrival order */
+	unsigned int q_len;
+	const struct up_req *busy[LFSVOL_UP_WORKERS]; /* being answered */
 	int stop;
 	int wake[2];
 	pthread_t receiver;
@@ -89,23 +90,53 @@ static void enqueue(struct up_server *srv, struct up_req *r)
 		req_free(r);
 		return;
 	}
-	srv->q[(srv->q_head + srv->q_len++) % cap] = r;
+	srv->q[srv->q_len++] = r;
 	pthread_cond_signal(&srv->q_cond);
 	pthread_mutex_unlock(&srv->q_mu);
 }
 
-static struct up_req *dequeue(struct up_server *srv)
+/* Do two requests concern the same file (name or UUID)? */
+static bool same_file(const struct up_req *a, const struct up_req *b)
 {
-	unsigned int cap = sizeof(srv->q) / sizeof(srv->q[0]);
+	return (a->name && b->name && !strcmp(a->name, b->name)) ||
+	       (a->has_uuid && b->has_uuid && !memcmp(a->uuid, b->uuid, LFS_UUID_LEN));
+}
+
+/*
+ * The oldest request no other worker answers a request of the same file
+ * for: a file's requests are answered in their order (a CLOSE sets the
+ * size a LOOKUP sent right after it must see), other files' at once.
+ */
+static int next_free(struct up_server *srv)
+{
+	for (unsigned int i = 0; i < srv->q_len; i++) {
+		bool held = false;
+
+		for (int k = 0; k < LFSVOL_UP_WORKERS && !held; k++)
+			held = srv->busy[k] && same_file(srv->busy[k], srv->q[i]);
+		for (unsigned int k = 0; k < i && !held; k++)
+			held = same_file(srv->q[k], srv->q[i]);
+		if (!held)
+			return (int)i;
+	}
+	return -1;
+}
+
+static struct up_req *dequeue(struct up_server *srv, int slot)
+{
 	struct up_req *r = NULL;
+	int i;
 
 	pthread_mutex_lock(&srv->q_mu);
-	while (!srv->q_len && !__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE))
+	srv->busy[slot] = NULL;
+	pthread_cond_broadcast(&srv->q_cond);
+	while ((i = next_free(srv)) < 0 && !__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE))
 		pthread_cond_wait(&srv->q_cond, &srv->q_mu);
-	if (srv->q_len) {
-		r = srv->q[srv->q_head];
-		srv->q_head = (srv->q_head + 1) % cap;
+	if (i >= 0 && !__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
+		r = srv->q[i];
+		memmove(srv->q + i, srv->q + i + 1, (srv->q_len - i - 1) * sizeof(srv->q[0]));
 		srv->q_len--;
+		srv->busy[slot] = r;
 	}
 	pthread_mutex_unlock(&srv->q_mu);
 	return r;
@@ -395,7 +426,7 @@ static void *worker_main(void *arg)
 	struct up_worker *w = arg;
 	struct up_req *r;
 
-	while ((r = dequeue(w->srv))) {
+	while ((r = dequeue(w->srv, (int)(w - w->srv->workers)))) {
 		int err = up_dispatch(w, r);
 
 		if (err && r->op != LFSVOL_UP_UNDO_OPEN)
@@ -465,11 +496,8 @@ void lfsvol_upcall_stop(struct up_server *srv)
 		pthread_join(srv->receiver, NULL);
 	for (int i = 0; i < srv->nthreads; i++)
 		pthread_join(srv->threads[i], NULL);
-	while (srv->q_len) {
-		req_free(srv->q[srv->q_head]);
-		srv->q_head = (srv->q_head + 1) % (sizeof(srv->q) / sizeof(srv->q[0]));
-		srv->q_len--;
-	}
+	while (srv->q_len)
+		req_free(srv->q[--srv->q_len]);
 	/* closing the socket unregisters: pending callers get ENOTCONN */
 	if (srv->up)
 		nl_socket_free(srv->up);

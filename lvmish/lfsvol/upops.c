@@ -140,14 +140,24 @@ static int map_fetch(struct up_worker *w, json_t *j, struct up_shelf *s)
 	return r ? r : n == s->nr_books ? 0 : -EPROTO;
 }
 
-/* lfs.size from a shelf.get's attributes (a librarian that does not say "bytes"). */
-static uint64_t attr_size(json_t *j)
+/*
+ * lfs.size from a shelf.get's attributes, for a librarian that does not
+ * say "bytes" (shelf.activate's reply has no attributes: asked for them).
+ */
+static uint64_t attr_size(struct up_worker *w, json_t *j, const char *uuid)
 {
-	json_t *attrs = json_object_get(j, "attrs");
-	const char *v = json_string_value(json_object_get(attrs, "lfs.size"))
-				?: json_string_value(json_object_get(attrs, UP_SIZE_OLD));
+	json_t *attrs = json_object_get(j, "attrs"), *g = NULL;
+	const char *v;
+	uint64_t size;
 
-	return v ? strtoull(v, NULL, 10) : UINT64_MAX;
+	if (!attrs && !up_call(w, "shelf.get", json_pack("{s:s,s:i}", "uuid", uuid, "limit", 0),
+			       &g))
+		attrs = json_object_get(g, "attrs");
+	v = json_string_value(json_object_get(attrs, "lfs.size"))
+		    ?: json_string_value(json_object_get(attrs, UP_SIZE_OLD));
+	size = v ? strtoull(v, NULL, 10) : UINT64_MAX;
+	json_decref(g);
+	return size;
 }
 
 int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
@@ -166,7 +176,7 @@ int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
 	s->nr_books = (uint32_t)books;
 	s->book_size = w->book_size;
 	/* lfs.size, or the books' total for a shelf made by lfsvol (or a librarian without it) */
-	s->size = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) : attr_size(j);
+	s->size = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) : attr_size(w, j, uuid);
 	if (s->size == UINT64_MAX)
 		s->size = (uint64_t)books * w->book_size;
 	if (s->size > (uint64_t)books * w->book_size)
