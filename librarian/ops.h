@@ -65,7 +65,7 @@ json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row);
 char *lib_reply_allocation(struct req *rq, int64_t shelf);
 
 /* ops_attr.c: attributes checked and stored; what a grow reads from them. */
-int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v);
+int lib_attr_set(struct req *rq, const struct lib_shelf *sh, const char *key, json_t *v);
 int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct lib_shelf_ctx *x);
 void lib_shelf_ctx_free(struct lib_shelf_ctx *x);
 
@@ -91,8 +91,37 @@ const char *lib_secs(int64_t ms, char *buf, size_t len);
 int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, const char *mode,
 			 const char *what);
 
+/* activation_mode.c: which activation modes ("rw", "shared", "ro") coexist. */
+int lib_mode_check(struct req *rq, const char *arg, const char *mode);
+bool lib_modes_compatible(const char *a, const char *b);
+/* "rw" and "shared": the holder writes; fencing treats both alike. */
+bool lib_mode_writes(const char *mode);
+enum lib_access lib_mode_access(const char *mode);
+
+/* shelf_size.c: a shelf's bytes, lfs.size (at most its capacity, books * book_size). */
+int64_t lib_shelf_capacity(const struct lib_config *c, int64_t books);
+/* lfs.size (stored text, or NULL), else the capacity. */
+int64_t lib_shelf_bytes(const struct lib_config *c, int64_t books, const char *size);
+int lib_size_put(struct req *rq, int64_t shelf, int64_t bytes);
+int lib_size_set(struct req *rq, const struct lib_shelf *sh, json_t *v);
+int lib_size_clamp(struct req *rq, const struct lib_shelf *sh);
+
 /* ops_activation.c */
+struct lib_holder {
+	char node[LFS_NODE_NAME_MAX + 1];
+	char mode[8];
+};
+
+/*
+ * Activations of the shelf by nodes other than node (NULL: none excluded)
+ * that an activation in mode would conflict with: their count, the first.
+ */
+int lib_activation_conflicts(struct req *rq, int64_t shelf, const char *node, const char *mode,
+			     struct lib_holder *first);
+/* node's own activation of the shelf: 1 and its mode, or 0 if it holds none. */
+int lib_activation_mode(struct req *rq, int64_t shelf, const char *node, char *mode, size_t len);
 int lib_require_unshared(struct req *rq, struct lib_shelf *sh, const char *what);
+int lib_require_growable(struct req *rq, struct lib_shelf *sh);
 
 /* ops_shelf.c */
 int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n);

@@ -3,10 +3,11 @@
  * Shelf attributes: attr.get, attr.set, attr.list, attr.remove. Keys
  * starting with "lfs." are the system's: lfs.policy, lfs.igs and
  * lfs.anti_affinity are checked and stored in one form, lfs.access is the
- * access list (access.c, kept in its own table), lfs.allocation is computed
- * (reply.c). A grow reads the first three (lib_shelf_ctx_load). Changing an
- * attribute needs "rw" access (lfs.access: "all") and, for a node, that no
- * other node has the shelf active.
+ * access list (access.c, kept in its own table), lfs.size the shelf's bytes
+ * (shelf_size.c), lfs.allocation is computed (reply.c). A grow reads the
+ * first three (lib_shelf_ctx_load). Changing an attribute needs "rw" access
+ * (lfs.access: "all") and, for a node, that no other node has the shelf
+ * active; a node that holds it "shared" sets lfs.size all the same.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -247,8 +248,9 @@ static int set_user(struct req *rq, int64_t shelf, const char *key, json_t *v)
 }
 
 /* Check and store one attribute; lfs.* keys are the system's. */
-int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v)
+int lib_attr_set(struct req *rq, const struct lib_shelf *sh, const char *key, json_t *v)
 {
+	int64_t shelf = sh->id;
 	int r = check_key(rq, key);
 
 	if (r < 0)
@@ -263,10 +265,12 @@ int lib_attr_set(struct req *rq, int64_t shelf, const char *key, json_t *v)
 		return set_partners(rq, shelf, v);
 	if (!strcmp(key, "lfs.access"))
 		return lib_access_set(rq, shelf, v);
+	if (!strcmp(key, LIB_ATTR_SIZE))
+		return lib_size_set(rq, sh, v);
 	if (!strncmp(key, "lfs.", 4))
 		return FAIL(
 			rq, EINVAL,
-			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.access, lfs.allocation)",
+			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.access, lfs.size, lfs.allocation)",
 			key);
 	return set_user(rq, shelf, key, v);
 }
@@ -382,8 +386,25 @@ int lib_op_attr_get(struct req *rq)
 }
 
 /*
+ * lfs.size is the size of the file the shelf is: the agent of any node
+ * writing it ("shared" or "rw") updates it on close while others hold it.
+ * 1 if the caller is such a holder.
+ */
+static int size_writer(struct req *rq, struct lib_shelf *sh, const char *key)
+{
+	char mode[8];
+	int r;
+
+	if (strcmp(key, LIB_ATTR_SIZE))
+		return 0;
+	r = lib_activation_mode(rq, sh->id, rq->who->name, mode, sizeof(mode));
+	return r <= 0 ? r : lib_mode_writes(mode);
+}
+
+/*
  * A change of the shelf's attributes: "rw" access ("all" for lfs.access),
- * and no other node holding the shelf (the admin may do it anyway).
+ * and no other node holding the shelf (the admin may do it anyway; a writing
+ * holder sets lfs.size).
  */
 static int attr_change(struct req *rq, struct lib_shelf *sh, const char *key)
 {
@@ -392,10 +413,10 @@ static int attr_change(struct req *rq, struct lib_shelf *sh, const char *key)
 	int n, r = lib_require_access(rq, sh, acl ? ACC_ALL : ACC_RW,
 				      acl ? "change the access list of" : "change attributes of");
 
-	if (r < 0 || rq->who->admin)
-		return r;
-	n = lib_store_activation_others(rq->s, sh->id, rq->who->name, false, holder, sizeof(holder),
-					mode, sizeof(mode), &rq->err);
+	if (r < 0 || rq->who->admin || (r = size_writer(rq, sh, key)) != 0)
+		return r < 0 ? r : 0;
+	n = lib_store_activation_others(rq->s, sh->id, rq->who->name, holder, sizeof(holder), mode,
+					sizeof(mode), &rq->err);
 	if (n > 0)
 		return FAIL(
 			rq, EBUSY,
@@ -417,7 +438,7 @@ int lib_op_attr_set(struct req *rq)
 	v = json_object_get(rq->args, "value");
 	if (!v)
 		return FAIL(rq, EINVAL, "op 'attr.set' needs the argument 'value'");
-	if ((r = attr_change(rq, &sh, key)) < 0 || (r = lib_attr_set(rq, sh.id, key, v)) < 0)
+	if ((r = attr_change(rq, &sh, key)) < 0 || (r = lib_attr_set(rq, &sh, key, v)) < 0)
 		return r;
 	rq->result = json_pack("{s:s,s:s}", "name", sh.name, "key", key);
 	return 0;

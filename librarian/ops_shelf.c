@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Shelves: shelf.create, shelf.destroy, shelf.resize, shelf.rename,
- * shelf.list and shelf.get. A grow takes books under the shelf's policy
- * (alloc.c) or none; a shrink or destroy turns the books it releases into
- * ZOMBIE books for their nodes to zero. Who may do what is access.c's, how
- * much quota.c's.
+ * Shelves: shelf.create, shelf.destroy, shelf.rename, shelf.list and
+ * shelf.get (shelf.resize is ops_resize.c's). A grow takes books under the
+ * shelf's policy (alloc.c) or none; a destroy (also of the shelf a rename
+ * replaces) turns the shelf's books into ZOMBIE books for their nodes to
+ * zero. Who may do what is access.c's, how much quota.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@ static int make_uuid(char out[37])
 struct create {
 	const char *name;
 	int64_t books;
-	const char *activate; /* "rw", "ro" or NULL */
+	const char *activate; /* a mode (activation_mode.c) or NULL */
 	int node; /* placement and activation are relative to it */
 	json_t *attrs;
 	const char *owner; /* the caller, or the node the admin acts for */
@@ -68,11 +68,8 @@ static int create_args(struct req *rq, struct create *cr)
 	    (r = lib_arg_int(rq, "books", 0, max_books(rq->c), false, &cr->books)) < 0 ||
 	    (r = lib_arg_str(rq, "activate", false, &cr->activate)) < 0)
 		return r;
-	if (cr->activate && strcmp(cr->activate, "rw") && strcmp(cr->activate, "ro"))
-		return FAIL(
-			rq, EINVAL,
-			"activate '%.20s' must be \"rw\" (exclusive) or \"ro\" (shared read-only)",
-			cr->activate);
+	if (cr->activate && (r = lib_mode_check(rq, "activate", cr->activate)) < 0)
+		return r;
 	if ((r = lib_arg_node(rq, cr->activate != NULL, &cr->node)) < 0)
 		return r;
 	cr->attrs = json_object_get(rq->args, "attrs");
@@ -111,7 +108,7 @@ static int create_room(struct req *rq, const struct create *cr)
 }
 
 /* lfs.policy (the default if not given), lfs.igs, lfs.anti_affinity, lfs.access, the user's. */
-static int create_attrs(struct req *rq, int64_t shelf, json_t *attrs)
+static int create_attrs(struct req *rq, const struct lib_shelf *sh, json_t *attrs)
 {
 	static const char *const sys[][2] = { { "igs", "lfs.igs" },
 					      { "anti_affinity", "lfs.anti_affinity" },
@@ -121,13 +118,13 @@ static int create_attrs(struct req *rq, int64_t shelf, json_t *attrs)
 	int r;
 
 	if (v)
-		r = lib_attr_set(rq, shelf, "lfs.policy", v);
+		r = lib_attr_set(rq, sh, "lfs.policy", v);
 	else
-		r = lib_store_attr_put(rq->s, shelf, "lfs.policy",
+		r = lib_store_attr_put(rq->s, sh->id, "lfs.policy",
 				       lfs_policy_name(rq->c->default_policy), &rq->err);
 	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && r == 0; i++)
 		if ((v = json_object_get(rq->args, sys[i][0])))
-			r = lib_attr_set(rq, shelf, sys[i][1], v);
+			r = lib_attr_set(rq, sh, sys[i][1], v);
 	if (r < 0)
 		return r;
 	json_object_foreach(attrs, key, v) {
@@ -136,7 +133,7 @@ static int create_attrs(struct req *rq, int64_t shelf, json_t *attrs)
 				rq, EINVAL,
 				"set system attribute '%s' with its own argument (policy, igs, anti_affinity, access)",
 				key);
-		r = lib_attr_set(rq, shelf, key, v);
+		r = lib_attr_set(rq, sh, key, v);
 		if (r < 0)
 			return r;
 	}
@@ -162,7 +159,7 @@ int lib_op_shelf_create(struct req *rq)
 	snprintf(sh.name, sizeof(sh.name), "%s", cr.name);
 	snprintf(sh.owner, sizeof(sh.owner), "%s", cr.owner);
 	snprintf(sh.tenant, sizeof(sh.tenant), "%s", cr.tenant);
-	if ((r = create_attrs(rq, sh.id, cr.attrs)) < 0)
+	if ((r = create_attrs(rq, &sh, cr.attrs)) < 0)
 		return r;
 	if (cr.books && (r = lib_shelf_grow(rq, &sh, cr.node, cr.books)) < 0)
 		return r;
@@ -204,7 +201,7 @@ static int destroy_unheld(struct req *rq, struct lib_shelf *sh, bool force)
 		r = lib_store_activations_of_shelf(rq->s, sh->id, holder_not_live, &w, &rq->err);
 		return w.r ? w.r : r;
 	}
-	n = lib_store_activation_others(rq->s, sh->id, NULL, false, holder, sizeof(holder), mode,
+	n = lib_store_activation_others(rq->s, sh->id, NULL, holder, sizeof(holder), mode,
 					sizeof(mode), &rq->err);
 	if (n > 0)
 		return FAIL(
@@ -212,6 +209,18 @@ static int destroy_unheld(struct req *rq, struct lib_shelf *sh, bool force)
 			"cannot destroy shelf '%s': it is active on node '%s' (%s)%s; deactivate it first",
 			sh->name, holder, mode, n > 1 ? " and others" : "");
 	return n;
+}
+
+/* The shelf is gone, its books ZOMBIE: how many. */
+static int64_t shelf_remove(struct req *rq, const struct lib_shelf *sh)
+{
+	int64_t z = lib_store_shelf_release(rq->s, sh->id, 0, &rq->err);
+	int r;
+
+	if (z < 0)
+		return z;
+	r = lib_store_shelf_delete(rq->s, sh->id, &rq->err);
+	return r < 0 ? r : z;
 }
 
 int lib_op_shelf_destroy(struct req *rq)
@@ -228,87 +237,69 @@ int lib_op_shelf_destroy(struct req *rq)
 	if ((r = lib_require_access(rq, &sh, ACC_ALL, "destroy")) < 0 ||
 	    (r = destroy_unheld(rq, &sh, force)) < 0)
 		return r;
-	z = lib_store_shelf_release(rq->s, sh.id, 0, &rq->err);
+	z = shelf_remove(rq, &sh);
 	if (z < 0)
 		return z;
-	r = lib_store_shelf_delete(rq->s, sh.id, &rq->err);
-	if (r < 0)
-		return r;
 	rq->result = json_pack("{s:s,s:I}", "name", sh.name, "zombies", (json_int_t)z);
 	return 0;
 }
 
-/* Books at position books and beyond become ZOMBIE; *delta lists them. */
-static int shelf_shrink(struct req *rq, struct lib_shelf *sh, int64_t books, json_t **delta)
+/*
+ * The shelf named nn, if any: EEXIST, or with "replace" destroyed as
+ * shelf.destroy would (the caller's access, no holder) and *replaced says so.
+ * A shelf the caller does not see is not replaced: the name is just taken.
+ */
+static int rename_target(struct req *rq, const struct lib_shelf *sh, const char *nn, bool replace,
+			 json_t **replaced)
 {
-	int64_t old = sh->books, r;
+	enum lib_access acc = ACC_NONE;
+	struct lib_shelf o;
+	int64_t z;
+	int r = lib_store_shelf_find(rq->s, nn, &o, &rq->err);
 
-	if (old - books <= LIB_BOOKS_LIMIT)
-		*delta = json_pack("{s:o}", "removed",
-				   lib_reply_map(rq, sh->id, books, old - books));
-	r = lib_store_shelf_release(rq->s, sh->id, books, &rq->err);
-	if (r >= 0)
-		r = lib_store_shelf_set_books(rq->s, sh->id, books, time(NULL), &rq->err);
-	return r < 0 ? r : 0;
-}
-
-int lib_op_shelf_resize(struct req *rq)
-{
-	struct lib_shelf sh;
-	int64_t books = 0, old;
-	json_t *delta = NULL;
-	int node, r;
-
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 ||
-	    (r = lib_arg_int(rq, "books", 0, max_books(rq->c), true, &books)) < 0 ||
-	    (r = lib_arg_node(rq, false, &node)) < 0 ||
-	    (r = lib_require_access(rq, &sh, ACC_RW, "resize")) < 0 ||
-	    (r = lib_require_unshared(rq, &sh, "resize")) < 0)
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0 || (replace && (r = lib_access_of(rq, &o, &acc)) < 0))
 		return r;
-	old = sh.books;
-	if (books > old && (r = lib_quota_check(rq, sh.owner, sh.tenant, 0, books - old)) < 0)
+	if (acc == ACC_NONE)
+		return FAIL(rq, EEXIST, "cannot rename shelf '%s': shelf '%s' already exists%s",
+			    sh->name, nn, replace ? "" : " (\"replace\": true destroys it)");
+	if ((r = lib_require_access(rq, &o, ACC_ALL, "destroy")) < 0 ||
+	    (r = destroy_unheld(rq, &o, false)) < 0)
 		return r;
-	if (books > old) {
-		r = lib_shelf_grow(rq, &sh, node, books - old);
-		if (r == 0 && books - old <= LIB_BOOKS_LIMIT)
-			delta = json_pack("{s:o}", "added",
-					  lib_reply_map(rq, sh.id, old, books - old));
-	} else if (books < old) {
-		r = shelf_shrink(rq, &sh, books, &delta);
-	}
-	if (r < 0) {
-		json_decref(delta);
-		return r;
-	}
-	rq->result = lib_reply_shelf(rq, sh.id);
-	json_object_set_new(rq->result, "old_books", json_integer(old));
-	if (delta)
-		json_object_update(rq->result, delta);
-	json_decref(delta);
+	z = shelf_remove(rq, &o);
+	if (z < 0)
+		return z;
+	*replaced = json_pack("{s:s,s:I}", "name", o.name, "zombies", (json_int_t)z);
 	return 0;
 }
 
+/* Onto its own name: nothing changes. The shelf and the one replaced in one transaction. */
 int lib_op_shelf_rename(struct req *rq)
 {
-	struct lib_shelf sh, o;
+	json_t *replaced = NULL;
+	struct lib_shelf sh;
 	const char *nn;
+	bool replace;
 	int r;
 
 	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "new_name", true, &nn)) < 0 ||
+	    (r = lib_arg_bool(rq, "replace", &replace)) < 0 ||
 	    (r = lib_check_new_name(rq, "new_name: ", nn)) < 0 ||
-	    (r = lib_require_access(rq, &sh, ACC_ALL, "rename")) < 0 ||
-	    (r = lib_require_unshared(rq, &sh, "rename")) < 0)
+	    (r = lib_require_access(rq, &sh, ACC_ALL, "rename")) < 0)
 		return r;
-	r = lib_store_shelf_find(rq->s, nn, &o, &rq->err);
-	if (r == 0)
-		return FAIL(rq, EEXIST, "cannot rename shelf '%s': shelf '%s' already exists",
-			    sh.name, nn);
-	if (r != -ENOENT)
+	if (strcmp(nn, sh.name) &&
+	    ((r = lib_require_unshared(rq, &sh, "rename")) < 0 ||
+	     (r = rename_target(rq, &sh, nn, replace, &replaced)) < 0 ||
+	     (r = lib_store_shelf_rename(rq->s, sh.id, nn, time(NULL), &rq->err)) < 0)) {
+		json_decref(replaced);
 		return r;
-	r = lib_store_shelf_rename(rq->s, sh.id, nn, time(NULL), &rq->err);
-	if (r < 0)
-		return r;
+	}
 	rq->result = lib_reply_shelf(rq, sh.id);
+	if (rq->result && replaced)
+		json_object_set_new(rq->result, "replaced", replaced);
+	else
+		json_decref(replaced);
 	return 0;
 }
 

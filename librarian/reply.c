@@ -57,13 +57,14 @@ json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row)
 {
 	const char *policy = row->policy ? row->policy : lfs_policy_name(rq->c->default_policy);
 
-	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "name", row->name,
+	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "name", row->name,
 			 "uuid", row->uuid, "owner", row->owner, "tenant",
 			 row->tenant && row->tenant[0] ? json_string(row->tenant) : json_null(),
 			 "access", lib_access_from_text(row->access), "ctime",
 			 (json_int_t)row->ctime, "mtime", (json_int_t)row->mtime, "books",
 			 (json_int_t)row->books, "size",
-			 (json_int_t)(row->books * (int64_t)rq->c->book_size), "gen",
+			 (json_int_t)lib_shelf_capacity(rq->c, row->books), "bytes",
+			 (json_int_t)lib_shelf_bytes(rq->c, row->books, row->size), "gen",
 			 (json_int_t)row->gen, "policy", policy, "activations",
 			 activations_from_text(row->activations));
 }

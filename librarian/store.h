@@ -122,6 +122,9 @@ int lib_store_check_file(const char *path, FILE *report, char *msg, size_t len);
 /* A checked copy of src in dest (via a temporary file), or -errno with msg. */
 int lib_store_backup(const char *src, const char *dest, FILE *report, char *msg, size_t len);
 
+/* The attribute holding a shelf's size in bytes (shelf_size.c); shelf rows carry it. */
+#define LIB_ATTR_SIZE "lfs.size"
+
 /* store_shelf.c: the shelves table. */
 struct lib_shelf {
 	int64_t id;
@@ -137,6 +140,7 @@ struct lib_shelf_row {
 	const char *name, *uuid, *owner, *tenant;
 	const char *policy; /* NULL: the configured default */
 	const char *access; /* "who:level,..." (levels as numbers) or NULL */
+	const char *size; /* lfs.size or NULL */
 	const char *activations; /* shelf.list only: "node:mode,..." or NULL */
 	int64_t ctime, mtime, books, gen;
 };
@@ -215,12 +219,11 @@ int lib_store_activations_of_shelf(struct lib_store *s, int64_t shelf, lib_activ
 int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_activation_fn *fn,
 				  void *arg, struct lib_err *e);
 /*
- * Activations of the shelf by nodes other than node (NULL: all), only
- * exclusive ones if rw_only: their count, the first one's holder and mode.
+ * Activations of the shelf by nodes other than node (NULL: all): their
+ * count, the first one's holder and mode.
  */
-int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node, bool rw_only,
-				char *holder, size_t hlen, char *mode, size_t mlen,
-				struct lib_err *e);
+int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node, char *holder,
+				size_t hlen, char *mode, size_t mlen, struct lib_err *e);
 int lib_store_activation_put(struct lib_store *s, int64_t shelf, const char *node, const char *mode,
 			     int64_t since, struct lib_err *e);
 /* Returns 1 if there was one, 0 if not. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The activations table: which node has which shelf active, exclusively or shared. */
+/* The activations table: which node has which shelf active, in which mode. */
 #include <stdio.h>
 
 #include "store.h"
@@ -53,19 +53,17 @@ int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_act
 	return activation_rows(s, st, fn, arg, e);
 }
 
-int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node, bool rw_only,
-				char *holder, size_t hlen, char *mode, size_t mlen,
-				struct lib_err *e)
+int lib_store_activation_others(struct lib_store *s, int64_t shelf, const char *node, char *holder,
+				size_t hlen, char *mode, size_t mlen, struct lib_err *e)
 {
 	sqlite3_stmt *st = lib_stmt(s, "SELECT node, mode FROM activations WHERE shelf = ?1"
-				       " AND node <> ?2 AND (?3 = 0 OR mode = 'rw') ORDER BY node");
+				       " AND node <> ?2 ORDER BY node");
 	int n = 0, rc;
 
 	if (!st)
 		return lib_sql_fail(s, e);
 	sqlite3_bind_int64(st, 1, shelf);
 	sqlite3_bind_text(st, 2, node ? node : "", -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 3, rw_only);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!n++) {
 			snprintf(holder, hlen, "%s", (const char *)sqlite3_column_text(st, 0));

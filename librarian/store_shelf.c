@@ -233,8 +233,9 @@ static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, v
 			.policy = (const char *)sqlite3_column_text(st, 7),
 			.tenant = (const char *)sqlite3_column_text(st, 8),
 			.access = (const char *)sqlite3_column_text(st, 9),
-			.activations = sqlite3_column_count(st) > 10 ?
-					       (const char *)sqlite3_column_text(st, 10) :
+			.size = (const char *)sqlite3_column_text(st, 10),
+			.activations = sqlite3_column_count(st) > 11 ?
+					       (const char *)sqlite3_column_text(st, 11) :
 					       NULL,
 		};
 
@@ -250,7 +251,8 @@ static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, v
 	"s.name, s.uuid, s.owner, s.ctime, s.mtime, s.books, s.gen,"                      \
 	" (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy'), s.tenant," \
 	" (SELECT group_concat(who || ':' || level) FROM (SELECT who, level FROM access"  \
-	" WHERE shelf = s.id ORDER BY who))"
+	" WHERE shelf = s.id ORDER BY who)),"                                             \
+	" (SELECT value FROM attrs WHERE shelf = s.id AND key = '" LIB_ATTR_SIZE "')"
 
 int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void *arg,
 			 struct lib_err *e)
