@@ -36,6 +36,7 @@
 #include "kernel.h"
 #include "lfsvol.h"
 #include "session.h"
+#include "upcall.h"
 
 /* agent.sock clients served at once, and how long one may stay silent */
 #define AGENT_CLIENTS 64
@@ -50,6 +51,7 @@ struct agent {
 	struct lfsvol_lib *lib; /* NULL while the librarian is unreachable */
 	struct lfs_client *drv;
 	struct lfsvol_renewer *rn; /* the renewal thread (daemon only) */
+	struct up_server *up; /* the filesystem's upcall server (daemon only) */
 	bool once;
 	int lfd; /* agent.sock, or -1 */
 	int clients[AGENT_CLIENTS];
@@ -424,6 +426,11 @@ static int agent_open(struct agent *a)
 	if (r)
 		return lfsvol_fail(LFSVOL_EFAIL, r, "cannot start the renewal thread: %s",
 				   strerror(-r));
+	/* the filesystem's server: its own threads and sessions, never waiting for the rest */
+	r = lfsvol_upcall_start(a->ctx->conf, &a->up);
+	if (r)
+		return lfsvol_fail(LFSVOL_EFAIL, r, "cannot start the upcall server: %s",
+				   strerror(-r));
 	a->lfd = lfsvol_proxy_listen(a->ctx->conf->state_dir);
 	if (a->lfd < 0)
 		lfsvol_err(
@@ -445,6 +452,8 @@ static void agent_close(struct agent *a)
 		close(a->lfd);
 	}
 	lfsvol_lib_close(a->lib);
+	/* its socket closed: callers waiting get ENOTCONN, the files stay leased meanwhile */
+	lfsvol_upcall_stop(a->up);
 	/* the renewal thread last: the lease is kept while the rest stops */
 	lfsvol_renew_stop(a->rn);
 	lfs_client_close(a->drv);

@@ -49,6 +49,7 @@
 #include "lfs_librarian.h"
 #include "msg.h"
 #include "session.h"
+#include "upcall.h"
 
 #define RENEW_QUEUE 256 /* heartbeats remembered until their reply */
 #define ACK_POLL_MIN_MS 1 /* SIOCOUTQ is polled from 1 ms, doubling ... */
@@ -253,6 +254,19 @@ static bool listed(json_t *activations, const char *name)
 	return false;
 }
 
+/* A file open through the filesystem that the librarian no longer lists. */
+static void fence_file(const char *name, void *arg)
+{
+	struct lfsvol_renewer *rn = arg;
+	int r = drv_ready(rn) ? lfs_shelf_fence(rn->drv, name) : -ENOENT;
+
+	if (r)
+		log_error(rn, "fencing file %s of the lfs filesystem failed: %s", name,
+			  rn->drv ? lfs_client_error(rn->drv) : strerror(-r));
+	else
+		fenced_log(rn, name, "a file: the librarian no longer lists it as active here");
+}
+
 /*
  * Fence the leased, active shelves here that the librarian does not list
  * (activations) although they existed when the heartbeat was sent; every
@@ -284,6 +298,7 @@ static void fence_unlisted(struct lfsvol_renewer *rn, json_t *activations, uint6
 			fenced_log(rn, s->name, why);
 	}
 	lfs_shelf_list_free(kv, kn);
+	lfsvol_upactive_fence(activations, sent, fence_file, rn);
 }
 
 /* The node is offline: fence everything, renew nothing more, probe. */

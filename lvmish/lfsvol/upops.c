@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The upcall operations on the librarian (docs/NAMESPACE.md, "What the
+ * node agent does"), on the worker's own session. A file is a shelf; the
+ * kernel names it by UUID, which the librarian finds with shelf.get.
+ * Librarian errors are errnos already: they are the caller's, and the
+ * librarian's message goes to the agent's log.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lfs_librarian.h"
+#include "lfs_rules.h"
+#include "msg.h"
+#include "upcall.h"
+
+#define UP_LIST_PAGE 10000
+#define UP_MAP_PAGE 65536
+#define UP_SIZE_OLD "lfsfs.size"
+
+static int up_connect(struct up_worker *w)
+{
+	const struct lfsvol_conf *c = w->conf;
+	struct lfs_lib_opts o = { .addr = c->librarian,
+				  .node = c->node,
+				  .key_file = c->key_file,
+				  .connect_timeout_ms = c->connect_timeout * 1000,
+				  .reply_timeout_ms = c->reply_timeout * 1000 };
+	char *msg = NULL;
+	json_t *info;
+	int r;
+
+	if (w->lib && lfs_lib_connected(w->lib))
+		return 0;
+	lfs_lib_close(w->lib);
+	w->lib = NULL;
+	r = lfs_lib_connect(&o, &w->lib, &msg);
+	if (r) {
+		lfsvol_err("upcall %s: cannot reach the librarian at %s: %s", w->what, c->librarian,
+			   msg ? msg : strerror(-r));
+		free(msg);
+		return r;
+	}
+	info = lfs_lib_server_info(w->lib);
+	w->book_size = (uint64_t)json_integer_value(json_object_get(info, "book_size"));
+	snprintf(w->node, sizeof(w->node), "%s",
+		 json_string_value(json_object_get(info, "node")) ?: "");
+	return 0;
+}
+
+/* One librarian request (args stolen); -errno, the librarian's message logged. */
+int up_call(struct up_worker *w, const char *op, json_t *args, json_t **res)
+{
+	int r = up_connect(w);
+
+	if (res)
+		*res = NULL;
+	if (!r)
+		r = lfs_lib_call(w->lib, op, args, res);
+	if (r && w->lib)
+		lfsvol_err("upcall %s: %s: librarian: %s", w->what, op, lfs_lib_errmsg(w->lib));
+	json_decref(args);
+	/* a lost session is no answer about the file */
+	if (r && (!w->lib || !lfs_lib_connected(w->lib)))
+		return -EIO;
+	return r;
+}
+
+static void uuid_text(const uint8_t *u, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	int o = 0;
+
+	for (int i = 0; i < LFS_UUID_LEN; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			buf[o++] = '-';
+		buf[o++] = hex[u[i] >> 4];
+		buf[o++] = hex[u[i] & 15];
+	}
+	buf[o] = '\0';
+}
+
+/* The inode number: the UUID folded, stable for the shelf's life, never 0 or 1. */
+static uint64_t uuid_ino(const uint8_t *u)
+{
+	uint64_t a, b, ino;
+
+	memcpy(&a, u, 8);
+	memcpy(&b, u + 8, 8);
+	ino = (a ^ b) & ~(1ULL << 63);
+	return ino < 2 ? ino + 2 : ino;
+}
+
+/* Append the [IG, BOOK] pairs of a reply's "map". */
+static int map_append(json_t *map, struct up_shelf *s, uint32_t *n)
+{
+	size_t i;
+	json_t *el;
+
+	json_array_foreach(map, i, el) {
+		json_int_t ig, b;
+
+		if (json_unpack(el, "[II]", &ig, &b) || ig < 0 || ig > LFS_IG_MAX || b < 0 ||
+		    b > UINT32_MAX || *n >= s->nr_books)
+			return -EPROTO;
+		s->books[*n].ig = (uint32_t)ig;
+		s->books[(*n)++].book = (uint32_t)b;
+	}
+	return 0;
+}
+
+/* The whole book map: the reply's part, then pages of shelf.get by UUID. */
+static int map_fetch(struct up_worker *w, json_t *j, struct up_shelf *s)
+{
+	char u[40];
+	uint32_t n = 0;
+	json_t *cur = json_incref(j);
+	int r;
+
+	s->books = calloc(s->nr_books ? s->nr_books : 1, sizeof(*s->books));
+	if (!s->books)
+		return -ENOMEM;
+	uuid_text(s->uuid, u);
+	for (;;) {
+		r = map_append(json_object_get(cur, "map"), s, &n);
+		json_decref(cur);
+		if (r || n >= s->nr_books)
+			break;
+		r = up_call(w, "shelf.get",
+			    json_pack("{s:s,s:I,s:i}", "uuid", u, "offset", (json_int_t)n, "limit",
+				      UP_MAP_PAGE),
+			    &cur);
+		if (!r && !json_array_size(json_object_get(cur, "map")))
+			r = -EPROTO; /* changed meanwhile, or no access to the map */
+		if (r)
+			break;
+	}
+	return r ? r : n == s->nr_books ? 0 : -EPROTO;
+}
+
+/*
+ * lfs.size from a shelf.get's attributes, for a librarian that does not
+ * say "bytes" (shelf.activate's reply has no attributes: asked for them).
+ */
+static uint64_t attr_size(struct up_worker *w, json_t *j, const char *uuid)
+{
+	json_t *attrs = json_object_get(j, "attrs"), *g = NULL;
+	const char *v;
+	uint64_t size;
+
+	if (!attrs && !up_call(w, "shelf.get", json_pack("{s:s,s:i}", "uuid", uuid, "limit", 0),
+			       &g))
+		attrs = json_object_get(g, "attrs");
+	v = json_string_value(json_object_get(attrs, "lfs.size"))
+		    ?: json_string_value(json_object_get(attrs, UP_SIZE_OLD));
+	size = v ? strtoull(v, NULL, 10) : UINT64_MAX;
+	json_decref(g);
+	return size;
+}
+
+int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
+{
+	const char *name = json_string_value(json_object_get(j, "name"));
+	const char *uuid = json_string_value(json_object_get(j, "uuid"));
+	json_t *bytes = json_object_get(j, "bytes");
+	json_int_t books = json_integer_value(json_object_get(j, "books"));
+
+	memset(s, 0, sizeof(*s));
+	if (!name || !uuid || lfs_parse_uuid(uuid, s->uuid) || books < 0 ||
+	    books > LFS_SHELF_BOOKS_MAX)
+		return -EPROTO;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->ino = uuid_ino(s->uuid);
+	s->nr_books = (uint32_t)books;
+	s->book_size = w->book_size;
+	/* lfs.size, or the books' total for a shelf made by lfsvol (or a librarian without it) */
+	s->size = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) : attr_size(w, j, uuid);
+	if (s->size == UINT64_MAX)
+		s->size = (uint64_t)books * w->book_size;
+	if (s->size > (uint64_t)books * w->book_size)
+		s->size = (uint64_t)books * w->book_size;
+	s->mtime = (uint64_t)json_integer_value(json_object_get(j, "mtime")) * 1000000000ULL;
+	s->ctime = (uint64_t)json_integer_value(json_object_get(j, "ctime")) * 1000000000ULL;
+	/* the librarian is the judge: a write it refuses fails the open with its errno */
+	s->writable = true;
+	return map ? map_fetch(w, j, s) : 0;
+}
+
+void up_shelf_free(struct up_shelf *s)
+{
+	free(s->books);
+	s->books = NULL;
+}
+
+/* The request's shelf by UUID (ENOENT if gone), with its map if asked. */
+int up_find(struct up_worker *w, const struct up_req *r, bool map, json_t **res)
+{
+	char u[40];
+
+	if (!r->has_uuid)
+		return -EINVAL;
+	uuid_text(r->uuid, u);
+	return up_call(w, "shelf.get",
+		       json_pack("{s:s,s:i}", "uuid", u, "limit", map ? UP_MAP_PAGE : 0), res);
+}
+
+/* Answer with the attributes (and the map) of a librarian reply. */
+static int answer_shelf(struct up_worker *w, const struct up_req *r, json_t *j, bool map)
+{
+	struct up_shelf s;
+	int ret = up_shelf_from(w, j, map, &s);
+
+	if (!ret)
+		ret = map ? up_answer_map(w, r, &s, false) : up_answer_attrs(w, r, &s, false);
+	up_shelf_free(&s);
+	return ret;
+}
+
+static int do_lookup(struct up_worker *w, const struct up_req *r)
+{
+	json_t *j;
+	int ret;
+
+	if (!r->name)
+		return EINVAL;
+	ret = up_call(w, "shelf.get", json_pack("{s:s,s:i}", "name", r->name, "limit", 0), &j);
+	if (!ret)
+		ret = answer_shelf(w, r, j, false);
+	json_decref(j);
+	return -ret;
+}
+
+/* Every shelf this node may see whose name the kernel takes (the rule), as [name, ino]. */
+static int do_list(struct up_worker *w, const struct up_req *r)
+{
+	json_t *entries = json_array(), *page = NULL, *sh;
+	json_int_t offset = 0, total;
+	uint8_t u[LFS_UUID_LEN];
+	char msg[128];
+	size_t i;
+	int ret = entries ? 0 : -ENOMEM;
+
+	do {
+		json_decref(page);
+		if (!ret)
+			ret = up_call(w, "shelf.list",
+				      json_pack("{s:I,s:i}", "offset", offset, "limit", UP_LIST_PAGE),
+				      &page);
+		if (ret)
+			break;
+		json_array_foreach(json_object_get(page, "shelves"), i, sh) {
+			const char *name = json_string_value(json_object_get(sh, "name"));
+			const char *uuid = json_string_value(json_object_get(sh, "uuid"));
+
+			if (!name || !uuid || lfs_parse_uuid(uuid, u) ||
+			    lfs_rule_shelf_name(name, msg, sizeof(msg)) ||
+			    json_array_size(entries) >= LFS_LIST_MAX)
+				continue;
+			json_array_append_new(entries, json_pack("[sI]", name, (json_int_t)uuid_ino(u)));
+		}
+		total = json_integer_value(json_object_get(page, "total"));
+		offset += (json_int_t)json_array_size(json_object_get(page, "shelves"));
+	} while (json_array_size(json_object_get(page, "shelves")) && offset < total);
+	json_decref(page);
+	if (!ret)
+		ret = up_answer_list(w, r->id, entries);
+	json_decref(entries);
+	return -ret;
+}
+
+/* shelf.create with no books and the mount's policy; without EXCL an existing one is the answer. */
+static int do_create(struct up_worker *w, const struct up_req *r)
+{
+	json_t *args = json_pack("{s:s,s:i}", "name", r->name, "books", 0), *j = NULL;
+	int ret;
+
+	if (r->policy)
+		json_object_set_new(args, "policy", json_string(r->policy));
+	ret = up_call(w, "shelf.create", args, &j);
+	if (ret == -EEXIST && !(r->flags & LFS_UP_F_EXCL))
+		ret = up_call(w, "shelf.get", json_pack("{s:s,s:i}", "name", r->name, "limit", 0),
+			      &j);
+	if (!ret)
+		ret = answer_shelf(w, r, j, false);
+	json_decref(j);
+	return -ret;
+}
+
+/*
+ * lfs.size (bytes), within the books. A librarian without lfs.size keeps
+ * it as UP_SIZE_OLD, an attribute outside user.* (no xattr shows it).
+ */
+static int set_size(struct up_worker *w, const char *name, uint64_t size)
+{
+	static int old;
+	bool o = __atomic_load_n(&old, __ATOMIC_RELAXED);
+	char v[32];
+	int ret;
+
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)size);
+	ret = up_call(w, "attr.set", json_pack("{s:s,s:s,s:s}", "name", name, "key",
+					       o ? UP_SIZE_OLD : "lfs.size", "value", v),
+		      NULL);
+	if (o || ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "unknown system attribute"))
+		return ret;
+	lfsvol_err("upcall: the librarian has no lfs.size: sizes are kept as " UP_SIZE_OLD);
+	__atomic_store_n(&old, 1, __ATOMIC_RELAXED);
+	return set_size(w, name, size);
+}
+
+/* The shelf's current name: the one it was opened as here, else the librarian's. */
+static int name_of(struct up_worker *w, const struct up_req *r, char *name, size_t len)
+{
+	json_t *j;
+	int ret;
+
+	if (r->has_uuid && lfsvol_upactive_name(r->uuid, name, len))
+		return 0;
+	ret = up_find(w, r, false, &j);
+	if (!ret)
+		snprintf(name, len, "%s", json_string_value(json_object_get(j, "name")) ?: "");
+	json_decref(j);
+	return ret;
+}
+
+static int do_close(struct up_worker *w, const struct up_req *r)
+{
+	char name[LFSVOL_UP_NAME_MAX + 1];
+	bool write;
+	int ret = name_of(w, r, name, sizeof(name));
+
+	lfsvol_upactive_remove(r->uuid, &write);
+	if (ret)
+		return -ret;
+	/* the kernel stopped using the books: the activation ends whatever became of the size */
+	if (r->has_size)
+		set_size(w, name, r->size);
+	ret = up_call(w, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+}
+
+/* Librarians before "bytes": books covering the size, then lfs.size. */
+static int resize_books(struct up_worker *w, const char *name, uint64_t size)
+{
+	uint64_t books;
+	int ret;
+
+	if (!w->book_size)
+		return -EIO;
+	books = (size + w->book_size - 1) / w->book_size;
+	ret = up_call(w, "shelf.resize", json_pack("{s:s,s:I}", "name", name, "books",
+						   (json_int_t)books),
+		      NULL);
+	return ret ? ret : set_size(w, name, size);
+}
+
+static int do_resize(struct up_worker *w, const struct up_req *r)
+{
+	char name[LFSVOL_UP_NAME_MAX + 1];
+	json_t *j = NULL;
+	int ret = name_of(w, r, name, sizeof(name));
+
+	if (!ret)
+		ret = up_call(w, "shelf.resize",
+			      json_pack("{s:s,s:I}", "name", name, "bytes", (json_int_t)r->size),
+			      NULL);
+	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'bytes'"))
+		ret = resize_books(w, name, r->size);
+	if (!ret)
+		ret = up_find(w, r, true, &j);
+	if (!ret)
+		ret = answer_shelf(w, r, j, true);
+	json_decref(j);
+	return -ret;
+}
+
+static int do_setsize(struct up_worker *w, const struct up_req *r)
+{
+	struct up_shelf s;
+	json_t *j;
+	int ret = up_find(w, r, false, &j);
+
+	if (!ret)
+		ret = up_shelf_from(w, j, false, &s);
+	json_decref(j);
+	if (!ret && r->size > (uint64_t)s.nr_books * s.book_size)
+		ret = -EINVAL;
+	if (!ret)
+		ret = set_size(w, s.name, r->size);
+	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+}
+
+/* Mode "shared" (several nodes); a librarian without it: "rw" (this node only). */
+static int activate(struct up_worker *w, const char *name, bool write, json_t **j)
+{
+	static int no_shared;
+	int ret;
+
+	if (write && !__atomic_load_n(&no_shared, __ATOMIC_RELAXED)) {
+		ret = up_call(w, "shelf.activate",
+			      json_pack("{s:s,s:s}", "name", name, "mode", "shared"), j);
+		if (ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "mode 'shared'"))
+			return ret;
+		lfsvol_err("upcall: the librarian has no mode \"shared\": writable opens are exclusive (\"rw\")");
+		__atomic_store_n(&no_shared, 1, __ATOMIC_RELAXED);
+	}
+	return up_call(w, "shelf.activate",
+		       json_pack("{s:s,s:s}", "name", name, "mode", write ? "rw" : "ro"), j);
+}
+
+/*
+ * Activate for this node and answer the map, leased (the renewal thread
+ * fences it when the librarian stops listing it); a reply the kernel
+ * refuses is undone (upcall.c).
+ */
+static int do_open(struct up_worker *w, const struct up_req *r)
+{
+	char name[LFSVOL_UP_NAME_MAX + 1];
+	bool write = r->flags & LFS_UP_F_WRITE, had;
+	uint64_t granted = lfs_boottime_ns();
+	struct up_shelf s = { 0 };
+	json_t *j = NULL;
+	int ret;
+
+	had = r->has_uuid && lfsvol_upactive_name(r->uuid, name, sizeof(name));
+	ret = had ? 0 : name_of(w, r, name, sizeof(name));
+	if (!ret)
+		ret = activate(w, name, write, &j);
+	if (!ret)
+		ret = up_shelf_from(w, j, true, &s);
+	json_decref(j);
+	if (!ret && memcmp(s.uuid, r->uuid, LFS_UUID_LEN))
+		ret = -ESTALE; /* renamed and replaced since: the kernel looks again */
+	if (ret && !had && ret != -ESTALE)
+		goto out;
+	if (ret) {
+		if (!had)
+			up_call(w, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+		goto out;
+	}
+	lfsvol_upactive_add(s.name, s.uuid, granted, write);
+	w->watch = !had;
+	ret = up_answer_map(w, r, &s, true);
+	w->watch = false;
+out:
+	up_shelf_free(&s);
+	return -ret;
+}
+
+/* An OPEN whose reply the kernel refused: the node has no activation. */
+static int undo_open(struct up_worker *w, const struct up_req *r)
+{
+	bool write;
+
+	if (!lfsvol_upactive_remove(r->uuid, &write))
+		return 0;
+	lfsvol_err("upcall: the kernel refused the OPEN of %s: deactivating it again", r->name);
+	up_call(w, "shelf.deactivate", json_pack("{s:s}", "name", r->name), NULL);
+	return 0;
+}
+
+/* Librarians before "replace": the target destroyed first (not in one transaction). */
+static int rename_replacing(struct up_worker *w, const char *name, const char *to)
+{
+	int ret = up_call(w, "shelf.rename", json_pack("{s:s,s:s}", "name", name, "new_name", to),
+			  NULL);
+
+	if (ret != -EEXIST)
+		return ret;
+	ret = up_call(w, "shelf.destroy", json_pack("{s:s}", "name", to), NULL);
+	if (!ret)
+		ret = up_call(w, "shelf.rename",
+			      json_pack("{s:s,s:s}", "name", name, "new_name", to), NULL);
+	return ret;
+}
+
+/* DESTROY and RENAME: the UUID must still have the name (ESTALE). */
+static int do_names(struct up_worker *w, const struct up_req *r)
+{
+	bool noreplace = r->flags & LFS_UP_F_NOREPLACE;
+	json_t *j = NULL;
+	int ret = up_find(w, r, false, &j);
+
+	if (!ret && (!r->name || strcmp(json_string_value(json_object_get(j, "name")) ?: "",
+					r->name)))
+		ret = -ESTALE;
+	json_decref(j);
+	if (ret)
+		return -ret;
+	if (r->op == LFS_UP_DESTROY)
+		ret = up_call(w, "shelf.destroy", json_pack("{s:s}", "name", r->name), NULL);
+	else if (!r->new_name)
+		ret = -EINVAL;
+	else if (!strcmp(r->name, r->new_name))
+		ret = noreplace ? -EEXIST : 0;
+	else
+		ret = up_call(w, "shelf.rename",
+			      json_pack("{s:s,s:s,s:b}", "name", r->name, "new_name", r->new_name,
+					"replace", !noreplace),
+			      NULL);
+	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'replace'"))
+		ret = noreplace ? up_call(w, "shelf.rename",
+					  json_pack("{s:s,s:s}", "name", r->name, "new_name",
+						    r->new_name),
+					  NULL) :
+				  rename_replacing(w, r->name, r->new_name);
+	if (!ret && r->op == LFS_UP_RENAME)
+		lfsvol_upactive_rename(r->uuid, r->new_name);
+	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+}
+
+/* The fabric's books and those free (known zero, the only ones allocated); this node's shelves. */
+static int do_statfs(struct up_worker *w, const struct up_req *r)
+{
+	json_t *st = NULL, *list = NULL;
+	uint64_t total, free;
+	int ret = up_call(w, "stats", NULL, &st);
+
+	if (!ret)
+		ret = up_call(w, "shelf.list", json_pack("{s:i}", "limit", 1), &list);
+	if (!ret) {
+		total = (uint64_t)json_integer_value(
+			json_object_get(json_object_get(st, "books"), "total"));
+		free = (uint64_t)json_integer_value(json_object_get(st, "free_known_zero"));
+		ret = up_answer_statfs(w, r->id, total * w->book_size,
+				       (free < total ? free : total) * w->book_size,
+				       (uint64_t)json_integer_value(json_object_get(list, "total")));
+	}
+	json_decref(st);
+	json_decref(list);
+	return -ret;
+}
+
+static const char *const op_names[LFS_UP_MAX + 1] = {
+	[LFS_UP_LOOKUP] = "LOOKUP",	  [LFS_UP_LIST] = "LIST",
+	[LFS_UP_CREATE] = "CREATE",	  [LFS_UP_OPEN] = "OPEN",
+	[LFS_UP_CLOSE] = "CLOSE",	  [LFS_UP_RESIZE] = "RESIZE",
+	[LFS_UP_SETSIZE] = "SETSIZE",	  [LFS_UP_DESTROY] = "DESTROY",
+	[LFS_UP_RENAME] = "RENAME",	  [LFS_UP_GETXATTR] = "GETXATTR",
+	[LFS_UP_SETXATTR] = "SETXATTR",	  [LFS_UP_LISTXATTR] = "LISTXATTR",
+	[LFS_UP_REMOVEXATTR] = "REMOVEXATTR", [LFS_UP_STATFS] = "STATFS",
+};
+
+int up_dispatch(struct up_worker *w, const struct up_req *r)
+{
+	snprintf(w->what, sizeof(w->what), "%s %s",
+		 r->op == LFSVOL_UP_UNDO_OPEN ? "undo OPEN" :
+		 r->op <= LFS_UP_MAX && op_names[r->op] ? op_names[r->op] : "?",
+		 r->name ? r->name : "-");
+	lfsvol_trace("upcall %u: %s", r->id, w->what);
+	switch (r->op) {
+	case LFS_UP_LOOKUP:
+		return do_lookup(w, r);
+	case LFS_UP_LIST:
+		return do_list(w, r);
+	case LFS_UP_CREATE:
+		return r->name ? do_create(w, r) : EINVAL;
+	case LFS_UP_OPEN:
+		return do_open(w, r);
+	case LFS_UP_CLOSE:
+		return do_close(w, r);
+	case LFS_UP_RESIZE:
+		return do_resize(w, r);
+	case LFS_UP_SETSIZE:
+		return do_setsize(w, r);
+	case LFS_UP_DESTROY:
+	case LFS_UP_RENAME:
+		return do_names(w, r);
+	case LFS_UP_STATFS:
+		return do_statfs(w, r);
+	case LFS_UP_GETXATTR:
+	case LFS_UP_SETXATTR:
+	case LFS_UP_LISTXATTR:
+	case LFS_UP_REMOVEXATTR:
+		return up_xattr(w, r);
+	case LFSVOL_UP_UNDO_OPEN:
+		return undo_open(w, r);
+	default:
+		return EOPNOTSUPP;
+	}
+}
