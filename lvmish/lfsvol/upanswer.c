@@ -80,9 +80,9 @@ int up_answer_map(struct up_worker *w, const struct up_req *r, const struct up_s
 							       LFS_BOOKS_PER_ATTR;
 		msg = reply_new(w, r->id, 8192 + n * sizeof(struct lfs_book));
 		if (!msg || (!start && put_attrs(msg, s, leased)) ||
-		    (n && (nla_put_u32(msg, LFS_A_BOOKS_START, start) ||
-			   nla_put(msg, LFS_A_BOOKS, n * sizeof(struct lfs_book),
-				   s->books + start))) ||
+		    (n &&
+		     (nla_put_u32(msg, LFS_A_BOOKS_START, start) ||
+		      nla_put(msg, LFS_A_BOOKS, n * sizeof(struct lfs_book), s->books + start))) ||
 		    (start + n < s->nr_books && nla_put_flag(msg, LFS_A_MORE)))
 			return reply_send(w, msg, true);
 		ret = up_send(w->srv, msg, &seq);

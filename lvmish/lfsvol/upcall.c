@@ -320,8 +320,8 @@ static struct nl_sock *sock_register(int *family)
 	/* as root the buffer may exceed rmem_max */
 	setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
 	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, *family, 0, NLM_F_ACK,
-		    LFS_CMD_UPCALL_REGISTER, LFS_GENL_VERSION);
+	genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, *family, 0, NLM_F_ACK, LFS_CMD_UPCALL_REGISTER,
+		    LFS_GENL_VERSION);
 	nl_cb_err(cb, NL_CB_CUSTOM, on_reg_error, &status);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, &done);
 	ret = nl_send_auto(sk, msg);

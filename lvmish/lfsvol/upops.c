@@ -150,11 +150,11 @@ static uint64_t attr_size(struct up_worker *w, json_t *j, const char *uuid)
 	const char *v;
 	uint64_t size;
 
-	if (!attrs && !up_call(w, "shelf.get", json_pack("{s:s,s:i}", "uuid", uuid, "limit", 0),
-			       &g))
+	if (!attrs &&
+	    !up_call(w, "shelf.get", json_pack("{s:s,s:i}", "uuid", uuid, "limit", 0), &g))
 		attrs = json_object_get(g, "attrs");
-	v = json_string_value(json_object_get(attrs, "lfs.size"))
-		    ?: json_string_value(json_object_get(attrs, UP_SIZE_OLD));
+	v = json_string_value(json_object_get(attrs, "lfs.size")) ?:
+		    json_string_value(json_object_get(attrs, UP_SIZE_OLD));
 	size = v ? strtoull(v, NULL, 10) : UINT64_MAX;
 	json_decref(g);
 	return size;
@@ -176,7 +176,8 @@ int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
 	s->nr_books = (uint32_t)books;
 	s->book_size = w->book_size;
 	/* lfs.size, or the books' total for a shelf made by lfsvol (or a librarian without it) */
-	s->size = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) : attr_size(w, j, uuid);
+	s->size = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) :
+					   attr_size(w, j, uuid);
 	if (s->size == UINT64_MAX)
 		s->size = (uint64_t)books * w->book_size;
 	if (s->size > (uint64_t)books * w->book_size)
@@ -246,7 +247,8 @@ static int do_list(struct up_worker *w, const struct up_req *r)
 		json_decref(page);
 		if (!ret)
 			ret = up_call(w, "shelf.list",
-				      json_pack("{s:I,s:i}", "offset", offset, "limit", UP_LIST_PAGE),
+				      json_pack("{s:I,s:i}", "offset", offset, "limit",
+						UP_LIST_PAGE),
 				      &page);
 		if (ret)
 			break;
@@ -258,7 +260,8 @@ static int do_list(struct up_worker *w, const struct up_req *r)
 			    lfs_rule_shelf_name(name, msg, sizeof(msg)) ||
 			    json_array_size(entries) >= LFS_LIST_MAX)
 				continue;
-			json_array_append_new(entries, json_pack("[sI]", name, (json_int_t)uuid_ino(u)));
+			json_array_append_new(entries,
+					      json_pack("[sI]", name, (json_int_t)uuid_ino(u)));
 		}
 		total = json_integer_value(json_object_get(page, "total"));
 		offset += (json_int_t)json_array_size(json_object_get(page, "shelves"));
@@ -300,8 +303,9 @@ static int set_size(struct up_worker *w, const char *name, uint64_t size)
 	int ret;
 
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)size);
-	ret = up_call(w, "attr.set", json_pack("{s:s,s:s,s:s}", "name", name, "key",
-					       o ? UP_SIZE_OLD : "lfs.size", "value", v),
+	ret = up_call(w, "attr.set",
+		      json_pack("{s:s,s:s,s:s}", "name", name, "key", o ? UP_SIZE_OLD : "lfs.size",
+				"value", v),
 		      NULL);
 	if (o || ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "unknown system attribute"))
 		return ret;
@@ -350,9 +354,8 @@ static int resize_books(struct up_worker *w, const char *name, uint64_t size)
 	if (!w->book_size)
 		return -EIO;
 	books = (size + w->book_size - 1) / w->book_size;
-	ret = up_call(w, "shelf.resize", json_pack("{s:s,s:I}", "name", name, "books",
-						   (json_int_t)books),
-		      NULL);
+	ret = up_call(w, "shelf.resize",
+		      json_pack("{s:s,s:I}", "name", name, "books", (json_int_t)books), NULL);
 	return ret ? ret : set_size(w, name, size);
 }
 
@@ -403,7 +406,8 @@ static int activate(struct up_worker *w, const char *name, bool write, json_t **
 			      json_pack("{s:s,s:s}", "name", name, "mode", "shared"), j);
 		if (ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "mode 'shared'"))
 			return ret;
-		lfsvol_err("upcall: the librarian has no mode \"shared\": writable opens are exclusive (\"rw\")");
+		lfsvol_err(
+			"upcall: the librarian has no mode \"shared\": writable opens are exclusive (\"rw\")");
 		__atomic_store_n(&no_shared, 1, __ATOMIC_RELAXED);
 	}
 	return up_call(w, "shelf.activate",
@@ -483,8 +487,8 @@ static int do_names(struct up_worker *w, const struct up_req *r)
 	json_t *j = NULL;
 	int ret = up_find(w, r, false, &j);
 
-	if (!ret && (!r->name || strcmp(json_string_value(json_object_get(j, "name")) ?: "",
-					r->name)))
+	if (!ret &&
+	    (!r->name || strcmp(json_string_value(json_object_get(j, "name")) ?: "", r->name)))
 		ret = -ESTALE;
 	json_decref(j);
 	if (ret)
@@ -524,9 +528,10 @@ static int do_statfs(struct up_worker *w, const struct up_req *r)
 		total = (uint64_t)json_integer_value(
 			json_object_get(json_object_get(st, "books"), "total"));
 		free = (uint64_t)json_integer_value(json_object_get(st, "free_known_zero"));
-		ret = up_answer_statfs(w, r->id, total * w->book_size,
-				       (free < total ? free : total) * w->book_size,
-				       (uint64_t)json_integer_value(json_object_get(list, "total")));
+		ret = up_answer_statfs(
+			w, r->id, total * w->book_size,
+			(free < total ? free : total) * w->book_size,
+			(uint64_t)json_integer_value(json_object_get(list, "total")));
 	}
 	json_decref(st);
 	json_decref(list);
@@ -534,20 +539,28 @@ static int do_statfs(struct up_worker *w, const struct up_req *r)
 }
 
 static const char *const op_names[LFS_UP_MAX + 1] = {
-	[LFS_UP_LOOKUP] = "LOOKUP",	  [LFS_UP_LIST] = "LIST",
-	[LFS_UP_CREATE] = "CREATE",	  [LFS_UP_OPEN] = "OPEN",
-	[LFS_UP_CLOSE] = "CLOSE",	  [LFS_UP_RESIZE] = "RESIZE",
-	[LFS_UP_SETSIZE] = "SETSIZE",	  [LFS_UP_DESTROY] = "DESTROY",
-	[LFS_UP_RENAME] = "RENAME",	  [LFS_UP_GETXATTR] = "GETXATTR",
-	[LFS_UP_SETXATTR] = "SETXATTR",	  [LFS_UP_LISTXATTR] = "LISTXATTR",
-	[LFS_UP_REMOVEXATTR] = "REMOVEXATTR", [LFS_UP_STATFS] = "STATFS",
+	[LFS_UP_LOOKUP] = "LOOKUP",
+	[LFS_UP_LIST] = "LIST",
+	[LFS_UP_CREATE] = "CREATE",
+	[LFS_UP_OPEN] = "OPEN",
+	[LFS_UP_CLOSE] = "CLOSE",
+	[LFS_UP_RESIZE] = "RESIZE",
+	[LFS_UP_SETSIZE] = "SETSIZE",
+	[LFS_UP_DESTROY] = "DESTROY",
+	[LFS_UP_RENAME] = "RENAME",
+	[LFS_UP_GETXATTR] = "GETXATTR",
+	[LFS_UP_SETXATTR] = "SETXATTR",
+	[LFS_UP_LISTXATTR] = "LISTXATTR",
+	[LFS_UP_REMOVEXATTR] = "REMOVEXATTR",
+	[LFS_UP_STATFS] = "STATFS",
 };
 
 int up_dispatch(struct up_worker *w, const struct up_req *r)
 {
 	snprintf(w->what, sizeof(w->what), "%s %s",
-		 r->op == LFSVOL_UP_UNDO_OPEN ? "undo OPEN" :
-		 r->op <= LFS_UP_MAX && op_names[r->op] ? op_names[r->op] : "?",
+		 r->op == LFSVOL_UP_UNDO_OPEN		? "undo OPEN" :
+		 r->op <= LFS_UP_MAX && op_names[r->op] ? op_names[r->op] :
+							  "?",
 		 r->name ? r->name : "-");
 	lfsvol_trace("upcall %u: %s", r->id, w->what);
 	switch (r->op) {

@@ -123,7 +123,8 @@ static int file_list(struct up_worker *w, const struct up_req *r, json_t *j)
 	const char *key;
 	size_t o = 0;
 
-	memcpy(buf, X_LIST "\0" X_POLICY "\0" X_INTERLEAVE, sizeof(X_LIST X_POLICY X_INTERLEAVE) + 2);
+	memcpy(buf, X_LIST "\0" X_POLICY "\0" X_INTERLEAVE,
+	       sizeof(X_LIST X_POLICY X_INTERLEAVE) + 2);
 	o = sizeof(X_LIST X_POLICY X_INTERLEAVE) + 2;
 	if (json_object_get(attrs, "lfs.igs")) {
 		memcpy(buf + o, X_REQUEST, sizeof(X_REQUEST));
