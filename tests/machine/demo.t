@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm once
 # `make demo` (the README's main job) runs in CI: the narrated two-node
 # emulated Machine ends with its success line and exit status 0.
 . tests/lib/tap.sh

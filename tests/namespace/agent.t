@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm once
 # The Library File System served by the real node agent (`lfsvol agent'),
 # not the test server: one node with two fabric devices (IG 0 and 1) and
 # the librarian on the host. HPE's shell session (touch, the policy xattr,
