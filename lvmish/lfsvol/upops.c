@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel.h"
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "msg.h"
@@ -415,9 +416,29 @@ static int activate(struct up_worker *w, const char *name, bool write, json_t **
 }
 
 /*
+ * Is the shelf a block device on this node? Its activation at the librarian
+ * is then the block device's: activating it again for the file would change
+ * its mode, and the kernel's refusal (EBUSY) would end it.
+ */
+static bool block_device_here(const char *name)
+{
+	struct lfs_client *drv;
+	struct lfs_shelf_info *v;
+	size_t n;
+	bool found;
+
+	lfsvol_kernel_shelves(&drv, name, &v, &n);
+	found = lfsvol_find_active(v, n, name);
+	lfs_shelf_list_free(v, n);
+	lfs_client_close(drv);
+	return found;
+}
+
+/*
  * Activate for this node and answer the map, leased (the renewal thread
  * fences it when the librarian stops listing it); a reply the kernel
- * refuses is undone (upcall.c).
+ * refuses is undone (upcall.c). A shelf that is a block device here is
+ * refused (EBUSY) before the librarian is asked anything.
  */
 static int do_open(struct up_worker *w, const struct up_req *r)
 {
@@ -430,6 +451,11 @@ static int do_open(struct up_worker *w, const struct up_req *r)
 
 	had = r->has_uuid && lfsvol_upactive_name(r->uuid, name, sizeof(name));
 	ret = had ? 0 : name_of(w, r, name, sizeof(name));
+	if (!ret && !had && block_device_here(name)) {
+		lfsvol_err("upcall %s: '%s' is a block device on this node: not opened through the filesystem",
+			   w->what, name);
+		return EBUSY;
+	}
 	if (!ret)
 		ret = activate(w, name, write, &j);
 	if (!ret)

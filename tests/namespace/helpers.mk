@@ -19,3 +19,9 @@ $(B)/upcalld: $(NS_DIR)/upcalld.c $(NS_DIR)/catalog.c $(NS_DIR)/attrs.c $(NS_DIR
 $(B)/fsops $(B)/lfsfuzz: $(B)/%: $(NS_DIR)/%.c $(TOP)/driver/uapi/lfs.h
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) $(NS_CFLAGS) -o $@ $< $(NS_LIBLFS) $(NS_LIBS)
+
+# shmcount: a counter in a MAP_SYNC mapping, written on one node, watched on another
+HELPERS += $(B)/shmcount
+$(B)/shmcount: $(NS_DIR)/shmcount.c
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) $(NS_CFLAGS) -o $@ $<

@@ -1,0 +1,165 @@
+#!/bin/bash
+# LFS-TEST: vm
+# The Library File System on two nodes of one fabric, each served by its
+# own agent, both mounting it on /tmp/lfs (the guests' / is read-only): data
+# written on one node read on the other; one file mapped MAP_SYNC on both at
+# once, a counter stored on one seen advancing on the other, both ways; rm
+# of a file open on the other node refused (EBUSY) with nothing lost, then
+# done once it is closed; mv seen on the other node within attr_timeout;
+# `lfsvol activate' of a file open through the filesystem on the other node
+# refused, naming that node, and an open of a shelf active as a block device
+# on the other node refused (EBUSY). One boot of the two nodes for it all.
+. tests/lib/tap.sh
+. tests/lib/machine.sh
+. tests/lib/emachine.sh
+trap em_cleanup EXIT
+command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
+
+EM_FENCE_ACTION=eio em_start 2 512M 16M >&2
+t_ok $? "librarian and two nodes up ($MACHINE_OUT)" || t_done
+
+# n I 'commands': in node I, with wait_for SECONDS CMD... (a bounded poll)
+# and the namespace test helpers (shmcount) on PATH
+n() {
+	em_node "$1" "wait_for() {
+	local end=\$(( \$(date +%s%N) / 1000000 + \$1 * 1000 ))
+	shift
+	until \"\$@\"; do
+		[ \$(( \$(date +%s%N) / 1000000 )) -lt \$end ] || return 1
+		sleep 0.1
+	done
+}
+export PATH=\$LFS_TOP/build/tests:\$PATH
+$2"
+}
+n1() { n 1 "$1"; }
+n2() { n 2 "$1"; }
+
+# hold I FILE REDIR: a shell in node I holds FILE open (REDIR '<' read-only,
+# '<>' writable) until release I; it says "held" once the open succeeded.
+hold() {
+	n "$1" "rm -f /tmp/held /tmp/release && mkfifo /tmp/release
+setsid bash -c 'exec 3$3$2 && echo held >/tmp/held && read -r _ </tmp/release' \
+	</dev/null >/tmp/holder.log 2>&1 &
+echo \$! >/tmp/holder.pid
+wait_for 30 test -e /tmp/held || { echo \"the holder of $2 did not open it:\"; cat /tmp/holder.log; exit 1; }"
+}
+release() {
+	n "$1" "timeout 10 sh -c 'echo go >/tmp/release' &&
+wait_for 10 sh -c '! kill -0 \$(cat /tmp/holder.pid) 2>/dev/null'"
+}
+# the activations of shelf NAME at the librarian: [["node1","shared"]]
+activations() {
+	em_admin shelf.get "{\"name\":\"$1\",\"limit\":0}" | jq -c '[.activations[] | [.node, .mode]]'
+}
+
+out=$(n1 'mkdir -p /tmp/lfs && mount -t lfs lfs /tmp/lfs && grep -c " /tmp/lfs lfs " /proc/mounts')
+t_is "$out" 1 "node1: mount -t lfs lfs /tmp/lfs"
+out=$(n2 'mkdir -p /tmp/lfs && mount -t lfs lfs /tmp/lfs && grep -c " /tmp/lfs lfs " /proc/mounts')
+t_is "$out" 1 "node2: mount -t lfs lfs /tmp/lfs"
+
+# --- data written on one node, read on the other ------------------------------
+# 20 MiB and an odd tail: two books, the size exact to the byte
+sum=$(n1 'head -c $((20 * 1048576 + 12345)) /dev/urandom >/tmp/d &&
+dd if=/tmp/d of=/tmp/lfs/x bs=1M status=none && sha256sum </tmp/d | cut -d" " -f1')
+t_like "$sum" '^[0-9a-f]{64}$' "node1: dd 20 MiB + 12345 bytes into /tmp/lfs/x"
+out=$(n2 'stat -c %s /tmp/lfs/x; sha256sum </tmp/lfs/x | cut -d" " -f1')
+t_is "$(sed -n 1p <<<"$out")" $((20 * 1048576 + 12345)) "node2: x has the exact size"
+t_is "$(sed -n 2p <<<"$out")" "$sum" "node2: x reads back with node1's sha256"
+sum2=$(n2 'head -c $((5 * 1048576 + 7)) /dev/urandom >/tmp/d2 && cp /tmp/d2 /tmp/lfs/y &&
+sha256sum </tmp/d2 | cut -d" " -f1')
+out=$(n1 'stat -c %s /tmp/lfs/y; sha256sum </tmp/lfs/y | cut -d" " -f1')
+t_is "$out" "$((5 * 1048576 + 7))"$'\n'"$sum2" "node2: cp 5 MiB + 7 bytes into y; node1 reads the same size and sha256"
+t_is "$(activations x)$(activations y)" "[][]" "  closed on both nodes: no activation left"
+
+# --- rm of a file open on the other node ----------------------------------------
+hold 2 /tmp/lfs/x '<' >/dev/null
+t_ok $? "node2 holds x open read-only"
+t_is "$(activations x)" '[["node2","ro"]]' "  the librarian: x active on node2, ro"
+out=$(n1 'rm /tmp/lfs/x 2>&1; echo "exit=$?"')
+t_like "$out" "rm: cannot remove '/tmp/lfs/x': Device or resource busy" "node1: rm x is EBUSY"
+t_like "$out" 'exit=1' "  rm fails"
+out=$(n1 'ls /tmp/lfs | grep -x x; sha256sum </tmp/lfs/x | cut -d" " -f1')
+t_is "$out" "x"$'\n'"$sum" "  x is still there, with its bytes"
+t_is "$(release 2; echo "rc=$?")" "rc=0" "node2 closes x"
+t_is "$(activations x)" '[]' "  the librarian: x active nowhere"
+n1 'rm /tmp/lfs/x' >/dev/null
+t_ok $? "node1: rm x now works"
+t_is "$(n1 'L list --json | jq -r ".[].name" | grep -cx x')" 0 "  lfsvol list no longer shows x"
+out=$(n2 'wait_for 5 sh -c "! ls /tmp/lfs | grep -qx x" && echo gone; stat /tmp/lfs/x 2>&1')
+t_like "$out" '^gone' "  node2's listing drops x within attr_timeout"
+t_like "$out" 'No such file or directory' "  node2: stat x is ENOENT"
+
+# --- mv seen on the other node --------------------------------------------------
+n1 'echo "the bytes of a" >/tmp/lfs/a' >/dev/null
+t_is "$(n2 'cat /tmp/lfs/a; ls /tmp/lfs | grep -x "[ab]"')" "the bytes of a"$'\n'"a" \
+	"node2 reads a (its name now cached there)"
+n1 'mv /tmp/lfs/a /tmp/lfs/b' >/dev/null
+t_ok $? "node1: mv /tmp/lfs/a /tmp/lfs/b"
+out=$(n2 't0=$(date +%s%N)
+wait_for 5 sh -c "ls /tmp/lfs | grep -qx b && ! ls /tmp/lfs | grep -qx a" && echo "seen in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+cat /tmp/lfs/b; cat /tmp/lfs/a 2>&1')
+t_like "$out" '^seen in [0-9]+ ms' "node2's listing shows b, not a, within 5 s: $(head -n 1 <<<"$out")"
+t_like "$out" 'the bytes of a' "  node2 reads a's bytes in b"
+t_like "$out" 'cat: /tmp/lfs/a: No such file or directory' "  node2: a is ENOENT"
+
+# --- a block device and a file on two nodes ----------------------------------
+n1 'truncate -s 16M /tmp/lfs/v && echo v-data | dd of=/tmp/lfs/v conv=notrunc status=none' >/dev/null
+hold 1 /tmp/lfs/v '<>' >/dev/null
+t_ok $? "node1 holds v open writable"
+before=$(activations v)
+t_is "$before" '[["node1","shared"]]' "  the librarian: v active on node1, shared"
+out=$(n2 'L activate v 2>&1; echo "exit=$?"; test -e /dev/lfs/v && echo "/dev/lfs/v exists"')
+t_like "$out" "shelf 'v' is active on node 'node1' \(shared\)" \
+	"node2: lfsvol activate v is refused (EBUSY at the librarian), naming node1: $(head -n 1 <<<"$out")"
+t_like "$out" 'exit=7' "  exit status 7 (refused)"
+t_ok "$(grep -q 'dev/lfs/v exists' <<<"$out"; [ $? = 1 ]; echo $?)" "  node2 has no /dev/lfs/v"
+t_is "$(activations v)" "$before" "  the librarian's activations of v are unchanged"
+t_is "$(release 1; echo "rc=$?")" "rc=0" "node1 closes v"
+out=$(n1 'L activate v 2>&1 && test -b /dev/lfs/v && echo "block device"')
+t_like "$out" 'block device' "node1: lfsvol activate v: /dev/lfs/v"
+t_is "$(activations v)" '[["node1","rw"]]' "  the librarian: v active on node1, rw"
+out=$(n2 'head -c 6 /tmp/lfs/v 2>&1; echo; echo x >>/tmp/lfs/v 2>&1')
+t_like "$out" 'head: cannot open .*/tmp/lfs/v.* Device or resource busy' "node2: open of v for reading is EBUSY"
+t_like "$out" '/tmp/lfs/v: Device or resource busy' "  and for writing"
+out=$(n1 'head -c 6 /tmp/lfs/v 2>&1')
+t_like "$out" 'Device or resource busy' "node1: open of v through the filesystem is EBUSY while it is a block device here"
+t_is "$(activations v)" '[["node1","rw"]]' "  v is still node1's alone"
+n1 'L deactivate v' >/dev/null
+t_ok $? "node1: lfsvol deactivate v"
+t_is "$(n2 'head -c 6 /tmp/lfs/v')" "v-data" "node2 now opens v and reads it"
+
+# --- one mapping on two nodes ---------------------------------------------------
+# shmcount: node A stores a counter, node B watches it advance and then tells
+# A to stop through the same page (so A sees B's store too).
+n1 'truncate -s 16M /tmp/lfs/m' >/dev/null
+# shm_both A B: the writer in node A (background), the watcher in node B
+shm_both() {
+	local a=$1 b=$2 out r w vals
+	out=$(n "$a" "setsid shmcount write /tmp/lfs/m 120 </dev/null >/tmp/shm.out 2>&1 &
+echo \$! >/tmp/shm.pid
+wait_for 30 grep -q mapped /tmp/shm.out; cat /tmp/shm.out")
+	t_is "$out" mapped "node$a: /tmp/lfs/m mapped MAP_SHARED_VALIDATE|MAP_SYNC, counter running"
+	t_is "$(activations m)" "[[\"node$a\",\"shared\"]]" "  the librarian: m active on node$a, shared"
+	r=$(n "$b" 'shmcount watch /tmp/lfs/m 5 60')
+	t_like "$r" '^mapped' "node$b: /tmp/lfs/m mapped MAP_SYNC at the same time"
+	t_like "$r" '^saw( [0-9]+){6}$' "node$b: sees the counter advance: $(tail -n 1 <<<"$r")"
+	vals=$(sed -n 's/^saw //p' <<<"$r")
+	t_is "$(tr ' ' '\n' <<<"$vals" | sort -n -u | paste -sd' ')" "${vals:-none}" "  six increasing values"
+	w=$(n "$a" 'wait_for 30 sh -c "! kill -0 $(cat /tmp/shm.pid) 2>/dev/null" || kill $(cat /tmp/shm.pid)
+tail -n 1 /tmp/shm.out')
+	t_like "$w" 'stopped by the watcher' "node$a: sees node$b's store and stops: $w"
+}
+t_diag "fabric namespaces (dev, mode, map): $(n1 'ndctl list -N | jq -c "[.[] | [.blockdev, .mode, .map]]"')"
+shm_both 1 2
+shm_both 2 1
+
+n1 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
+t_ok $? "node1: umount"
+n2 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
+t_ok $? "node2: umount"
+machine_stop_node 1
+t_ok $? "node1 powers off with no kernel warning"
+machine_stop_node 2
+t_ok $? "node2 powers off with no kernel warning"
+t_done
