@@ -81,14 +81,25 @@ void lfs_fs_rename_active(struct lfs_inode *li, const char *name)
 	mutex_unlock(&lfs_lock);
 }
 
-/* A first activation: not a shelf here, and a lease if it is leased. */
-static int lfs_activate_check(const char *name, const struct lfs_up_attrs *at)
+/* Is @name a shelf active on this node (a block device)? Under lfs_lock. */
+static int lfs_activate_not_shelf(const char *name)
 {
+	lockdep_assert_held(&lfs_lock);
 	if (lfs_shelf_find(name)) {
 		pr_info_ratelimited("'%s' is a shelf active on this node (a block device): not opened through the filesystem\n",
 				    name);
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* A first activation: not a shelf here, and a lease if it is leased. */
+static int lfs_activate_check(const char *name, const struct lfs_up_attrs *at)
+{
+	int ret = lfs_activate_not_shelf(name);
+
+	if (ret)
+		return ret;
 	return at->leased ? lfs_lease_check(NULL) : 0;
 }
 
@@ -189,6 +200,17 @@ int lfs_activate(struct inode *inode, struct dentry *dentry, bool write)
 		a.base = lfs_fmap_get(li);
 	}
 	lfs_dentry_name(dentry, name);
+	/*
+	 * A block device here: EBUSY before anything is asked of the server
+	 * (its activation is this node's too); checked again on the answer.
+	 */
+	if (!li->nr_open) {
+		mutex_lock(&lfs_lock);
+		ret = lfs_activate_not_shelf(name);
+		mutex_unlock(&lfs_lock);
+		if (ret)
+			return ret;
+	}
 	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(inode->i_sb));
 	if (ret)
 		return ret;
