@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm once
 # The Library File System on two nodes of one fabric, each served by its
 # own agent, both mounting it on /tmp/lfs (the guests' / is read-only): data
 # written on one node read on the other; one file mapped MAP_SYNC on both at
