@@ -7,6 +7,7 @@
  * librarian's message goes to the agent's log.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,14 @@
 #define UP_MAP_PAGE 65536
 #define UP_SIZE_OLD "lfsfs.size"
 
+/* Between requests nothing may arrive: a readable session was closed by the librarian. */
+static bool hung_up(struct lfs_lib *lib)
+{
+	struct pollfd p = { .fd = lfs_lib_fd(lib), .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
 static int up_connect(struct up_worker *w)
 {
 	const struct lfsvol_conf *c = w->conf;
@@ -33,7 +42,7 @@ static int up_connect(struct up_worker *w)
 	json_t *info;
 	int r;
 
-	if (w->lib && lfs_lib_connected(w->lib))
+	if (w->lib && lfs_lib_connected(w->lib) && !hung_up(w->lib))
 		return 0;
 	lfs_lib_close(w->lib);
 	w->lib = NULL;
@@ -66,7 +75,8 @@ int up_call(struct up_worker *w, const char *op, json_t *args, json_t **res)
 	/* a lost session is no answer about the file */
 	if (r && (!w->lib || !lfs_lib_connected(w->lib)))
 		return -EIO;
-	return r;
+	/* the access rules refused (the librarian's EPERM): EACCES, as for a file's mode */
+	return r == -EPERM ? -EACCES : r;
 }
 
 static void uuid_text(const uint8_t *u, char *buf)

@@ -8,7 +8,10 @@
 # done once it is closed; mv seen on the other node within attr_timeout;
 # `lfsvol activate' of a file open through the filesystem on the other node
 # refused, naming that node, and an open of a shelf active as a block device
-# on the other node refused (EBUSY). One boot of the two nodes for it all.
+# on the other node refused (EBUSY); last, with the librarian restarted
+# with share = "ro" and a node quota, a write to the other node's file is
+# EACCES and a growth over the quota EDQUOT, nothing changed. One boot of
+# the two nodes for it all.
 . tests/lib/tap.sh
 . tests/lib/machine.sh
 . tests/lib/emachine.sh
@@ -153,6 +156,28 @@ tail -n 1 /tmp/shm.out')
 t_diag "fabric namespaces (dev, mode, map): $(n1 'ndctl list -N | jq -c "[.[] | [.blockdev, .mode, .map]]"')"
 shm_both 1 2
 shm_both 2 1
+
+# --- access rules and quotas, as the file's caller sees them -------------------
+# The librarian restarts with share = "ro" (the nodes may read each other's
+# shelves, not write them) and a quota of 3 books per node: the agents'
+# sessions die with it and each worker's next request must reconnect.
+out=$(n1 'printf private >/tmp/lfs/acl && cat /tmp/lfs/acl')
+t_is "$out" private "node1: writes /tmp/lfs/acl (its own shelf)"
+em_librarian_stop
+sed -i 's/^\tshare = "rw";$/\tshare = "ro";\n\tnode_quota = { books = 3; };/' "$EM_DIR/librarian.conf"
+t_is "$(grep -c 'share = "ro";\|node_quota = { books = 3; };' "$EM_DIR/librarian.conf")" 2 \
+	"librarian.conf: share = ro, node_quota books = 3"
+em_librarian_start
+t_ok $? "the librarian restarted with them"
+out=$(n2 'cat /tmp/lfs/acl; echo; echo more 2>&1 >>/tmp/lfs/acl | sed "s/.*: //"; cat /tmp/lfs/acl')
+t_is "$out" $'private\nPermission denied\nprivate' \
+	"node2: reads node1's acl; a write is EACCES (Permission denied) and changes nothing"
+t_is "$(activations acl)" "[]" "  no activation of acl left"
+out=$(n1 'touch /tmp/lfs/q && truncate -s 64M /tmp/lfs/q 2>&1 | sed "s/.*: //"; stat -c %s /tmp/lfs/q')
+t_is "$out" $'Disk quota exceeded\n0' "node1: truncate of q to 4 books over a 3-book quota is EDQUOT; q stays empty"
+t_is "$(em_admin shelf.get '{"name":"q","limit":0}' | jq .books)" 0 "  the librarian's q has no books"
+t_like "$(n1 'grep quota /tmp/agent.log | tail -n 1')" "node 'node1' would go over its quota" \
+	"  node1's agent logged the librarian's reason"
 
 n1 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
 t_ok $? "node1: umount"
