@@ -1,0 +1,47 @@
+#!/bin/bash
+# Management through the Library File System against lfsvol (issue 16):
+# one node of the emulated Machine (QEMU TCG, the real agent and librarian),
+# CYCLES cycles of each, alternating in one run:
+#   fs      touch /lfs/fN; truncate -s 8 books /lfs/fN; rm /lfs/fN
+#   lfsvol  lfsvol create vN -s 8b; lfsvol remove vN
+# Each cycle is timed in the guest (date +%s%N around it); the figure is the
+# median per kind and the ratio fs/lfsvol (goal: no slower, <= 1.0). Books
+# of 2 MiB on two 1 GiB devices, so the removed books (zeroed by the agent
+# in the background) never run short. Results: docs/bench-namespace.md.
+#
+#   bench/namespace/cycle.sh [CYCLES] [KVER]
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+CYCLES=${1:-30}
+export KVER=${2:-${KVER:-6.1}}
+. tests/lib/machine.sh
+. tests/lib/emachine.sh
+trap em_cleanup EXIT
+if [ -z "${LFS_KO:-}" ]; then
+	make -s modules userspace helpers >/dev/null || exit 1
+fi
+EM_DEVICES=2 EM_FENCE_ACTION=eio em_start 1 1G 2M >&2 || exit 1
+BOOK=$((2 << 20))
+out=$MACHINE_OUT/cycle.tsv
+em_node 1 "mkdir -p /tmp/lfs && mount -t lfs lfs /tmp/lfs &&
+ms() { echo \$(( \$(date +%s%N) / 1000 )); }
+printf 'cycle\tkind\tus\n'
+for ((i = 1; i <= $CYCLES; i++)); do
+	t0=\$(ms)
+	touch /tmp/lfs/f\$i && truncate -s $((8 * BOOK)) /tmp/lfs/f\$i && rm /tmp/lfs/f\$i || exit 1
+	t1=\$(ms)
+	L create v\$i -s 8b >/dev/null && L remove v\$i >/dev/null || exit 1
+	t2=\$(ms)
+	printf '%d\tfs\t%d\n%d\tlfsvol\t%d\n' \$i \$((t1 - t0)) \$i \$((t2 - t1))
+done
+umount /tmp/lfs" >"$out" || { cat "$out" >&2; exit 1; }
+awk -F'\t' 'NR > 1 { v[$2] = v[$2] " " $3 }
+END {
+	for (k in v) {
+		n = split(v[k], a, " "); asort(a)
+		med[k] = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		printf "%-7s n=%d min %.1f ms, median %.1f ms, max %.1f ms\n", k, n, a[1] / 1000, med[k] / 1000, a[n] / 1000
+	}
+	printf "fs/lfsvol median ratio: %.3f (goal <= 1.0)\n", med["fs"] / med["lfsvol"]
+}' "$out"
+echo "raw: $out"
