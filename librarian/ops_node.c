@@ -172,7 +172,8 @@ int lib_op_stats(struct req *rq)
 
 static int append_held(void *arg, const struct lib_activation *a)
 {
-	json_array_append_new(arg, json_pack("{s:s,s:s}", "name", a->shelf, "mode", a->mode));
+	json_array_append_new(arg, json_pack("{s:s,s:s,s:s}", "name", a->shelf, "mode", a->mode,
+					     "uuid", a->uuid ?: ""));
 	return 0;
 }
 

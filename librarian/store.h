@@ -208,7 +208,7 @@ int lib_store_attr_each(struct lib_store *s, int64_t shelf, lib_attr_fn *fn, voi
 
 /* store_activation.c: the activations table. */
 struct lib_activation {
-	const char *shelf; /* activations_of_node only */
+	const char *shelf, *uuid; /* activations_of_node only */
 	const char *node, *mode;
 	int64_t since;
 };

@@ -4,7 +4,7 @@
 
 #include "store.h"
 
-/* Hand the rows of st (node, mode, since[, shelf]) to fn. */
+/* Hand the rows of st (node, mode, since[, shelf, uuid]) to fn. */
 static int activation_rows(struct lib_store *s, sqlite3_stmt *st, lib_activation_fn *fn, void *arg,
 			   struct lib_err *e)
 {
@@ -18,6 +18,9 @@ static int activation_rows(struct lib_store *s, sqlite3_stmt *st, lib_activation
 			.shelf = sqlite3_column_count(st) > 3 ?
 					 (const char *)sqlite3_column_text(st, 3) :
 					 NULL,
+			.uuid = sqlite3_column_count(st) > 4 ?
+					(const char *)sqlite3_column_text(st, 4) :
+					NULL,
 		};
 
 		r = fn(arg, &a);
@@ -43,7 +46,7 @@ int lib_store_activations_of_shelf(struct lib_store *s, int64_t shelf, lib_activ
 int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_activation_fn *fn,
 				  void *arg, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT a.node, a.mode, a.since, s.name FROM activations a"
+	sqlite3_stmt *st = lib_stmt(s, "SELECT a.node, a.mode, a.since, s.name, s.uuid FROM activations a"
 				       " JOIN shelves s ON s.id = a.shelf WHERE a.node = ?1"
 				       " ORDER BY s.name");
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "liblfs.h"
 #include "upcall.h"
 
 struct upactive {
@@ -93,14 +94,26 @@ void lfsvol_upactive_rename(const uint8_t *uuid, const char *to)
 	pthread_mutex_unlock(&mu);
 }
 
-static bool listed(json_t *activations, const char *name)
+/*
+ * Does the reply list this activation? By UUID where the librarian gives
+ * it (a rename of the open file, here or elsewhere, may be under way: its
+ * name in the reply and here can differ), else by name.
+ */
+static bool listed(json_t *activations, const struct upactive *u)
 {
+	char text[37];
 	size_t i;
 	json_t *a;
 
-	json_array_foreach(activations, i, a)
-		if (!strcmp(json_string_value(json_object_get(a, "name")) ?: "", name))
+	lfs_format_uuid(u->uuid, text);
+	json_array_foreach(activations, i, a) {
+		const char *id = json_string_value(json_object_get(a, "uuid"));
+
+		if (id && *id ?
+			    !strcmp(id, text) :
+			    !strcmp(json_string_value(json_object_get(a, "name")) ?: "", u->name))
 			return true;
+	}
 	return false;
 }
 
@@ -115,7 +128,7 @@ void lfsvol_upactive_fence(json_t *activations, uint64_t sent,
 	pthread_mutex_lock(&mu);
 	for (a = head; a && n < 64; a = a->next)
 		if (!a->fenced &&
-		    (!activations || (a->granted < sent && !listed(activations, a->name)))) {
+		    (!activations || (a->granted < sent && !listed(activations, a)))) {
 			a->fenced = true;
 			snprintf(names[n++], sizeof(names[0]), "%s", a->name);
 		}

@@ -79,20 +79,6 @@ int up_call(struct up_worker *w, const char *op, json_t *args, json_t **res)
 	return r == -EPERM ? -EACCES : r;
 }
 
-static void uuid_text(const uint8_t *u, char *buf)
-{
-	static const char hex[] = "0123456789abcdef";
-	int o = 0;
-
-	for (int i = 0; i < LFS_UUID_LEN; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			buf[o++] = '-';
-		buf[o++] = hex[u[i] >> 4];
-		buf[o++] = hex[u[i] & 15];
-	}
-	buf[o] = '\0';
-}
-
 /* The inode number: the UUID folded, stable for the shelf's life, never 0 or 1. */
 static uint64_t uuid_ino(const uint8_t *u)
 {
@@ -133,7 +119,7 @@ static int map_fetch(struct up_worker *w, json_t *j, struct up_shelf *s)
 	s->books = calloc(s->nr_books ? s->nr_books : 1, sizeof(*s->books));
 	if (!s->books)
 		return -ENOMEM;
-	uuid_text(s->uuid, u);
+	lfs_format_uuid(s->uuid, u);
 	for (;;) {
 		r = map_append(json_object_get(cur, "map"), s, &n);
 		json_decref(cur);
@@ -213,7 +199,7 @@ int up_find(struct up_worker *w, const struct up_req *r, bool map, json_t **res)
 
 	if (!r->has_uuid)
 		return -EINVAL;
-	uuid_text(r->uuid, u);
+	lfs_format_uuid(r->uuid, u);
 	return up_call(w, "shelf.get",
 		       json_pack("{s:s,s:i}", "uuid", u, "limit", map ? UP_MAP_PAGE : 0), res);
 }
@@ -454,20 +440,28 @@ static int do_open(struct up_worker *w, const struct up_req *r)
 {
 	char name[LFSVOL_UP_NAME_MAX + 1];
 	bool write = r->flags & LFS_UP_F_WRITE, had;
-	uint64_t granted = lfs_boottime_ns();
 	struct up_shelf s = { 0 };
+	uint64_t granted;
 	json_t *j = NULL;
 	int ret;
 
 	had = r->has_uuid && lfsvol_upactive_name(r->uuid, name, sizeof(name));
 	ret = had ? 0 : name_of(w, r, name, sizeof(name));
 	if (!ret && !had && block_device_here(name)) {
-		lfsvol_err("upcall %s: '%s' is a block device on this node: not opened through the filesystem",
-			   w->what, name);
+		lfsvol_err(
+			"upcall %s: '%s' is a block device on this node: not opened through the filesystem",
+			w->what, name);
 		return EBUSY;
 	}
 	if (!ret)
 		ret = activate(w, name, write, &j);
+	/*
+	 * Granted once the librarian's answer is here, not when it was asked:
+	 * a heartbeat sent after this instant was handled after the grant
+	 * and lists it; one sent while the request was on its way may not,
+	 * and must not make the renewal thread fence the file (renew.c).
+	 */
+	granted = lfs_boottime_ns();
 	if (!ret)
 		ret = up_shelf_from(w, j, true, &s);
 	json_decref(j);

@@ -150,6 +150,8 @@ replies a 2
 t_like "$(sed -n 2p "$T/b.out")" '"ok":false.*EBUSY.*active on node .n1. \(rw\), which is live' \
 	"after a 5 s stop (lease + grace 4 s) the takeover queued meanwhile is refused: n1's heartbeat counts from when it was read"
 t_is "$(sed -n 2p "$T/a.out" | jq -c '.result.activations | map(.name)')" '["s4"]' "n1's queued heartbeat is answered, listing s4"
+t_is "$(sed -n 2p "$T/a.out" | jq -r '.result.activations[0].uuid')" "$(jq -r '.result.uuid' "$T/a.out" | head -n 1)" \
+	"  with s4's UUID (the agent matches a file renamed while open by it)"
 t_is "$(node_field n3 alive)" "true" "n3, heard just before the stop and silent since, is still live: the stop is not counted"
 t_like "$(cat "$T/server.log")" "the event loop did not run for [0-9.]+ s \(stopped or starved\): not counted" "the librarian logs the stall"
 exec 5>&- 6>&- 7>&-

@@ -24,7 +24,7 @@ G=8589934592 # book_size
 lcn n1 shelf.create '{"name":"f","books":2}' >/dev/null
 t_is "$(lcn n1 shelf.activate '{"name":"f","mode":"shared"}' | jq -c '[.activations[] | [.node, .mode]]')" '[["n1","shared"]]' "n1 activates f shared"
 t_is "$(lcn n2 shelf.activate '{"name":"f","mode":"shared"}' | jq -c '[.activations[] | [.node, .mode]]')" '[["n1","shared"],["n2","shared"]]' "n2 too, at the same time"
-t_is "$(lcn n2 heartbeat | jq -c .activations)" '[{"name":"f","mode":"shared"}]' "heartbeat shows the mode shared"
+t_is "$(lcn n2 heartbeat | jq -c '[.activations[] | {name, mode}]')" '[{"name":"f","mode":"shared"}]' "heartbeat shows the mode shared"
 t_is "$(lc shelf.list '{"prefix":"f"}' | jq -c '.shelves[0].activations')" '[{"node":"n1","mode":"shared"},{"node":"n2","mode":"shared"}]' "shelf.list shows both, shared"
 
 # rw and shared exclude each other, both ways, naming the holder

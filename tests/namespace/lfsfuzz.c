@@ -11,7 +11,8 @@
  * listing, sizes and attributes are compared with the model. Prints "ok N
  * calls" or the first disagreement and exits 1. The files are kept to a few
  * 2 MiB books. With PREFIX, the names are PREFIXf0..f5 and other names
- * in DIR are left alone, so that several can run at once.
+ * in DIR are left alone, so that several can run at once. LFSFUZZ_DUMP=DIR
+ * writes the model's final bytes and xattrs there (dump_model()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -481,6 +482,37 @@ static void (*const ops[])(void) = {
 	op_write, op_store, op_store, op_read, op_read, op_read, op_fsync,
 };
 
+/*
+ * LFSFUZZ_DUMP=DIR: the model's final state, for another node to compare
+ * with what it reads: DIR/NAME holds each existing file's bytes, DIR/NAME.x
+ * its xattrs as "name=value" lines in xattr_names order.
+ */
+static int dump_model(const char *to)
+{
+	char p[512];
+	FILE *fp;
+
+	for (int f = 0; f < NAMES; f++) {
+		if (!files[f].exists)
+			continue;
+		snprintf(p, sizeof(p), "%s/%sf%d", to, prefix, f);
+		fp = fopen(p, "w");
+		if (!fp || fwrite(files[f].data, 1, files[f].size, fp) != files[f].size ||
+		    fclose(fp))
+			return -1;
+		snprintf(p, sizeof(p), "%s/%sf%d.x", to, prefix, f);
+		fp = fopen(p, "w");
+		if (!fp)
+			return -1;
+		for (int x = 0; x < XATTRS; x++)
+			if (files[f].has_xattr[x])
+				fprintf(fp, "%s=%s\n", xattr_names[x], files[f].xattr[x]);
+		if (fclose(fp))
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n;
@@ -518,6 +550,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < OUTCOMES && outcomes[i].what; i++)
 		printf("# %s: %s %lu\n", outcomes[i].what,
 		       outcomes[i].err ? strerrorname_np(outcomes[i].err) : "ok", outcomes[i].n);
+	if (getenv("LFSFUZZ_DUMP") && dump_model(getenv("LFSFUZZ_DUMP"))) {
+		printf("cannot write the model to %s\n", getenv("LFSFUZZ_DUMP"));
+		return 1;
+	}
 	printf("ok %lu calls\n", n);
 	return 0;
 }
