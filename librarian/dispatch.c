@@ -32,6 +32,7 @@ static const struct lib_op {
 	{ "auth", lib_op_auth, OP_OFFLINE | OP_FIRST, ARGS("node") },
 	{ "geometry", lib_op_geometry, OP_OFFLINE, NULL },
 	{ "stats", lib_op_stats, OP_OFFLINE, NULL },
+	{ "ping", lib_op_ping, OP_OFFLINE, NULL },
 	{ "shelf.create", lib_op_shelf_create, 0,
 	  ARGS("name", "books", "policy", "igs", "anti_affinity", "node", "attrs", "activate") },
 	{ "shelf.destroy", lib_op_shelf_destroy, 0, ARGS("name", "force") },

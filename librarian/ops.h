@@ -130,6 +130,7 @@ int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n);
 int lib_op_auth(struct req *rq);
 int lib_op_geometry(struct req *rq);
 int lib_op_stats(struct req *rq);
+int lib_op_ping(struct req *rq);
 int lib_op_heartbeat(struct req *rq);
 int lib_op_node_set_state(struct req *rq);
 int lib_op_shelf_create(struct req *rq);

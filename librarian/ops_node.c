@@ -126,6 +126,13 @@ int lib_op_geometry(struct req *rq)
 	return 0;
 }
 
+/* Nothing: the reply shows the session is alive (clients probe an idle one before a change). */
+int lib_op_ping(struct req *rq)
+{
+	rq->result = json_object();
+	return 0;
+}
+
 /* The database's own work counters: load-independent cost measures. */
 static json_t *db_counters(struct lib_store *s)
 {

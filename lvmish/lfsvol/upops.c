@@ -30,7 +30,35 @@ static bool hung_up(struct lfs_lib *lib)
 	return poll(&p, 1, 0) > 0;
 }
 
-static int up_connect(struct up_worker *w)
+/*
+ * A session whose librarian went away (a restart, a reboot that sent no
+ * FIN) looks alive until it is used. Requests that may be sent twice with
+ * one outcome are sent again, once, on a new session when the old one
+ * turns out closed; before any other request a session idle for
+ * UP_IDLE_PROBE_MS is first shown alive by a ping. Any reply, even an
+ * error from a librarian without "ping", shows that.
+ */
+#define UP_IDLE_PROBE_MS 1000
+
+static bool retryable(const char *op)
+{
+	static const char *const ops[] = { "ping",	     "shelf.get",    "shelf.list",
+					   "shelf.activate", "shelf.resize", "attr.set" };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(op, ops[i]))
+			return true;
+	return false;
+}
+
+/* The session was lost under the request, not timed out: nothing answered it. */
+static bool lost(const struct up_worker *w, int r)
+{
+	return r && r != -ETIMEDOUT && (!w->lib || !lfs_lib_connected(w->lib));
+}
+
+/* *fresh: a new session was made (it cannot be a stale one). */
+static int up_connect(struct up_worker *w, bool *fresh)
 {
 	const struct lfsvol_conf *c = w->conf;
 	struct lfs_lib_opts o = { .addr = c->librarian,
@@ -46,6 +74,7 @@ static int up_connect(struct up_worker *w)
 		return 0;
 	lfs_lib_close(w->lib);
 	w->lib = NULL;
+	*fresh = true;
 	r = lfs_lib_connect(&o, &w->lib, &msg);
 	if (r) {
 		lfsvol_err("upcall %s: cannot reach the librarian at %s: %s", w->what, c->librarian,
@@ -60,21 +89,45 @@ static int up_connect(struct up_worker *w)
 	return 0;
 }
 
+/* A live session for op: probed first if it was idle and op may not be sent twice. */
+static int live_session(struct up_worker *w, const char *op, bool *fresh)
+{
+	int r = up_connect(w, fresh);
+
+	if (r || *fresh || retryable(op) || lfsvol_now_ms() - w->used_ms < UP_IDLE_PROBE_MS)
+		return r;
+	r = lfs_lib_call(w->lib, "ping", NULL, NULL);
+	if (!lost(w, r))
+		return 0;
+	lfsvol_err("upcall %s: the idle session was closed (%s): connecting again", w->what,
+		   lfs_lib_errmsg(w->lib));
+	return up_connect(w, fresh);
+}
+
 /* One librarian request (args stolen); -errno, the librarian's message logged. */
 int up_call(struct up_worker *w, const char *op, json_t *args, json_t **res)
 {
-	int r = up_connect(w);
+	bool fresh = false;
+	int r = live_session(w, op, &fresh);
 
 	if (res)
 		*res = NULL;
 	if (!r)
 		r = lfs_lib_call(w->lib, op, args, res);
+	if (lost(w, r) && !fresh && retryable(op)) {
+		lfsvol_err("upcall %s: %s: the session was closed (%s): sending it again", w->what,
+			   op, lfs_lib_errmsg(w->lib));
+		r = up_connect(w, &fresh);
+		if (!r)
+			r = lfs_lib_call(w->lib, op, args, res);
+	}
 	if (r && w->lib)
 		lfsvol_err("upcall %s: %s: librarian: %s", w->what, op, lfs_lib_errmsg(w->lib));
 	json_decref(args);
-	/* a lost session is no answer about the file */
+	/* a lost (or timed out) session is no answer about the file */
 	if (r && (!w->lib || !lfs_lib_connected(w->lib)))
 		return -EIO;
+	w->used_ms = lfsvol_now_ms();
 	/* the access rules refused (the librarian's EPERM): EACCES, as for a file's mode */
 	return r == -EPERM ? -EACCES : r;
 }

@@ -18,6 +18,8 @@ t_is "$(jq -r '[.racks[].enclosures[].nodes[].name] | join(",")' <<<"$g")" "n1,n
 t_is "$(jq -r '.racks[0].enclosures[0].nodes[0].igs | map(.ig) | join(",")' <<<"$g")" "0,1" "geometry: n1 has IGs 0 and 1"
 t_is "$(jq -r '.racks[0].enclosures[1].nodes[1].power_domain' <<<"$g")" "A" "geometry: n4's power domain"
 t_is "$(lc stats | jq -c .books)" '{"total":140,"free":140,"inuse":0,"zombie":0,"offline":0}' "stats of an empty catalogue"
+t_is "$(ltls n3 ping)" '{}' "ping: an empty result over TLS"
+t_is "$(lerr lcn n3 ping '{"x":1}')" "EINVAL" "ping takes no arguments"
 
 # auth over TLS
 a=$(ltls n2 auth)

@@ -171,7 +171,9 @@ em_librarian_start
 t_ok $? "the librarian restarted with them"
 out=$(n2 'cat /tmp/lfs/acl; echo; echo more 2>&1 >>/tmp/lfs/acl | sed "s/.*: //"; cat /tmp/lfs/acl')
 t_is "$out" $'private\nPermission denied\nprivate' \
-	"node2: reads node1's acl; a write is EACCES (Permission denied) and changes nothing"
+	"node2: reads node1's acl; a write is EACCES (Permission denied) and changes nothing" ||
+	t_diag "node2's agent: $(n2 'tail -n 20 /tmp/agent.log')"
+t_diag "node2's agent on its old sessions: $(n2 'grep -c "session was closed" /tmp/agent.log')"
 t_is "$(activations acl)" "[]" "  no activation of acl left"
 out=$(n1 'touch /tmp/lfs/q && truncate -s 64M /tmp/lfs/q 2>&1 | sed "s/.*: //"; stat -c %s /tmp/lfs/q')
 t_is "$out" $'Disk quota exceeded\n0' "node1: truncate of q to 4 books over a 3-book quota is EDQUOT; q stays empty"
