@@ -73,6 +73,7 @@ static const struct {
 	{ EPIPE, "EPIPE" },
 	{ ESHUTDOWN, "ESHUTDOWN" },
 	{ EDQUOT, "EDQUOT" },
+	{ ESTALE, "ESTALE" },
 	{ EMFILE, "EMFILE" },
 };
 

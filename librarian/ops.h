@@ -47,6 +47,8 @@ int lib_arg_bool(struct req *rq, const char *key, bool *out);
 int lib_arg_node(struct req *rq, bool required, int *node);
 /* "name": an existing shelf. */
 int lib_arg_shelf(struct req *rq, struct lib_shelf *sh);
+/* "uuid", if given: sh must still be that shelf (ESTALE: renamed or replaced since). */
+int lib_arg_same_shelf(struct req *rq, const struct lib_shelf *sh);
 /* A shelf by name (the lookup rule, see request.c), ENOENT naming it. */
 int lib_shelf_lookup(struct req *rq, const char *name, struct lib_shelf *sh);
 /* A name for a new shelf (lfs_rule_shelf_name); prefix starts the message. */

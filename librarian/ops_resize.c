@@ -79,11 +79,12 @@ int lib_op_shelf_resize(struct req *rq)
 	struct lib_shelf sh;
 	struct resize rs;
 	json_t *delta = NULL;
-	int64_t old;
+	int64_t old, limit = -1;
 	int node, r;
 
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = resize_args(rq, &rs)) < 0 ||
-	    (r = lib_arg_node(rq, false, &node)) < 0 ||
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_same_shelf(rq, &sh)) < 0 ||
+	    (r = resize_args(rq, &rs)) < 0 || (r = lib_arg_node(rq, false, &node)) < 0 ||
+	    (r = lib_arg_int(rq, "limit", 0, LIB_BOOKS_LIMIT, false, &limit)) < 0 ||
 	    (r = lib_require_access(rq, &sh, ACC_RW, "resize")) < 0)
 		return r;
 	old = sh.books;
@@ -97,7 +98,9 @@ int lib_op_shelf_resize(struct req *rq)
 		json_decref(delta);
 		return r;
 	}
-	rq->result = lib_reply_shelf(rq, sh.id);
+	/* with "limit": the new map from its start, as shelf.get shows it */
+	rq->result = limit >= 0 ? lib_reply_shelf_map(rq, sh.id, 0, limit) :
+				  lib_reply_shelf(rq, sh.id);
 	json_object_set_new(rq->result, "old_books", json_integer(old));
 	if (delta)
 		json_object_update(rq->result, delta);

@@ -230,7 +230,8 @@ int lib_op_shelf_destroy(struct req *rq)
 	int64_t z;
 	int r;
 
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_bool(rq, "force", &force)) < 0)
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_same_shelf(rq, &sh)) < 0 ||
+	    (r = lib_arg_bool(rq, "force", &force)) < 0)
 		return r;
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "\"force\" needs the admin identity");
@@ -283,7 +284,8 @@ int lib_op_shelf_rename(struct req *rq)
 	bool replace;
 	int r;
 
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "new_name", true, &nn)) < 0 ||
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_same_shelf(rq, &sh)) < 0 ||
+	    (r = lib_arg_str(rq, "new_name", true, &nn)) < 0 ||
 	    (r = lib_arg_bool(rq, "replace", &replace)) < 0 ||
 	    (r = lib_check_new_name(rq, "new_name: ", nn)) < 0 ||
 	    (r = lib_require_access(rq, &sh, ACC_ALL, "rename")) < 0)

@@ -183,3 +183,21 @@ int lib_arg_shelf(struct req *rq, struct lib_shelf *sh)
 
 	return r < 0 ? r : lib_shelf_lookup(rq, name, sh);
 }
+
+int lib_arg_same_shelf(struct req *rq, const struct lib_shelf *sh)
+{
+	const char *uuid = NULL;
+	struct lib_shelf u;
+	char b[100];
+	int r = lib_arg_str(rq, "uuid", false, &uuid);
+
+	if (r < 0 || !uuid)
+		return r;
+	r = lib_store_shelf_find_uuid(rq->s, uuid, &u, &rq->err);
+	if (r == -ENOENT || (r == 0 && u.id != sh->id))
+		return FAIL(
+			rq, ESTALE,
+			"shelf '%s' is no longer the one with UUID '%s': renamed or replaced since",
+			sh->name, lib_shown(uuid, b, sizeof(b)));
+	return r;
+}

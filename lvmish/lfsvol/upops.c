@@ -409,6 +409,29 @@ static int resize_books(struct up_worker *w, const char *name, uint64_t size)
 	return ret ? ret : set_size(w, name, size);
 }
 
+/*
+ * shelf.resize of the request's shelf (ESTALE if name is no longer it) to
+ * size bytes; *j its reply, with the new map where the librarian gives it.
+ */
+static int resize_to(struct up_worker *w, const struct up_req *r, const char *name, uint64_t size,
+		     json_t **j)
+{
+	char u[40];
+	int ret;
+
+	lfs_format_uuid(r->uuid, u);
+	ret = up_call(w, "shelf.resize",
+		      json_pack("{s:s,s:s,s:I,s:i}", "name", name, "uuid", u, "bytes",
+				(json_int_t)size, "limit", UP_MAP_PAGE),
+		      j);
+	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'uuid'"))
+		ret = up_call(w, "shelf.resize",
+			      json_pack("{s:s,s:I}", "name", name, "bytes", (json_int_t)size), j);
+	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'bytes'"))
+		ret = resize_books(w, name, size);
+	return ret;
+}
+
 static int do_resize(struct up_worker *w, const struct up_req *r)
 {
 	char name[LFSVOL_UP_NAME_MAX + 1];
@@ -416,13 +439,11 @@ static int do_resize(struct up_worker *w, const struct up_req *r)
 	int ret = name_of(w, r, name, sizeof(name));
 
 	if (!ret)
-		ret = up_call(w, "shelf.resize",
-			      json_pack("{s:s,s:I}", "name", name, "bytes", (json_int_t)r->size),
-			      NULL);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'bytes'"))
-		ret = resize_books(w, name, r->size);
-	if (!ret)
+		ret = resize_to(w, r, name, r->size, &j);
+	if (!ret && !json_object_get(j, "map")) {
+		json_decref(j);
 		ret = up_find(w, r, true, &j);
+	}
 	if (!ret)
 		ret = answer_shelf(w, r, j, true);
 	json_decref(j);
@@ -563,36 +584,72 @@ static int rename_replacing(struct up_worker *w, const char *name, const char *t
 	return ret;
 }
 
-/* DESTROY and RENAME: the UUID must still have the name (ESTALE). */
-static int do_names(struct up_worker *w, const struct up_req *r)
+/* The shelf named r->name, if it still has the request's UUID (ESTALE), for a same-name rename. */
+static int still_named(struct up_worker *w, const struct up_req *r)
 {
-	bool noreplace = r->flags & LFS_UP_F_NOREPLACE;
 	json_t *j = NULL;
 	int ret = up_find(w, r, false, &j);
 
-	if (!ret &&
-	    (!r->name || strcmp(json_string_value(json_object_get(j, "name")) ?: "", r->name)))
+	if (!ret && strcmp(json_string_value(json_object_get(j, "name")) ?: "", r->name))
 		ret = -ESTALE;
 	json_decref(j);
-	if (ret)
-		return -ret;
+	return ret;
+}
+
+/* shelf.destroy or shelf.rename of r->name, refused (ESTALE) if it is no longer r's UUID. */
+static int names_call(struct up_worker *w, const struct up_req *r, bool noreplace)
+{
+	char u[40];
+
+	lfs_format_uuid(r->uuid, u);
 	if (r->op == LFS_UP_DESTROY)
-		ret = up_call(w, "shelf.destroy", json_pack("{s:s}", "name", r->name), NULL);
-	else if (!r->new_name)
-		ret = -EINVAL;
-	else if (!strcmp(r->name, r->new_name))
-		ret = noreplace ? -EEXIST : 0;
-	else
-		ret = up_call(w, "shelf.rename",
-			      json_pack("{s:s,s:s,s:b}", "name", r->name, "new_name", r->new_name,
-					"replace", !noreplace),
-			      NULL);
+		return up_call(w, "shelf.destroy",
+			       json_pack("{s:s,s:s}", "name", r->name, "uuid", u), NULL);
+	return up_call(w, "shelf.rename",
+		       json_pack("{s:s,s:s,s:s,s:b}", "name", r->name, "uuid", u, "new_name",
+				 r->new_name, "replace", !noreplace),
+		       NULL);
+}
+
+/* Librarians before "uuid": the name checked first (not in one transaction), "replace" maybe missing. */
+static int names_old(struct up_worker *w, const struct up_req *r, bool noreplace)
+{
+	int ret = still_named(w, r);
+
+	if (ret)
+		return ret;
+	if (r->op == LFS_UP_DESTROY)
+		return up_call(w, "shelf.destroy", json_pack("{s:s}", "name", r->name), NULL);
+	ret = up_call(w, "shelf.rename",
+		      json_pack("{s:s,s:s,s:b}", "name", r->name, "new_name", r->new_name,
+				"replace", !noreplace),
+		      NULL);
 	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'replace'"))
 		ret = noreplace ? up_call(w, "shelf.rename",
 					  json_pack("{s:s,s:s}", "name", r->name, "new_name",
 						    r->new_name),
 					  NULL) :
 				  rename_replacing(w, r->name, r->new_name);
+	return ret;
+}
+
+/* DESTROY and RENAME: the name must still be the UUID's (ESTALE), checked by the librarian. */
+static int do_names(struct up_worker *w, const struct up_req *r)
+{
+	bool noreplace = r->flags & LFS_UP_F_NOREPLACE;
+	int ret;
+
+	if (!r->has_uuid || !r->name || (r->op == LFS_UP_RENAME && !r->new_name))
+		return EINVAL;
+	if (r->op == LFS_UP_RENAME && !strcmp(r->name, r->new_name)) {
+		ret = still_named(w, r);
+		if (!ret && noreplace)
+			ret = -EEXIST;
+	} else {
+		ret = names_call(w, r, noreplace);
+		if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'uuid'"))
+			ret = names_old(w, r, noreplace);
+	}
 	if (!ret && r->op == LFS_UP_RENAME)
 		lfsvol_upactive_rename(r->uuid, r->new_name);
 	return ret ? -ret : -up_answer_errno(w, r->id, 0);

@@ -51,6 +51,20 @@ r=$(lcn n1 shelf.resize '{"name":"db","books":3}')
 t_is "$(jq -r '[.books, (.removed|length)] | join(" ")' <<<"$r")" "3 3" "shrink removes books from the tail"
 t_is "$(lc shelf.get '{"name":"db"}' | jq -c '.map')" "$map_before" "shrink keeps the first books in order"
 t_is "$(lc stats | jq -r .books.zombie)" "3" "shrunk books become ZOMBIE"
+r=$(lcn n1 shelf.resize "{\"name\":\"db\",\"uuid\":\"$uuid\",\"books\":4,\"limit\":10}")
+t_is "$(jq -c '[.books, .map_offset, .map_complete, (.map | length), .map[0:3] == '"$map_before"']' <<<"$r")" \
+	'[4,0,true,4,true]' "resize with \"limit\" answers the new map, as shelf.get shows it"
+
+# "uuid": the named shelf must still be that one (the node agent's rm and mv)
+other=$(lc shelf.get '{"name":"logs","limit":0}' | jq -r .uuid)
+t_like "$(lmsg lc shelf.destroy "{\"name\":\"db\",\"uuid\":\"$other\"}")" \
+	"ESTALE: shelf 'db' is no longer the one with UUID '$other'" "destroy of db with logs's UUID: ESTALE"
+t_like "$(lmsg lc shelf.rename "{\"name\":\"db\",\"uuid\":\"$other\",\"new_name\":\"db2\"}")" \
+	"ESTALE" "rename of db with logs's UUID: ESTALE"
+t_like "$(lmsg lcn n1 shelf.resize "{\"name\":\"db\",\"uuid\":\"00000000-0000-4000-8000-000000000000\",\"books\":9}")" \
+	"ESTALE" "resize of db with an unknown UUID: ESTALE"
+t_is "$(lc shelf.get '{"name":"db","limit":0}' | jq -c '[.name, .uuid == "'"$uuid"'", .books]')" \
+	'["db",true,4]' "  and db is unchanged: same name, same UUID, 4 books"
 
 # rename
 t_is "$(lc shelf.rename '{"name":"dbx","new_name":"empty"}' | jq -r .name)" "empty" "rename"
