@@ -7,7 +7,7 @@
 # and, to tell LFS's work from the emulator's program starts (some 100 ms
 # each under TCG, 1 ms on a real host), the same programs doing no LFS work:
 #   tmpfs   the same touch, truncate and rm on a tmpfs file
-#   start   lfsvol --version twice
+#   start   lfsvol --help twice
 # Each cycle is timed in the guest (date +%s%N around it); the figures are
 # the median per kind, the ratio fs/lfsvol (goal: no slower, <= 1.0) and
 # the ratio of LFS's own work, (fs - tmpfs) / (lfsvol - start). Books
@@ -39,7 +39,7 @@ for ((i = 1; i <= $CYCLES; i++)); do
 	t2=\$(ms)
 	touch /tmp/tmpfs/f\$i && truncate -s $((8 * BOOK)) /tmp/tmpfs/f\$i && rm /tmp/tmpfs/f\$i || exit 1
 	t3=\$(ms)
-	L --version >/dev/null && L --version >/dev/null || exit 1
+	L --help >/dev/null && L --help >/dev/null || exit 1
 	t4=\$(ms)
 	printf '%d\tfs\t%d\n%d\tlfsvol\t%d\n' \$i \$((t1 - t0)) \$i \$((t2 - t1))
 	printf '%d\ttmpfs\t%d\n%d\tstart\t%d\n' \$i \$((t3 - t2)) \$i \$((t4 - t3))
