@@ -46,6 +46,9 @@ const char *lfs_rule_text(enum lfs_rule r, char *buf, size_t len)
 		return buf;
 	case LFS_RULE_POLICIES:
 		return policies(buf, len);
+	case LFS_RULE_SHELF_BOOKS:
+		snprintf(buf, len, "A shelf holds at most %u books.", LFS_SHELF_BOOKS_MAX);
+		return buf;
 	default:
 		snprintf(buf, len, "?");
 		return buf;

@@ -54,6 +54,8 @@ int lib_shelf_lookup(struct req *rq, const char *name, struct lib_shelf *sh);
 /* A name for a new shelf (lfs_rule_shelf_name); prefix starts the message. */
 int lib_check_new_name(struct req *rq, const char *prefix, const char *name);
 int lib_check_lookup_name(struct req *rq, const char *name);
+/* A shelf's book count the kernel can map (lfs_rule_shelf_books): E2BIG beyond. */
+int lib_check_shelf_books(struct req *rq, int64_t books);
 
 /* reply.c: JSON shared by several operations. */
 json_t *lib_book_pair(int64_t id);

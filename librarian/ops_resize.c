@@ -32,11 +32,11 @@ static int resize_args(struct req *rq, struct resize *rs)
 			rq, EINVAL,
 			"shelf.resize needs exactly one of \"books\" (the new size in books) or \"bytes\" (in bytes)");
 	if (books)
-		return lib_arg_int(rq, "books", 0, most, true, &rs->books);
-	r = lib_arg_int(rq, "bytes", 0, lib_shelf_capacity(rq->c, most), true, &rs->bytes);
-	if (r == 0)
+		r = lib_arg_int(rq, "books", 0, most, true, &rs->books);
+	else if ((r = lib_arg_int(rq, "bytes", 0, lib_shelf_capacity(rq->c, most), true,
+				  &rs->bytes)) == 0)
 		rs->books = rs->bytes / bs + (rs->bytes % bs != 0);
-	return r;
+	return r < 0 ? r : lib_check_shelf_books(rq, rs->books);
 }
 
 /* Books at position books and beyond become ZOMBIE; *delta lists them. */

@@ -66,6 +66,7 @@ static int create_args(struct req *rq, struct create *cr)
 	if ((r = lib_arg_str(rq, "name", true, &cr->name)) < 0 ||
 	    (r = lib_check_new_name(rq, "", cr->name)) < 0 ||
 	    (r = lib_arg_int(rq, "books", 0, max_books(rq->c), false, &cr->books)) < 0 ||
+	    (r = lib_check_shelf_books(rq, cr->books)) < 0 ||
 	    (r = lib_arg_str(rq, "activate", false, &cr->activate)) < 0)
 		return r;
 	if (cr->activate && (r = lib_mode_check(rq, "activate", cr->activate)) < 0)

@@ -134,6 +134,14 @@ int lib_check_new_name(struct req *rq, const char *prefix, const char *name)
 	return r < 0 ? FAIL(rq, -r, "%s%s", prefix, msg) : 0;
 }
 
+int lib_check_shelf_books(struct req *rq, int64_t books)
+{
+	char msg[200];
+	int r = lfs_rule_shelf_books((uint64_t)books, msg, sizeof(msg));
+
+	return r < 0 ? FAIL(rq, -r, "%s", msg) : 0;
+}
+
 /*
  * The name of an existing shelf (get, destroy, rename's old name, activate,
  * attributes ...). A catalogue may hold shelves named under the librarian's

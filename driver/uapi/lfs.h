@@ -32,6 +32,7 @@
  * Shelf names are 1 to 64 characters of A-Z a-z 0-9 . _ - and do not start with . or -.
  * IG numbers are 0 to 65535.
  * The book size is a power of two from 2 MiB to 1 TiB.
+ * A shelf holds at most 1048576 books.
  * Userspace applies the same rules before anything is sent (common/lfs_rules.h).
  *
  * Family
