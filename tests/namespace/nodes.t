@@ -180,6 +180,7 @@ t_is "$out" $'Disk quota exceeded\n0' "node1: truncate of q to 4 books over a 3-
 t_is "$(em_admin shelf.get '{"name":"q","limit":0}' | jq .books)" 0 "  the librarian's q has no books"
 t_like "$(n1 'grep quota /tmp/agent.log | tail -n 1')" "node 'node1' would go over its quota" \
 	"  node1's agent logged the librarian's reason"
+t_diag "node1's agent on its old sessions: $(n1 'grep -c "session was closed" /tmp/agent.log; grep "session was closed" /tmp/agent.log | tail -n 4')"
 
 n1 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
 t_ok $? "node1: umount"
