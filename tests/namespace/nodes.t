@@ -163,18 +163,31 @@ shm_both 2 1
 # sessions die with it and each worker's next request must reconnect.
 out=$(n1 'printf private >/tmp/lfs/acl && cat /tmp/lfs/acl')
 t_is "$out" private "node1: writes /tmp/lfs/acl (its own shelf)"
+n2 'touch /tmp/lfs/mvme' >/dev/null
+# node2 drops the FIN and RST of the librarian's end while it restarts, as
+# when the librarian's host reboots: its agent's sessions look open until used
+n2 "nft add table inet lfsfin && nft add chain inet lfsfin in '{ type filter hook input priority 0; }' &&
+nft add rule inet lfsfin in ip saddr 10.0.2.100 tcp sport $EM_PORT 'tcp flags & (fin | rst) != 0' drop" >/dev/null
+t_ok $? "node2: drops FIN and RST from the librarian (nft)"
 em_librarian_stop
 sed -i 's/^\tshare = "rw";$/\tshare = "ro";\n\tnode_quota = { books = 3; };/' "$EM_DIR/librarian.conf"
 t_is "$(grep -c 'share = "ro";\|node_quota = { books = 3; };' "$EM_DIR/librarian.conf")" 2 \
 	"librarian.conf: share = ro, node_quota books = 3"
 em_librarian_start
 t_ok $? "the librarian restarted with them"
+n2 'nft delete table inet lfsfin' >/dev/null
+t_ok $? "node2: takes FIN and RST again"
 out=$(n2 'cat /tmp/lfs/acl; echo; echo more 2>&1 >>/tmp/lfs/acl | sed "s/.*: //"; cat /tmp/lfs/acl')
 t_is "$out" $'private\nPermission denied\nprivate' \
 	"node2: reads node1's acl; a write is EACCES (Permission denied) and changes nothing" ||
 	t_diag "node2's agent: $(n2 'tail -n 20 /tmp/agent.log')"
-t_diag "node2's agent on its old sessions: $(n2 'grep -c "session was closed" /tmp/agent.log')"
 t_is "$(activations acl)" "[]" "  no activation of acl left"
+t_is "$(n2 'mv /tmp/lfs/mvme /tmp/lfs/mvd 2>&1; ls /tmp/lfs | grep mv')" mvd \
+	"node2: mv after the restart works (a rename is never sent twice: the session is pinged first)"
+r=$(n2 'grep "session was closed" /tmp/agent.log')
+t_like "$r" 'session was closed' "  node2's agent found its old sessions closed and used new ones" ||
+	t_diag "node2's agent: $(n2 'tail -n 20 /tmp/agent.log')"
+t_diag "$r"
 out=$(n1 'touch /tmp/lfs/q && truncate -s 64M /tmp/lfs/q 2>&1 | sed "s/.*: //"; stat -c %s /tmp/lfs/q')
 t_is "$out" $'Disk quota exceeded\n0' "node1: truncate of q to 4 books over a 3-book quota is EDQUOT; q stays empty"
 t_is "$(em_admin shelf.get '{"name":"q","limit":0}' | jq .books)" 0 "  the librarian's q has no books"
