@@ -15,6 +15,9 @@ t_run "insmod lfs.ko" insmod "$LFS_KO"
 # count WHAT OUTPUT: the number of reads sysrace reports for WHAT
 count() { sed -n "s/.* \([0-9]*\) $1[;,].*/\1/p" <<<"$2"; }
 
+# The reads must reach the window in some round for the test to have tested
+# anything; one round may miss it on a loaded host, so the rounds are counted.
+hit=0
 for i in 1 2 3; do
 	lfsctl attach /dev/pmem1 --ig 1 --book-size 16M >/dev/null &&
 		lfsctl create race 1:0-3 >/dev/null
@@ -23,11 +26,13 @@ for i in 1 2 3; do
 	rc=$?
 	t_is "$rc" 0 "round $i: remove, then detach at once: the book list reads whole or empty (${out%%$'\n'*})" ||
 		t_diag "$out"
-	t_ok "$([ "$(count after "$out")" -gt 0 ]; echo $?)" \
-		"round $i: some reads came after the detach and before the disk was deleted"
+	[ "$(count after "$out")" -gt 0 ] && hit=$((hit + 1))
 	t_is "$(lfsctl fabric --json):$(lfsctl list --json)" "[]:[]" "round $i: nothing left"
 done
+t_ok "$([ "$hit" -gt 0 ]; echo $?)" \
+	"reads came after the detach and before the disk was deleted in $hit of 3 rounds"
 
+hit=0
 for i in 1 2; do
 	grep -qw ^lfs /proc/modules || insmod "$LFS_KO"
 	lfsctl attach /dev/pmem1 --ig 1 --book-size 16M >/dev/null &&
@@ -37,9 +42,9 @@ for i in 1 2; do
 	rc=$?
 	t_is "$rc" 0 "unload round $i: remove, then rmmod at once: the book list reads whole or empty (${out%%$'\n'*})" ||
 		t_diag "$out"
-	t_ok "$([ "$(count during "$out")" -gt 0 ]; echo $?)" \
-		"unload round $i: some reads came while the module was being unloaded"
+	[ "$(count during "$out")" -gt 0 ] && hit=$((hit + 1))
 	t_is "$(grep -cw ^lfs /proc/modules)" 0 "unload round $i: the module is gone"
 	t_is "$(ls /sys/block | grep -c '^lfs')" 0 "unload round $i: and so is the disk"
 done
+t_ok "$([ "$hit" -gt 0 ]; echo $?)" "reads came while the module was being unloaded in $hit of 2 rounds"
 t_done
