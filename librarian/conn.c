@@ -66,7 +66,7 @@ void lib_list_append(struct conn_list *l, struct conn *c)
 }
 
 /* The connection off the round's lists: its descriptor may be reused at once. */
-static void unlist(struct srv *s, struct conn *c)
+void lib_conn_unlist(struct srv *s, struct conn *c)
 {
 	for (int i = 0; c->queued && i < s->nwork; i++)
 		if (s->work[i] == c->fd)
@@ -74,6 +74,7 @@ static void unlist(struct srv *s, struct conn *c)
 	for (int i = 0; c->dirty && i < s->ndirty; i++)
 		if (s->dirty[i] == c->fd)
 			s->dirty[i] = -1;
+	c->queued = c->dirty = false;
 }
 
 void lib_conn_close(struct srv *s, struct conn *c, const char *why)
@@ -84,7 +85,7 @@ void lib_conn_close(struct srv *s, struct conn *c, const char *why)
 		lib_log("%s (%s): closed: %s", c->peer,
 			c->who.name[0] ? lib_shown(c->who.name, b, sizeof(b)) : "-", why);
 	epoll_ctl(s->ep, EPOLL_CTL_DEL, c->fd, NULL);
-	unlist(s, c);
+	lib_conn_unlist(s, c);
 	if (c->is_unix && c->listed) {
 		lib_list_remove(&s->admin, c);
 		s->core.nadmin--;
@@ -173,18 +174,9 @@ static char *reply_text(json_t *reply, size_t *len)
 	return txt;
 }
 
-/* Queue a reply (consumed); in an open round its id is kept for lib_conn_batch_failed. */
-static int queue_reply(struct srv *s, struct conn *c, json_t *reply)
+/* Frame a reply's text into out (freed). */
+static int queue_text(struct conn *c, char *txt, size_t len)
 {
-	size_t len;
-	char *txt = reply_text(reply, &len);
-
-	if (txt && s->core.batch_open) {
-		if (!c->batch_ids && (c->batch_ids = json_array()))
-			c->batch_start = c->outlen;
-		json_array_append(c->batch_ids, json_object_get(reply, "id") ?: json_null());
-	}
-	json_decref(reply);
 	if (!txt || out_room(c, len) < 0) {
 		free(txt);
 		return -ENOMEM;
@@ -197,6 +189,21 @@ static int queue_reply(struct srv *s, struct conn *c, json_t *reply)
 	c->outlen += len;
 	free(txt);
 	return 0;
+}
+
+/* Queue a reply (consumed); in an open round its id is kept for lib_conn_batch_failed. */
+static int queue_reply(struct srv *s, struct conn *c, json_t *reply)
+{
+	size_t len;
+	char *txt = reply_text(reply, &len);
+
+	if (txt && s->core.batch_open) {
+		if (!c->batch_ids && (c->batch_ids = json_array()))
+			c->batch_start = c->outlen;
+		json_array_append(c->batch_ids, json_object_get(reply, "id") ?: json_null());
+	}
+	json_decref(reply);
+	return queue_text(c, txt, len);
 }
 
 static void queue_error(struct srv *s, struct conn *c, json_t *id, int err, const char *fmt, ...)
@@ -262,6 +269,11 @@ static bool has_frame(struct srv *s, struct conn *c)
 	return len == 0 || len > s->core.cfg->max_message || c->inlen - 4 >= len;
 }
 
+bool lib_conn_has_frame(struct srv *s, struct conn *c)
+{
+	return has_frame(s, c);
+}
+
 bool lib_conn_can_work(struct srv *s, struct conn *c)
 {
 	return c->state == C_OPEN && has_frame(s, c) && c->outlen - c->outoff < LIB_OUT_HIGH;
@@ -294,7 +306,7 @@ static size_t in_room(struct srv *s, struct conn *c)
 }
 
 /* 1 = got data, 0 = would block or no room, -1 = EOF or error */
-static int conn_read(struct srv *s, struct conn *c)
+int lib_conn_read(struct srv *s, struct conn *c)
 {
 	size_t room = in_room(s, c), got = 0;
 	ssize_t n;
@@ -323,7 +335,7 @@ static int conn_read(struct srv *s, struct conn *c)
 int lib_conn_pull(struct srv *s, struct conn *c)
 {
 	for (int i = 0; i < 16 && !c->eof && c->state == C_OPEN; i++) {
-		int r = conn_read(s, c);
+		int r = lib_conn_read(s, c);
 
 		if (r == 0)
 			break;
@@ -381,6 +393,21 @@ static void log_request(struct srv *s, struct conn *c, const char *txt, uint32_t
 	free(shown);
 }
 
+/* The first frame (of len bytes) is done: drop it from the input. */
+static void consume(struct conn *c, uint32_t len)
+{
+	c->inlen -= 4 + len;
+	memmove(c->in, c->in + 4 + len, c->inlen);
+	if (c->incap > LIB_IN_LOW && c->inlen < LIB_IN_MIN) {
+		uint8_t *n = realloc(c->in, LIB_IN_MIN); /* a large frame is done: give it back */
+
+		if (n) {
+			c->in = n;
+			c->incap = LIB_IN_MIN;
+		}
+	}
+}
+
 /* Answer the first frame of the input buffer. */
 void lib_conn_process_one(struct srv *s, struct conn *c)
 {
@@ -410,18 +437,34 @@ void lib_conn_process_one(struct srv *s, struct conn *c)
 		if (!reply || queue_reply(s, c, reply) < 0)
 			c->state = C_CLOSING;
 	}
-	c->inlen -= 4 + len;
-	memmove(c->in, c->in + 4 + len, c->inlen);
-	if (c->incap > LIB_IN_LOW && c->inlen < LIB_IN_MIN) {
-		uint8_t *n = realloc(c->in, LIB_IN_MIN); /* a large frame is done: give it back */
-
-		if (n) {
-			c->in = n;
-			c->incap = LIB_IN_MIN;
-		}
-	}
+	consume(c, len);
 	if (c->eof && !has_frame(s, c))
 		lib_conn_pull(s, c);
+}
+
+/*
+ * On the lease thread (beat.c): answer the first frame, a heartbeat, from
+ * ro. -1 if the reply cannot be queued (the loop then closes the connection).
+ */
+int lib_conn_beat_one(struct srv *s, struct conn *c, struct lib_store *ro)
+{
+	struct lib_frame f = c->head;
+	uint32_t len = frame_len(c->in);
+	size_t tlen = 0;
+	json_t *reply;
+	char *txt;
+
+	memset(&c->head, 0, sizeof(c->head));
+	f.buf = (const char *)c->in + 4;
+	f.len = len;
+	f.read_at = c->read_at;
+	reply = lib_handle_beat(&s->core, ro, &c->who, &c->authed, &f);
+	if (s->verbose)
+		log_request(s, c, f.buf, len, reply);
+	consume(c, len);
+	txt = reply ? reply_text(reply, &tlen) : NULL;
+	json_decref(reply);
+	return queue_text(c, txt, tlen);
 }
 
 /*
@@ -429,7 +472,7 @@ void lib_conn_process_one(struct srv *s, struct conn *c)
  * sent: one connection's large replies do not hold up the loop), -1 = the
  * connection is dead
  */
-static int conn_flush(struct conn *c)
+int lib_conn_flush(struct conn *c)
 {
 	size_t sent = 0;
 
@@ -480,7 +523,7 @@ void lib_conn_output(struct srv *s, struct conn *c)
 	c->dirty = false;
 	if (c->state == C_HANDSHAKE)
 		return;
-	r = conn_flush(c);
+	r = lib_conn_flush(c);
 	if (r < 0) {
 		lib_conn_close(s, c, "send failed");
 		return;

@@ -90,7 +90,9 @@ int lib_batch_commit(struct lib_server *srv)
 	}
 	if (!srv->batch_failed)
 		return 0;
+	pthread_mutex_lock(&srv->lease_mu);
 	lib_store_node_load(s);
+	pthread_mutex_unlock(&srv->lease_mu);
 	srv->nfencing = 0;
 	for (int i = 0; i < srv->cfg->nnodes; i++)
 		srv->nfencing += s->node_state[i] == NODE_FENCING;
@@ -179,8 +181,8 @@ static void heard(struct req *rq, json_t *req)
 {
 	int k = rq->who->node;
 
-	if (k >= 0 && rq->s->node_state[k] == NODE_ONLINE && !is_probe(req))
-		lib_node_heard(rq->srv, k, rq->read_at);
+	if (k >= 0 && !is_probe(req))
+		lib_node_heard_online(rq->srv, k, rq->read_at);
 }
 
 /*
@@ -219,7 +221,7 @@ static int run_in_savepoint(struct req *rq, const struct lib_op *op)
 	if (rq->pending_node >= 0) {
 		srv->nfencing += (rq->pending_state == NODE_FENCING) -
 				 (rq->s->node_state[rq->pending_node] == NODE_FENCING);
-		rq->s->node_state[rq->pending_node] = rq->pending_state;
+		lib_node_set_state(srv, rq->pending_node, rq->pending_state);
 	}
 	return 0;
 }
@@ -274,6 +276,24 @@ bool lib_is_heartbeat(const struct lib_frame *f)
 	       !strcmp(json_string_value(json_object_get(f->req, "op")) ?: "", "heartbeat");
 }
 
+/* The reply to req (consumed) from the outcome r of rq. */
+static json_t *finish(struct req *rq, json_t *req, int r)
+{
+	json_t *id = json_object_get(req, "id"), *reply;
+
+	if (r < 0) {
+		int err = rq->err.err ? rq->err.err : -r;
+
+		reply = reply_error(id, err, rq->err.msg[0] ? rq->err.msg : strerror(err));
+		json_decref(rq->result);
+	} else {
+		reply = json_pack("{s:i,s:O,s:b,s:o}", "v", LFS_PROTOCOL_VERSION, "id",
+				  id ? id : json_null(), "ok", 1, "result", rq->result);
+	}
+	json_decref(req);
+	return reply;
+}
+
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
 			   struct lib_frame *f)
 {
@@ -284,8 +304,7 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 			  .authed = authed,
 			  .read_at = f->read_at,
 			  .pending_node = -1 };
-	json_t *req, *id, *reply;
-	int r;
+	json_t *req, *reply;
 
 	srv->requests++;
 	lib_parse_frame(f);
@@ -294,17 +313,47 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 	f->req = f->reply = NULL;
 	if (!req)
 		return reply;
-	id = json_object_get(req, "id");
-	r = handle(&rq, req);
-	if (r < 0) {
-		int err = rq.err.err ? rq.err.err : -r;
+	return finish(&rq, req, handle(&rq, req));
+}
 
-		reply = reply_error(id, err, rq.err.msg[0] ? rq.err.msg : strerror(err));
-		json_decref(rq.result);
-	} else {
-		reply = json_pack("{s:i,s:O,s:b,s:o}", "v", LFS_PROTOCOL_VERSION, "id",
-				  id ? id : json_null(), "ok", 1, "result", rq.result);
-	}
-	json_decref(req);
-	return reply;
+/*
+ * On the lease thread: the node states copied, the node heard (if online
+ * under the lock), the heartbeat's reads in one read transaction of ro.
+ * Nothing here writes, so no savepoint and no round.
+ */
+json_t *lib_handle_beat(struct lib_server *srv, struct lib_store *ro, struct lib_identity *who,
+			bool *authed, struct lib_frame *f)
+{
+	struct req rq = { .srv = srv,
+			  .s = ro,
+			  .c = srv->cfg,
+			  .who = who,
+			  .authed = authed,
+			  .read_at = f->read_at,
+			  .pending_node = -1 };
+	const struct lib_op *op = NULL;
+	json_t *req, *reply;
+	int r;
+
+	__atomic_fetch_add(&srv->beats, 1, __ATOMIC_RELAXED);
+	lib_parse_frame(f);
+	req = f->req;
+	reply = f->reply;
+	f->req = f->reply = NULL;
+	if (!req)
+		return reply;
+	lib_node_states_copy(srv, ro->node_state);
+	if ((r = envelope(&rq, req, &op)) < 0 || (r = authorise(&rq, op)) < 0)
+		return finish(&rq, req, r);
+	if (op->fn != lib_op_heartbeat) /* the thread hands over nothing else */
+		return finish(&rq, req, FAIL(&rq, EINVAL, "not a heartbeat"));
+	rq.args = req;
+	heard(&rq, req);
+	if ((r = lib_args_check(&rq, op->args)) < 0)
+		return finish(&rq, req, r);
+	if (lib_store_begin_read(ro) < 0)
+		return finish(&rq, req, lib_sql_fail(ro, &rq.err));
+	r = op->fn(&rq);
+	lib_store_commit(ro);
+	return finish(&rq, req, r);
 }

@@ -17,9 +17,19 @@
  * and requests of a node that is offline or fencing do not count. At start
  * every node counts as heard. A node is live until last heard + lease_time +
  * fence_grace: by then its kernel has fenced every shelf it held.
+ *
+ * Two threads hear nodes: the event loop and the lease thread (beat.c).
+ * srv->lease_mu covers what they share: the clock's fields, heard[], and
+ * the writes of node_state[] (the loop's own reads need no lock, it is the
+ * only writer). On any thread but the loop's, lib_svc_now() reads the
+ * clock without ticking it (lib_svc_peek): only the loop's ticks detect the
+ * loop's stalls, and a peek during one counts a node heard later, never
+ * earlier, than it was.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ops.h"
@@ -37,20 +47,39 @@ int64_t lib_mono_ms(void)
 
 int64_t lib_svc_now(struct lib_server *srv)
 {
-	int64_t now = lib_mono_ms(), gap = now - srv->svc_last;
+	int64_t now, gap, t;
 
+	if (!pthread_equal(pthread_self(), srv->loop_thread))
+		return lib_svc_peek(srv);
+	pthread_mutex_lock(&srv->lease_mu);
+	now = lib_mono_ms();
+	gap = now - srv->svc_last;
 	if (gap > STALL_MS) {
 		srv->svc_stalled += gap;
 		lib_log("the event loop did not run for %lld.%03lld s (stopped or starved): not counted against any node's lease",
 			(long long)gap / 1000, (long long)gap % 1000);
 	}
 	srv->svc_last = now;
-	return now - srv->svc_origin - srv->svc_stalled;
+	t = now - srv->svc_origin - srv->svc_stalled;
+	pthread_mutex_unlock(&srv->lease_mu);
+	return t;
+}
+
+int64_t lib_svc_peek(struct lib_server *srv)
+{
+	int64_t t;
+
+	pthread_mutex_lock(&srv->lease_mu);
+	t = lib_mono_ms() - srv->svc_origin - srv->svc_stalled;
+	pthread_mutex_unlock(&srv->lease_mu);
+	return t;
 }
 
 /* The clock starts at 0 and every node counts as heard then. */
 int lib_lease_start(struct lib_server *srv)
 {
+	pthread_mutex_init(&srv->lease_mu, NULL);
+	srv->loop_thread = pthread_self();
 	srv->svc_origin = srv->svc_last = lib_mono_ms();
 	srv->svc_stalled = 0;
 	srv->heard = calloc(srv->cfg->nnodes + 1, sizeof(*srv->heard));
@@ -70,18 +99,62 @@ void lib_lease_free(struct lib_server *srv)
 
 void lib_node_heard(struct lib_server *srv, int node, int64_t at)
 {
+	pthread_mutex_lock(&srv->lease_mu);
 	if (node >= 0 && node < srv->cfg->nnodes && at > srv->heard[node])
 		srv->heard[node] = at;
+	pthread_mutex_unlock(&srv->lease_mu);
+}
+
+/* Heard, if it is online now (checked under the lock the state changes under). */
+void lib_node_heard_online(struct lib_server *srv, int node, int64_t at)
+{
+	pthread_mutex_lock(&srv->lease_mu);
+	if (node >= 0 && node < srv->cfg->nnodes && at > srv->heard[node] &&
+	    srv->store->node_state[node] == NODE_ONLINE)
+		srv->heard[node] = at;
+	pthread_mutex_unlock(&srv->lease_mu);
+}
+
+int64_t lib_node_heard_at(struct lib_server *srv, int node)
+{
+	int64_t at;
+
+	pthread_mutex_lock(&srv->lease_mu);
+	at = srv->heard[node];
+	pthread_mutex_unlock(&srv->lease_mu);
+	return at;
+}
+
+/* The loop changes a node's state (the lease thread copies the states). */
+void lib_node_set_state(struct lib_server *srv, int node, enum lib_node_state state)
+{
+	pthread_mutex_lock(&srv->lease_mu);
+	srv->store->node_state[node] = state;
+	pthread_mutex_unlock(&srv->lease_mu);
+}
+
+/* A copy of every node's state, for the lease thread's requests. */
+void lib_node_states_copy(struct lib_server *srv, char *to)
+{
+	pthread_mutex_lock(&srv->lease_mu);
+	memcpy(to, srv->store->node_state, srv->cfg->nnodes);
+	pthread_mutex_unlock(&srv->lease_mu);
 }
 
 int64_t lib_node_live_ms(struct lib_server *srv, int node)
 {
 	const struct lib_config *c = srv->cfg;
+	int64_t now, heard;
+	bool offline;
 
-	if (node < 0 || node >= c->nnodes || srv->store->node_state[node] == NODE_OFFLINE)
+	if (node < 0 || node >= c->nnodes)
 		return 0;
-	return srv->heard[node] + ((int64_t)c->lease_time + c->fence_grace) * 1000 -
-	       lib_svc_now(srv);
+	now = lib_svc_now(srv);
+	pthread_mutex_lock(&srv->lease_mu);
+	offline = srv->store->node_state[node] == NODE_OFFLINE;
+	heard = srv->heard[node];
+	pthread_mutex_unlock(&srv->lease_mu);
+	return offline ? 0 : heard + ((int64_t)c->lease_time + c->fence_grace) * 1000 - now;
 }
 
 /*
@@ -103,7 +176,7 @@ int lib_fence_settle(struct req *rq)
 		    (r = lib_store_node_put_state(rq->s, c->nodes[k].name, NODE_OFFLINE,
 						  &rq->err)) < 0)
 			return r;
-		rq->s->node_state[k] = NODE_OFFLINE;
+		lib_node_set_state(srv, k, NODE_OFFLINE);
 		srv->nfencing--;
 		lib_log("node '%s' is offline: its lease ended, its activations are released",
 			c->nodes[k].name);
@@ -138,7 +211,7 @@ int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, 
 		rq, EBUSY,
 		"cannot %s shelf '%s': it is active on node '%s' (%s), which is live (last heard %s s ago; lease_time %d s + fence_grace %d s): %s s left%s",
 		what, shelf, holder, mode,
-		lib_secs(lib_svc_now(rq->srv) - rq->srv->heard[k], ago, sizeof(ago)),
+		lib_secs(lib_svc_now(rq->srv) - lib_node_heard_at(rq->srv, k), ago, sizeof(ago)),
 		rq->c->lease_time, rq->c->fence_grace, lib_secs(left, l, sizeof(l)),
 		rq->s->node_state[k] == NODE_FENCING ? " (the node is being taken offline)" : "");
 }

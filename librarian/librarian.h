@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <jansson.h>
+#include <pthread.h>
 
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
@@ -189,6 +190,10 @@ struct lib_server {
 	int64_t svc_stalled; /* ms in which the event loop did not run: not counted */
 	int64_t svc_last; /* monotonic ms of the last tick */
 	int64_t *heard; /* per node: service ms of the last request read from it */
+	pthread_mutex_t lease_mu; /* the clock, heard[], node_state[] writes (lease.c) */
+	pthread_t loop_thread; /* the event loop's: only it ticks the clock */
+	uint64_t beats; /* heartbeats the lease thread answered (atomic) */
+	int beat_conns; /* connections it serves now (atomic) */
 	int nfencing; /* nodes in NODE_FENCING */
 	int64_t started; /* monotonic seconds */
 	uint64_t requests;
@@ -216,6 +221,12 @@ struct lib_frame {
 
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,
 			   struct lib_frame *f);
+/*
+ * A heartbeat answered by the lease thread (beat.c) from ro, a read-only
+ * connection to the catalogue: its last commit.
+ */
+json_t *lib_handle_beat(struct lib_server *srv, struct lib_store *ro, struct lib_identity *who,
+			bool *authed, struct lib_frame *f);
 /* Parse the frame's text into f->req, or f->reply with the error to send. */
 void lib_parse_frame(struct lib_frame *f);
 /* A parsed request that is a heartbeat (processed before the others of a round). */
@@ -228,6 +239,12 @@ int64_t lib_svc_now(struct lib_server *srv);
 int lib_lease_start(struct lib_server *srv);
 void lib_lease_free(struct lib_server *srv);
 void lib_node_heard(struct lib_server *srv, int node, int64_t at);
+void lib_node_heard_online(struct lib_server *srv, int node, int64_t at);
+int64_t lib_node_heard_at(struct lib_server *srv, int node);
+void lib_node_set_state(struct lib_server *srv, int node, enum lib_node_state state);
+void lib_node_states_copy(struct lib_server *srv, char *to);
+/* The service clock without a tick (any thread). */
+int64_t lib_svc_peek(struct lib_server *srv);
 /* Milliseconds the node stays live (last heard + lease_time + fence_grace); <= 0: not live. */
 int64_t lib_node_live_ms(struct lib_server *srv, int node);
 

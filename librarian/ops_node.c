@@ -166,6 +166,11 @@ int lib_op_stats(struct req *rq)
 		rq->srv->nconns - rq->srv->nunauth - rq->srv->nadmin, "requests",
 		(json_int_t)rq->srv->requests, "uptime",
 		(json_int_t)(lib_now_mono() - rq->srv->started), "db", db_counters(rq->s));
+	json_object_set_new(
+		rq->result, "lease_thread",
+		json_pack("{s:I,s:i}", "heartbeats",
+			  (json_int_t)__atomic_load_n(&rq->srv->beats, __ATOMIC_RELAXED),
+			  "connections", __atomic_load_n(&rq->srv->beat_conns, __ATOMIC_RELAXED)));
 	json_object_set_new(rq->result, "loop",
 			    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "rounds_under_1ms",
 				      (json_int_t)rq->srv->rounds[0], "rounds_under_10ms",

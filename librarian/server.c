@@ -8,7 +8,9 @@
  * Heartbeats go first and alone: they change nothing, so their replies
  * describe the last commit and leave at once, and a node's renewal never
  * waits behind another connection's pipelined requests for more than the
- * one request being answered. The work pass ends early when new input waits
+ * one request being answered. A connection that carries only heartbeats is
+ * then handed to the lease thread (beat.c), which answers them beside the
+ * loop's work, without that wait. The work pass ends early when new input waits
  * (after ROUND_MIN_US) and always after ROUND_BUDGET_US. Requests on one
  * connection are answered in order; a slow or stalled client holds nothing
  * but its own buffers (bounded), so no request waits behind it.
@@ -37,9 +39,11 @@ void lib_log(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
+	flockfile(stderr); /* one line, also from the lease thread */
 	fputs("librarian: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 	va_end(ap);
 }
 
@@ -137,9 +141,12 @@ static void heartbeat_pass(struct srv *s)
 	if (!n)
 		return;
 	failed = !commit(s);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (s->conns[hb[i]])
 			release(s, s->conns[hb[i]], failed);
+		if (s->conns[hb[i]]) /* still open: the lease thread may take it on */
+			lib_beat_offer(s, s->conns[hb[i]]);
+	}
 	memset(&s->core.batch_err, 0, sizeof(s->core.batch_err));
 }
 
@@ -213,12 +220,16 @@ static bool serve_event(struct srv *s, const struct epoll_event *ev)
 		}
 		return false;
 	}
+	if (fd == LIB_BEAT_EVENT) {
+		lib_beat_returns(s);
+		return false;
+	}
 	if (fd <= -2) {
 		lib_accept(s, &s->ls[-2 - fd]);
 		return false;
 	}
 	c = s->conns[fd];
-	if (!c)
+	if (!c || c->beat)
 		return false;
 	if (ev->events & (EPOLLERR | EPOLLHUP) && !(ev->events & EPOLLIN)) {
 		lib_conn_close(s, c, "hangup");
@@ -275,7 +286,7 @@ static void sweep_timeouts(struct srv *s)
 	for (int fd = 0; fd <= s->maxfd; fd++) {
 		struct conn *c = s->conns[fd];
 
-		if (!c)
+		if (!c || c->beat) /* the lease thread sweeps its own */
 			continue;
 		if (c->state == C_HANDSHAKE &&
 		    now - c->last_active > (int64_t)cfg->handshake_timeout * 1000)
@@ -343,6 +354,7 @@ static void serve_announce(struct srv *s, int ntls)
 
 static void serve_cleanup(struct srv *s)
 {
+	lib_beat_stop(s);
 	for (int fd = 0; s->conns && fd <= s->maxfd; fd++)
 		if (s->conns[fd])
 			lib_conn_close(s, s->conns[fd], NULL);
@@ -375,6 +387,7 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
 		r = 1;
 		goto out;
 	}
+	lib_beat_start(&s); /* without it, the loop answers every heartbeat */
 	ntls = lib_listen_all(&s);
 	r = ntls < 0;
 	if (r)

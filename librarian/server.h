@@ -43,6 +43,7 @@ struct conn {
 	json_t *batch_ids; /* the ids of the open round's requests */
 	struct conn *lru_prev, *lru_next; /* on the unauthenticated or the admin list */
 	bool listed; /* on one of them */
+	bool beat; /* the lease thread serves it (beat.c): the loop leaves it alone */
 };
 
 /* Least recently active first. */
@@ -76,7 +77,11 @@ struct srv {
 	int *hb; /* fds whose heartbeats this round answered */
 	struct conn_list unauth, admin;
 	int nauthed; /* authenticated TCP connections */
+	struct lib_beat *beat; /* the lease thread, or NULL */
 };
+
+/* data.fd of the lease thread's eventfd in the loop's epoll (listeners: -2 - index) */
+#define LIB_BEAT_EVENT (-2 - LIB_MAX_LISTEN)
 
 void lib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose);
@@ -99,6 +104,22 @@ void lib_conn_batch_done(struct conn *c);
 void lib_work_add(struct srv *s, struct conn *c);
 void lib_list_remove(struct conn_list *l, struct conn *c);
 void lib_list_append(struct conn_list *l, struct conn *c);
+
+void lib_conn_unlist(struct srv *s, struct conn *c);
+bool lib_conn_has_frame(struct srv *s, struct conn *c);
+/* 1 = got data, 0 = would block or no room, -1 = EOF or error */
+int lib_conn_read(struct srv *s, struct conn *c);
+/* 1 = all sent, 0 = would block or this round's share sent, -1 = dead */
+int lib_conn_flush(struct conn *c);
+int lib_conn_beat_one(struct srv *s, struct conn *c, struct lib_store *ro);
+
+/* beat.c: the lease thread */
+int lib_beat_start(struct srv *s);
+void lib_beat_stop(struct srv *s);
+/* After the loop answered a heartbeat: hand c to the thread if it has nothing else. */
+void lib_beat_offer(struct srv *s, struct conn *c);
+/* The connections the thread gave back (its eventfd was readable). */
+void lib_beat_returns(struct srv *s);
 
 /* listen.c */
 int lib_listen_all(struct srv *s);

@@ -247,6 +247,12 @@ int lib_store_begin(struct lib_store *s)
 	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* A read transaction: one snapshot of the last commit (WAL), blocking no writer. */
+int lib_store_begin_read(struct lib_store *s)
+{
+	return sqlite3_exec(s->db, "BEGIN DEFERRED", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
 int lib_store_commit(struct lib_store *s)
 {
 	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
@@ -421,6 +427,36 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 fail:
 	lib_store_close(s);
 	return r;
+}
+
+/*
+ * A second connection to the catalogue that only reads (PRAGMA query_only),
+ * for the lease thread: WAL lets it read the last commit while the event
+ * loop writes. Its node_state[] is the thread's own copy.
+ */
+int lib_store_open_reader(struct lib_store *main, struct lib_store **out, struct lib_err *e)
+{
+	const char *path = sqlite3_db_filename(main->db, "main");
+	struct lib_store *s;
+
+	if (!path || !*path)
+		return lib_fail(e, EOPNOTSUPP, "the catalogue is not a file");
+	s = store_alloc(main->cfg);
+	if (!s)
+		return lib_fail(e, ENOMEM, "out of memory");
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+			    lib_wal_vfs()) != SQLITE_OK ||
+	    sqlite3_exec(s->db, "PRAGMA query_only = 1; PRAGMA cache_size = -8192", NULL, NULL,
+			 NULL) != SQLITE_OK) {
+		lib_fail(e, EIO, "%s: cannot open a reading connection: %s", path,
+			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		lib_store_close(s);
+		return -EIO;
+	}
+	sqlite3_extended_result_codes(s->db, 0);
+	sqlite3_busy_timeout(s->db, 1000);
+	*out = s;
+	return 0;
 }
 
 void lib_store_close(struct lib_store *s)

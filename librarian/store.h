@@ -72,7 +72,9 @@ typedef int lib_count_fn(void *arg, int64_t key, int64_t n);
 int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		   struct lib_store **out, struct lib_err *e);
 void lib_store_close(struct lib_store *s);
+int lib_store_open_reader(struct lib_store *main, struct lib_store **out, struct lib_err *e);
 int lib_store_begin(struct lib_store *s);
+int lib_store_begin_read(struct lib_store *s);
 int lib_store_commit(struct lib_store *s);
 void lib_store_rollback(struct lib_store *s);
 bool lib_store_in_transaction(struct lib_store *s);

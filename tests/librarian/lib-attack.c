@@ -14,6 +14,9 @@
  *   lib-attack ADDR heartbeat NODE KEY SECONDS INTERVAL_MS
  *	as NODE, a heartbeat every INTERVAL_MS for SECONDS over one session;
  *	print "n N p50 P p99 P max M" (round trips in ms); exit 1 if one failed
+ *   lib-attack ADDR calls NODE KEY
+ *	as NODE, over one session, for each line "OP [JSON-ARGS]" of stdin send
+ *	that request, wait for its reply and print "ok RESULT" or "error CODE"
  * NODE and KEY are ignored on unix: addresses.
  */
 #include <errno.h>
@@ -275,6 +278,52 @@ static int heartbeat(const char *addr, const char *node, const char *key, int se
 	return failed || !n;
 }
 
+/* One request of a line "OP [JSON-ARGS]"; its outcome printed. */
+static void call_line(struct lfs_lib *l, char *line)
+{
+	char *sp = strchr(line, ' ');
+	json_t *args = NULL, *res = NULL;
+	char *txt;
+	int r;
+
+	line[strcspn(line, "\n")] = 0;
+	if (sp) {
+		*sp = 0;
+		args = json_loads(sp + 1, 0, NULL);
+	}
+	r = lfs_lib_call(l, line, args, &res);
+	if (r < 0) {
+		printf("error %s\n", lfs_errno_name(-r));
+	} else {
+		txt = json_dumps(res, JSON_COMPACT | JSON_ENCODE_ANY);
+		printf("ok %s\n", txt ? txt : "null");
+		free(txt);
+	}
+	fflush(stdout);
+	json_decref(args);
+	json_decref(res);
+}
+
+/* Requests one at a time as stdin says, on one session (a coprocess's). */
+static int calls(const char *addr, const char *node, const char *key)
+{
+	struct lfs_lib_opts o = { .addr = addr,
+				  .node = strncmp(addr, "unix:", 5) ? node : NULL,
+				  .key_file = key,
+				  .reply_timeout_ms = 60000 };
+	struct lfs_lib *l;
+	char *err = NULL, line[4096];
+
+	if (lfs_lib_connect(&o, &l, &err) < 0) {
+		fprintf(stderr, "lib-attack: %s\n", err);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), stdin))
+		call_line(l, line);
+	lfs_lib_close(l);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -288,8 +337,11 @@ int main(int argc, char **argv)
 					"{\"v\":1,\"id\":1,\"op\":\"shelf.list\",\"limit\":100}");
 	if (argc >= 7 && !strcmp(argv[2], "heartbeat"))
 		return heartbeat(argv[1], argv[3], argv[4], atoi(argv[5]), atoi(argv[6]));
+	if (argc >= 5 && !strcmp(argv[2], "calls"))
+		return calls(argv[1], argv[3], argv[4]);
 	fprintf(stderr, "usage: lib-attack ADDR idle|halfopen N SECONDS\n"
 			"       lib-attack ADDR flood NODE KEY SECONDS DEPTH [REQUEST]\n"
-			"       lib-attack ADDR heartbeat NODE KEY SECONDS INTERVAL_MS\n");
+			"       lib-attack ADDR heartbeat NODE KEY SECONDS INTERVAL_MS\n"
+			"       lib-attack ADDR calls NODE KEY\n");
 	return 2;
 }
