@@ -65,13 +65,17 @@ void lib_list_append(struct conn_list *l, struct conn *c)
 	l->n++;
 }
 
-/* The connection off the round's lists: its descriptor may be reused at once. */
+/*
+ * The connection off the round's lists: its descriptor may be reused at once,
+ * or the lease thread takes it. (A connection already flushed in this round
+ * may still be on the dirty list.)
+ */
 void lib_conn_unlist(struct srv *s, struct conn *c)
 {
 	for (int i = 0; c->queued && i < s->nwork; i++)
 		if (s->work[i] == c->fd)
 			s->work[i] = -1;
-	for (int i = 0; c->dirty && i < s->ndirty; i++)
+	for (int i = 0; i < s->ndirty; i++)
 		if (s->dirty[i] == c->fd)
 			s->dirty[i] = -1;
 	c->queued = c->dirty = false;

@@ -76,7 +76,7 @@ static void work_prune(struct srv *s)
 	for (int i = 0; i < s->nwork; i++) {
 		struct conn *c = s->work[i] < 0 ? NULL : s->conns[s->work[i]];
 
-		if (!c)
+		if (!c || c->beat) /* (never on the list: the lease thread's) */
 			continue;
 		if (lib_conn_can_work(s, c))
 			s->work[n++] = c->fd;
@@ -114,7 +114,7 @@ static void round_end(struct srv *s)
 	for (int i = 0; i < s->ndirty; i++) {
 		struct conn *c = s->dirty[i] < 0 ? NULL : s->conns[s->dirty[i]];
 
-		if (c)
+		if (c && !c->beat)
 			release(s, c, failed);
 	}
 	s->ndirty = 0;
@@ -133,7 +133,7 @@ static void heartbeat_pass(struct srv *s)
 	for (int i = 0; i < s->nwork; i++) {
 		struct conn *c = s->work[i] < 0 ? NULL : s->conns[s->work[i]];
 
-		if (c && lib_conn_head_is_heartbeat(s, c)) {
+		if (c && !c->beat && lib_conn_head_is_heartbeat(s, c)) {
 			lib_conn_process_one(s, c);
 			hb[n++] = c->fd;
 		}
@@ -193,7 +193,7 @@ static void work_pass(struct srv *s)
 			struct conn *c = s->work[i] < 0 ? NULL : s->conns[s->work[i]];
 			int64_t spent;
 
-			if (!c || !lib_conn_can_work(s, c))
+			if (!c || c->beat || !lib_conn_can_work(s, c))
 				continue;
 			lib_conn_process_one(s, c);
 			progress = true;
