@@ -30,6 +30,8 @@
 #include "server.h"
 #include "store.h"
 
+#define BEAT_BURST 16 /* heartbeats answered at once for one connection */
+
 struct lib_beat {
 	struct srv *s;
 	struct lib_store *ro; /* the thread's reading connection */
@@ -103,16 +105,24 @@ static bool beat_read(struct lib_beat *b, struct conn *c)
 	return true;
 }
 
-/* Answer the heartbeats that came: false to give the connection back. */
+/*
+ * Answer the heartbeats that came: false to give the connection back. Reads
+ * stop after 16 records (beat_read), so a node that pipelines heartbeats is
+ * served in turns with the others; one with more than BEAT_BURST frames
+ * buffered at once goes back to the loop, where it gets its turn with the
+ * others rather than holding up every other node's heartbeat here.
+ */
 static bool beat_serve(struct lib_beat *b, struct conn *c)
 {
 	struct srv *s = b->s;
+	int n = 0;
 
 	do {
 		if (!beat_read(b, c))
 			return false;
 		while (lib_conn_has_frame(s, c))
-			if (!lib_conn_head_is_heartbeat(s, c) || lib_conn_beat_one(s, c, b->ro) < 0)
+			if (n++ == BEAT_BURST || !lib_conn_head_is_heartbeat(s, c) ||
+			    lib_conn_beat_one(s, c, b->ro) < 0)
 				return false;
 		if (lib_conn_flush(c) != 1)
 			return false;

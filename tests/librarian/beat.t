@@ -73,6 +73,18 @@ t_is "$(thread | jq -c '.[0]')" "0" "the connection went back to the loop"
 t_like "$(call heartbeat)" '^ok ' "the next heartbeat is answered"
 t_is "$(thread | jq -c '.[0]')" "1" "and the connection is the thread's again"
 
+# a node pipelining heartbeats: the thread reads at most 16 records and
+# answers at most 16 heartbeats of a connection before it serves the others
+# (more than that buffered at once, and the connection goes back to the
+# loop's turns); every one is answered, in order
+b0=$(thread | jq '.[1]')
+"$ATTACK" "127.0.0.1:$PORT" flood n1 "$T/keys/n1.key" 2 64 '{"v":1,"id":1,"op":"heartbeat"}' >"$T/hbflood.out" 2>"$T/hbflood.err"
+rc=$?
+got=$(cat "$T/hbflood.out")
+t_ok "$([ $rc = 0 ] && [ "${got:-0}" -gt 0 ] && [ $((got % 64)) = 0 ]; echo $?)" \
+	"n1 pipelines heartbeats 64 at a time for 2 s: all $got answered (exit $rc)"
+t_ok "$([ "$(thread | jq '.[1]')" -gt "$b0" ]; echo $?)" "  the thread answered some of them ($(($(thread | jq '.[1]') - b0)))"
+
 # (3) its heartbeats keep the node live: n2 holds a shelf, and heartbeats
 # only through the thread for longer than lease_time + fence_grace (3 s)
 lc shelf.create '{"name":"s1","books":1}' >/dev/null
