@@ -90,7 +90,25 @@ static int shelf_object(void *arg, const struct lib_shelf_row *row)
 	return 0;
 }
 
-/* The shelf's summary: what shelf.list shows of it, with "since" in activations. */
+/* What the caller may do with the shelf of summary o (its owner and tenant). */
+static json_t *caller_access(struct req *rq, int64_t id, json_t *o)
+{
+	struct lib_shelf sh = { .id = id };
+	enum lib_access level;
+
+	snprintf(sh.owner, sizeof(sh.owner), "%s",
+		 json_string_value(json_object_get(o, "owner")) ?: "");
+	snprintf(sh.tenant, sizeof(sh.tenant), "%s",
+		 json_string_value(json_object_get(o, "tenant")) ?: "");
+	if (lib_access_of(rq, &sh, &level) < 0)
+		return NULL;
+	return json_string(lib_access_name(level));
+}
+
+/*
+ * The shelf's summary: what shelf.list shows of it, with "since" in
+ * activations and what the caller may do with it ("caller_access").
+ */
 json_t *lib_reply_shelf(struct req *rq, int64_t shelf)
 {
 	struct shelf_walk w = { .rq = rq };
@@ -103,6 +121,7 @@ json_t *lib_reply_shelf(struct req *rq, int64_t shelf)
 	    lib_store_activations_of_shelf(rq->s, shelf, append_activation, acts, &rq->err) < 0)
 		json_array_clear(acts);
 	json_object_set_new(w.o, "activations", acts);
+	json_object_set_new(w.o, "caller_access", caller_access(rq, shelf, w.o));
 	return w.o;
 }
 

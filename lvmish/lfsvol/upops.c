@@ -70,8 +70,12 @@ static int up_connect(struct up_worker *w, bool *fresh)
 	json_t *info;
 	int r;
 
-	if (w->lib && lfs_lib_connected(w->lib) && !hung_up(w->lib))
-		return 0;
+	if (w->lib && lfs_lib_connected(w->lib)) {
+		if (!hung_up(w->lib))
+			return 0;
+		lfsvol_err("upcall %s: the session was closed by the librarian: connecting again",
+			   w->what);
+	}
 	lfs_lib_close(w->lib);
 	w->lib = NULL;
 	*fresh = true;
@@ -216,6 +220,7 @@ int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
 	const char *uuid = json_string_value(json_object_get(j, "uuid"));
 	json_t *bytes = json_object_get(j, "bytes");
 	json_int_t books = json_integer_value(json_object_get(j, "books"));
+	const char *acc;
 
 	memset(s, 0, sizeof(*s));
 	if (!name || !uuid || lfs_parse_uuid(uuid, s->uuid) || books < 0 ||
@@ -234,8 +239,13 @@ int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
 		s->size = (uint64_t)books * w->book_size;
 	s->mtime = (uint64_t)json_integer_value(json_object_get(j, "mtime")) * 1000000000ULL;
 	s->ctime = (uint64_t)json_integer_value(json_object_get(j, "ctime")) * 1000000000ULL;
-	/* the librarian is the judge: a write it refuses fails the open with its errno */
-	s->writable = true;
+	/*
+	 * The mode shows what the librarian says this node may do ("caller_access";
+	 * rw without it, from an older librarian). The librarian stays the judge:
+	 * a write it refuses fails the open with its errno, whatever the mode.
+	 */
+	acc = json_string_value(json_object_get(j, "caller_access"));
+	s->writable = !acc || !strcmp(acc, "rw") || !strcmp(acc, "all");
 	return map ? map_fetch(w, j, s) : 0;
 }
 

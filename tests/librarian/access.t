@@ -32,6 +32,9 @@ lc shelf.create '{"name":"free-for-all","books":1}' >/dev/null
 t_is "$(ltls n2 shelf.list | names)" "db" "n2 (same tenant) lists db (not the admin's shelf of the default tenant)"
 g=$(ltls n2 shelf.get '{"name":"db"}')
 t_is "$(jq -c '[.name, .owner, .books, has("map"), .attrs["user.app"]]' <<<"$g")" '["db","n1",2,false,"pg"]' "n2 shows db and its attributes, not its book map"
+t_is "$(jq -r .caller_access <<<"$g")" "see" "  and that it may only see it (caller_access)"
+t_is "$(jq -r .caller_access <<<"$c")" "all" "the owner's replies say all"
+t_is "$(lc shelf.get '{"name":"db"}' | jq -r .caller_access)" "all" "the admin's too"
 before=$(snapshot)
 t_like "$(lmsg ltls n2 shelf.destroy '{"name":"db"}')" "EPERM: node 'n2' may not destroy shelf 'db' \(owner 'n1'\): that needs 'all' access, it has 'see'" "n2: destroy refused (EPERM, naming owner and access)"
 t_is "$(lerr ltls n2 shelf.rename '{"name":"db","new_name":"db2"}')" "EPERM" "n2: rename refused"
@@ -58,7 +61,7 @@ t_is "$(snapshot)" "$before" "the catalogue is unchanged"
 
 # a grant: n2 may write
 t_is "$(ltls n1 attr.set '{"name":"db","key":"lfs.access","value":["n2:rw"]}' | jq -r .key)" "lfs.access" "n1 grants n2 rw (lfs.access)"
-t_is "$(ltls n2 shelf.get '{"name":"db"}' | jq -c '[.access, (.map | length)]')" '[["n2:rw"],2]' "n2 now gets the map; shelf.get shows the access list"
+t_is "$(ltls n2 shelf.get '{"name":"db"}' | jq -c '[.access, (.map | length), .caller_access]')" '[["n2:rw"],2,"rw"]' "n2 now gets the map; shelf.get shows the access list and n2's rw"
 t_is "$(ltls n2 shelf.resize '{"name":"db","books":3}' | jq -r .books)" "3" "n2 resizes db"
 t_is "$(ltls n2 attr.set '{"name":"db","key":"user.tier","value":"gold"}' | jq -r .key)" "user.tier" "n2 sets an attribute"
 t_is "$(ltls n2 shelf.activate '{"name":"db"}' | jq -c '[.activations[].node]')" '["n2"]' "n2 activates db"

@@ -166,7 +166,9 @@ out=$(n1 'printf private >/tmp/lfs/acl && cat /tmp/lfs/acl')
 t_is "$out" private "node1: writes /tmp/lfs/acl (its own shelf)"
 n2 'touch /tmp/lfs/mvme' >/dev/null
 # node2 drops the FIN and RST of the librarian's end while it restarts, as
-# when the librarian's host reboots: its agent's sessions look open until used
+# when the librarian's host reboots: its agent's sessions look open until
+# used, or until QEMU's network sends the FIN again (then the agent sees the
+# close before the use); either way the agent says so and connects again
 n2 "nft add table inet lfsfin && nft add chain inet lfsfin in '{ type filter hook input priority 0; }' &&
 nft add rule inet lfsfin in ip saddr 10.0.2.100 tcp sport $EM_PORT 'tcp flags & (fin | rst) != 0' drop" >/dev/null
 t_ok $? "node2: drops FIN and RST from the librarian (nft)"
@@ -189,6 +191,9 @@ r=$(n2 'grep "session was closed" /tmp/agent.log')
 t_like "$r" 'session was closed' "  node2's agent found its old sessions closed and used new ones" ||
 	t_diag "node2's agent: $(n2 'tail -n 20 /tmp/agent.log')"
 t_diag "$r"
+# the modes show what the librarian now allows (node2 opened acl since the restart)
+t_is "$(n2 'stat -c %a /tmp/lfs/acl') $(n1 'stat -c %a /tmp/lfs/acl')" "444 644" \
+	"ls -l: acl is 0444 on node2 (share ro) and 0644 on node1 (its owner)"
 out=$(n1 'touch /tmp/lfs/q && truncate -s 64M /tmp/lfs/q 2>&1 | sed "s/.*: //"; stat -c %s /tmp/lfs/q')
 t_is "$out" $'Disk quota exceeded\n0' "node1: truncate of q to 4 books over a 3-book quota is EDQUOT; q stays empty"
 t_is "$(em_admin shelf.get '{"name":"q","limit":0}' | jq .books)" 0 "  the librarian's q has no books"
