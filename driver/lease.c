@@ -80,6 +80,10 @@ void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
 		emergency_restart();
 	}
 	synchronize_srcu(&lfs_io_srcu);
+	/*
+	 * Also waits for the bios copied inside dax_read_lock() alone, which
+	 * only a shelf with a DAX device has (lfs_bio_dax()).
+	 */
 	if (shelf->dax_dev)
 		kill_dax(shelf->dax_dev);
 	lfs_generation++;
