@@ -4,10 +4,10 @@
  * limits, the set of fabric devices flushes go to, and the gendisk's setup
  * and teardown.
  *
- * The I/O path follows drivers/md/dm-linear.c without cloning: a bio that
- * the block layer has split at book boundaries (chunk_sectors = book size)
- * is remapped in place to its fabric device and resubmitted, or served
- * through the fabric's DAX mapping as drivers/nvdimm/pmem.c serves its own.
+ * The I/O path follows drivers/md/dm-linear.c: a bio that the block layer
+ * has split at book boundaries (chunk_sectors = book size) is cloned to its
+ * fabric device and resubmitted, or served through the fabric's DAX mapping
+ * as drivers/nvdimm/pmem.c serves its own.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,6 +22,21 @@
 
 static int lfs_major;
 static struct bio_set lfs_bioset;
+
+/*
+ * A bio remapped to its fabric device is a clone, as dm makes them, so that
+ * its end is seen: a fence waits until the shelf's remapped bios have ended
+ * (lfs_remaps_wait()), not only until they were handed on. A bio handed on by
+ * submit_bio_noacct() inside a submit_bio is only queued; the fabric's driver
+ * runs it after this driver's submit_bio has returned, and a slow fabric (a
+ * loop device, a disk) writes it much later.
+ */
+struct lfs_remap {
+	struct lfs_shelf *shelf;
+	struct bio clone; /* last: the bio_set's front_pad */
+};
+
+static struct bio_set lfs_remap_bs;
 
 /* The set of fabric devices a shelf's flushes go to. */
 
@@ -150,9 +165,58 @@ static bool lfs_bio_copies(const struct bio *bio)
 		 !(bio->bi_opf & (REQ_FUA | REQ_PREFLUSH))));
 }
 
+static void lfs_remap_endio(struct bio *clone)
+{
+	struct lfs_remap *remap = container_of(clone, struct lfs_remap, clone);
+	struct lfs_shelf *shelf = remap->shelf;
+	struct bio *bio = clone->bi_private;
+
+	bio->bi_status = clone->bi_status;
+	bio_put(clone);
+	/* The shelf outlives its bio, which ends only below. */
+	if (atomic_dec_and_test(&shelf->remaps))
+		wake_up_var(&shelf->remaps);
+	bio_endio(bio);
+}
+
+static void lfs_bio_remap(struct lfs_shelf *shelf, struct bio *bio,
+			  const struct lfs_extent *ext, sector_t within,
+			  unsigned int shift)
+{
+	struct lfs_remap *remap;
+	struct bio *clone;
+
+	clone = bio_alloc_clone(ext->fabric->bdev, bio, GFP_NOIO,
+				&lfs_remap_bs);
+	if (unlikely(!clone)) {
+		bio_io_error(bio);
+		return;
+	}
+	remap = container_of(clone, struct lfs_remap, clone);
+	remap->shelf = shelf;
+	clone->bi_iter.bi_sector = ext->fabric->start_sect +
+				   ((sector_t)ext->book << shift) + within;
+	clone->bi_end_io = lfs_remap_endio;
+	clone->bi_private = bio;
+	atomic_inc(&shelf->remaps);
+	submit_bio_noacct(clone);
+}
+
+/*
+ * Wait until every bio of the shelf remapped to a fabric has ended. Called
+ * by the fence once no new bio can pass its check (lease.c). A fabric that
+ * never ends a bio holds the fence here: no write may reach the books after
+ * the fence has reported done.
+ */
+void lfs_remaps_wait(struct lfs_shelf *shelf)
+{
+	wait_var_event(&shelf->remaps, !atomic_read(&shelf->remaps));
+}
+
 /* Served through the DAX mapping, or remapped to the fabric device. */
-static void lfs_bio_map(struct bio *bio, const struct lfs_extent *ext,
-			sector_t within, unsigned int shift)
+static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
+			const struct lfs_extent *ext, sector_t within,
+			unsigned int shift)
 {
 	bool done = false;
 	int id;
@@ -170,10 +234,7 @@ static void lfs_bio_map(struct bio *bio, const struct lfs_extent *ext,
 		if (done)
 			return;
 	}
-	bio_set_dev(bio, ext->fabric->bdev);
-	bio->bi_iter.bi_sector = ext->fabric->start_sect +
-				 ((sector_t)ext->book << shift) + within;
-	submit_bio_noacct(bio);
+	lfs_bio_remap(shelf, bio, ext, within, shift);
 }
 
 /* The book holding the bio's first sector, or false if beyond the shelf. */
@@ -226,7 +287,7 @@ static void lfs_shelf_bio(struct lfs_shelf *shelf, struct bio *bio)
 		bio_io_error(bio);
 		return;
 	}
-	lfs_bio_map(bio, &ext, sector & ((1ULL << shift) - 1), shift);
+	lfs_bio_map(shelf, bio, &ext, sector & ((1ULL << shift) - 1), shift);
 }
 
 /*
@@ -420,16 +481,27 @@ int lfs_disk_init(void)
 	ret = bioset_init(&lfs_bioset, BIO_POOL_SIZE, 0, BIOSET_NEED_RESCUER);
 	if (ret)
 		return ret;
+	ret = bioset_init(&lfs_remap_bs, BIO_POOL_SIZE,
+			  offsetof(struct lfs_remap, clone), BIOSET_NEED_RESCUER);
+	if (ret)
+		goto out_bioset;
 	lfs_major = register_blkdev(0, "lfs");
 	if (lfs_major < 0) {
-		bioset_exit(&lfs_bioset);
-		return lfs_major;
+		ret = lfs_major;
+		goto out_remap_bs;
 	}
 	return 0;
+
+out_remap_bs:
+	bioset_exit(&lfs_remap_bs);
+out_bioset:
+	bioset_exit(&lfs_bioset);
+	return ret;
 }
 
 void lfs_disk_exit(void)
 {
 	unregister_blkdev(lfs_major, "lfs");
+	bioset_exit(&lfs_remap_bs);
 	bioset_exit(&lfs_bioset);
 }

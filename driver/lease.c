@@ -81,6 +81,11 @@ void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
 	}
 	synchronize_srcu(&lfs_io_srcu);
 	/*
+	 * No new bio passes the check now, but a remapped one may still be
+	 * on its way to the fabric: wait for its end.
+	 */
+	lfs_remaps_wait(shelf);
+	/*
 	 * Also waits for the bios copied inside dax_read_lock() alone, which
 	 * only a shelf with a DAX device has (lfs_bio_dax()).
 	 */

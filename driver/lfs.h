@@ -83,6 +83,7 @@ struct lfs_shelf {
 	/* Fencing (lease.c): covered by the node's lease; fenced for good. */
 	bool leased;
 	bool fenced;
+	atomic_t remaps; /* bios remapped to a fabric, not ended (disk.c) */
 	u64 created; /* CLOCK_BOOTTIME ns when the disk appeared */
 
 	/* A create or extend arriving in several messages. */
@@ -162,6 +163,7 @@ int lfs_books_reserve(struct lfs_shelf *shelf, const struct lfs_book *books,
 void lfs_books_unreserve(struct lfs_extent *exts, u32 n);
 
 /* disk.c */
+void lfs_remaps_wait(struct lfs_shelf *shelf);
 int lfs_disk_init(void);
 void lfs_disk_exit(void);
 int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,

@@ -515,8 +515,11 @@ int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack)
 	 * for an RCU grace period after the device is gone (quiescing the
 	 * queue), tens of milliseconds on a slow machine, so it runs in
 	 * lfs_shelf_reap(); the disk's number is reused only after that.
+	 * A bio ends before its opener can close the disk, so no remapped one
+	 * is left; the wait makes that plain before the books are given back.
 	 */
 	lfs_dax_remove(shelf);
+	lfs_remaps_wait(shelf);
 	lfs_books_unreserve(map->books, map->nr_books);
 	list_del(&shelf->node);
 	INIT_WORK(&shelf->reap, lfs_shelf_reap);

@@ -105,6 +105,60 @@ t_is "$(cat /sys/block/$(nlraw -p shelf_get name=str:b | sed -n 's/^disk=//p')/l
 t_like "$(nlraw -p lease_get)" "lease_left=[1-9][0-9]+" "  the node's lease is unaffected"
 t_is "$(nlraw remove name=str:b)" ok "remove b"
 
+# --- a write remapped to its fabric and not yet done when the fence comes ----
+# A fabric without DAX gets every bio remapped to its own device. Here it is a
+# loop device over a file of a frozen ext4, so the writer's write stays in
+# flight, accepted by the driver, until the thaw. The fence must not report
+# done before that write has reached the fabric: then the fabric read at the
+# moment the fence returns holds the writer's last good write.
+modprobe loop && mkdir -p /tmp/ff && truncate -s 64M /tmp/ff.img && mkfs.ext4 -q /tmp/ff.img &&
+	mount -o loop,noatime /tmp/ff.img /tmp/ff && dd if=/dev/zero of=/tmp/ff/fab bs=1M count=8 2>/dev/null
+t_ok $? "an 8 MiB file on an ext4 that can be frozen"
+lo=$(losetup --find --show /tmp/ff/fab)
+t_is "$(nlraw attach path=str:$lo ig=u32:2 book_size=u64:$((2 << 20)) offset=u64:0)" ok \
+	"attach $lo, a fabric without DAX, as IG 2"
+t_is "$(nlraw create name=str:slow books=books:2:0 leased=flag:)" ok "a leased shelf on it"
+sdev=/dev/$(nlraw -p shelf_get name=str:slow | sed -n 's/^disk=//p')
+fencewrite direct "$sdev" /tmp/s.state >/tmp/s.out 2>&1 &
+wpid=$!
+wait_for 60 sh -c '[ "$(cat /tmp/s.state 2>/dev/null)" -ge 2 ]'
+t_ok $? "the writer's writes reach the loop fabric (counter $(cat /tmp/s.state))"
+t_run "freeze the ext4 under the loop device" fsfreeze -f /tmp/ff
+# A write in flight on the loop device: the writer's next one, held by the freeze.
+wait_for 60 sh -c "[ \"\$(awk '{print \$2}' /sys/block/${lo#/dev/}/inflight)\" -ge 1 ]"
+t_ok $? "a write of the writer is in flight on $lo, after $(cat /tmp/s.state) good ones"
+# The fence, and at the moment it returns, what the fabric holds.
+rm -f /tmp/f.snap
+(nlraw fence name=str:slow >/tmp/f.out 2>&1
+ dd if=/tmp/ff/fab bs=8 count=1 2>/dev/null | od -An -tu8 | tr -d ' ' >/tmp/f.snap.new
+ mv /tmp/f.snap.new /tmp/f.snap) &
+fpid=$!
+# Thaw once the fence has returned (the bug) or waits in the driver (as it
+# must: its wait channel names an lfs function).
+fence_returned_or_waits() {
+	local p
+	[ -s /tmp/f.snap ] && return 0
+	for p in $(pgrep -x nlraw); do
+		grep -q '^lfs_' /proc/$p/wchan 2>/dev/null && return 0
+	done
+	return 1
+}
+wait_for 60 fence_returned_or_waits
+t_ok $? "the fence has returned or waits in the driver"
+t_run "thaw" fsfreeze -u /tmp/ff
+wait $fpid
+t_is "$(cat /tmp/f.out)" ok "fence shelf slow"
+wait $wpid
+t_like "$(cat /tmp/s.out)" "^error EIO after [0-9]+$" "the writer got EIO: $(cat /tmp/s.out)"
+last=$(cat /tmp/s.state)
+t_is "$(cat /tmp/f.snap)" "$last" \
+	"when the fence returned, the fabric held the writer's last good write ($last), the one in flight"
+t_is "$(dd if=/tmp/ff/fab bs=8 count=1 2>/dev/null | od -An -tu8 | tr -d ' ')" "$last" "  and nothing after it"
+t_is "$(nlraw remove name=str:slow)" ok "remove slow"
+t_is "$(nlraw detach ig=u32:2)" ok "detach IG 2"
+losetup -d "$lo" && umount /tmp/ff
+t_ok $? "loop device and ext4 gone"
+
 # --- zeroing one book at a time ---------------------------------------------
 t_like "$(nlraw detach ig=u32:0)" "error EBUSY: interleave group 0 \\(/dev/pmem0\\) holds 1 books" \
 	"IG 0 stays attached (shelf free)"
