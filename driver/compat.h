@@ -23,6 +23,7 @@
 #include <linux/mman.h>
 #include <linux/netlink.h>
 #include <linux/pagemap.h>
+#include <linux/rcupdate.h>
 #include <linux/splice.h>
 #include <linux/wait_bit.h>
 #include <linux/xattr.h>
@@ -165,15 +166,80 @@ static inline struct nlattr **lfs_dump_attrs(struct netlink_callback *cb)
 }
 
 /*
- * Exclusive open of a fabric device by path. *file is the open file on
- * kernels that open block devices as files, NULL before.
+ * A fabric's disk being deleted (fabric.c). From 6.10 (holder operations
+ * since 6.5, releasing bd_holder_lock since 6.8) the block layer tells the
+ * holder of a device when its disk is deleted: pmem does that after its
+ * kill_dax() and before it unmaps its memory, so lfs_fabric_dead() can stop
+ * the copies through the fabric's mapping and wait for those under way. A
+ * copy then needs only RCU, which the bio path holds anyway: lfs_copy_lock()
+ * is rcu_read_lock() and lfs_copy_wait() synchronize_rcu(). Before 6.10 a
+ * deleted disk is seen only through dax_alive(), so a copy runs inside
+ * dax_read_lock(), which pmem's kill_dax() waits for; and a fence's
+ * kill_dax() of the shelf's own DAX device waits for it too (lease.c).
  */
-static inline struct block_device *lfs_bdev_open(const char *path, void *holder,
-						 struct file **file)
+void lfs_fabric_dead(struct block_device *bdev);
+
+#ifdef LFS_HAVE_BDEV_FILE
+static inline void lfs_bdev_mark_dead(struct block_device *bdev, bool surprise)
+	__releases(&bdev->bd_holder_lock)
+{
+	lfs_fabric_dead(bdev);
+	mutex_unlock(&bdev->bd_holder_lock);
+}
+
+static const struct blk_holder_ops lfs_fabric_hops = {
+	.mark_dead = lfs_bdev_mark_dead,
+};
+
+#define LFS_FABRIC_HOPS (&lfs_fabric_hops)
+
+static inline int lfs_copy_lock(void)
+{
+	rcu_read_lock();
+	return 0;
+}
+
+static inline void lfs_copy_unlock(int id)
+{
+	rcu_read_unlock();
+}
+
+static inline void lfs_copy_wait(void)
+{
+	synchronize_rcu();
+}
+#else
+struct blk_holder_ops;
+#define LFS_FABRIC_HOPS NULL
+
+static inline int lfs_copy_lock(void)
+{
+	return dax_read_lock();
+}
+
+static inline void lfs_copy_unlock(int id)
+{
+	dax_read_unlock(id);
+}
+
+/* A fence's kill_dax() of the shelf's DAX device waits for the copies. */
+static inline void lfs_copy_wait(void)
+{
+}
+#endif
+
+/*
+ * Exclusive open of a fabric device by path, telling hops (LFS_FABRIC_HOPS
+ * or NULL) of its disk's deletion. *file is the open file on kernels that
+ * open block devices as files, NULL before.
+ */
+static inline struct block_device *
+lfs_bdev_open(const char *path, void *holder,
+	      const struct blk_holder_ops *hops, struct file **file)
 {
 #ifdef LFS_HAVE_BDEV_FILE
 	*file = bdev_file_open_by_path(path, BLK_OPEN_READ | BLK_OPEN_WRITE,
-				       holder, NULL);
+				       holder, hops);
 	if (IS_ERR(*file))
 		return ERR_CAST(*file);
 	return file_bdev(*file);

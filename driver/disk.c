@@ -123,36 +123,62 @@ static blk_status_t lfs_copy(struct bio *bio, void *kaddr)
 	return BLK_STS_OK;
 }
 
+/* The book's page that holds the bio's first sector, in the fabric's pages. */
+static pgoff_t lfs_bio_pgoff(const struct lfs_extent *ext, sector_t within,
+			     unsigned int shift)
+{
+	return ((pgoff_t)ext->book << (shift - PAGE_SECTORS_SHIFT)) +
+	       (within >> PAGE_SECTORS_SHIFT);
+}
+
+/*
+ * Where the fabric's page is in the mapping kept at attach, or NULL if that
+ * mapping may not serve: none kept, bad blocks on the fabric now (pmem
+ * refuses a range holding them in dax_direct_access(), and its bio path
+ * then fails the read or clears the poison on write), or the fabric's disk
+ * deleted. Called inside lfs_copy_lock() or dax_read_lock().
+ */
+static void *lfs_fabric_page(const struct lfs_fabric *fabric, pgoff_t pgoff)
+{
+	struct badblocks *bb = fabric->bdev->bd_disk->bb;
+
+	if (!fabric->kaddr || READ_ONCE(fabric->dead) ||
+	    !dax_alive(fabric->dax_dev) || (bb && READ_ONCE(bb->count)))
+		return NULL;
+	return fabric->kaddr + (pgoff << PAGE_SHIFT);
+}
+
+/* Copy and end the bio; kaddr maps the bio's first sector. */
+static void lfs_dax_end(struct bio *bio, void *kaddr, sector_t within)
+{
+	unsigned int off = (within & (PAGE_SECTORS - 1)) << SECTOR_SHIFT;
+
+	bio->bi_status = lfs_copy(bio, kaddr + off);
+	bio_endio(bio);
+}
+
 /*
  * Returns true if the bio was served (and ended) from the fabric's memory.
- * Called inside dax_read_lock(), which keeps the fabric's mapping alive.
+ * Called inside dax_read_lock(), which keeps the fabric's mapping alive and
+ * lets dax_direct_access() be asked.
  */
 static bool lfs_dax_io(struct bio *bio, const struct lfs_extent *ext,
 		       sector_t within, unsigned int shift)
 {
 	struct lfs_fabric *fabric = ext->fabric;
-	struct badblocks *bb = fabric->bdev->bd_disk->bb;
 	unsigned int off = (within & (PAGE_SECTORS - 1)) << SECTOR_SHIFT;
 	long nr = DIV_ROUND_UP(off + bio->bi_iter.bi_size, PAGE_SIZE);
-	pgoff_t pgoff = ((pgoff_t)ext->book << (shift - PAGE_SECTORS_SHIFT)) +
-			(within >> PAGE_SECTORS_SHIFT);
+	pgoff_t pgoff = lfs_bio_pgoff(ext, within, shift);
 	void *kaddr;
 
 	if (!fabric->dax_dev || !dax_alive(fabric->dax_dev))
 		return false;
-	/*
-	 * With no bad blocks anywhere on the fabric, the mapping found at
-	 * attach time serves; otherwise the fabric driver checks this range
-	 * (pmem refuses a range holding bad blocks, and its bio path then
-	 * fails the read or clears the poison on write).
-	 */
-	if (fabric->kaddr && !(bb && READ_ONCE(bb->count)))
-		kaddr = fabric->kaddr + (pgoff << PAGE_SHIFT);
-	else if (dax_direct_access(fabric->dax_dev, fabric->dax_pgoff + pgoff,
-				   nr, DAX_ACCESS, &kaddr, NULL) < nr)
+	kaddr = lfs_fabric_page(fabric, pgoff);
+	if (!kaddr && dax_direct_access(fabric->dax_dev,
+					fabric->dax_pgoff + pgoff, nr,
+					DAX_ACCESS, &kaddr, NULL) < nr)
 		return false;
-	bio->bi_status = lfs_copy(bio, kaddr + off);
-	bio_endio(bio);
+	lfs_dax_end(bio, kaddr, within);
 	return true;
 }
 
@@ -292,35 +318,43 @@ static void lfs_shelf_bio(struct lfs_shelf *shelf, struct bio *bio)
 
 /*
  * The common bio, a read or plain write within one book of a shelf with a
- * DAX device, is copied inside dax_read_lock() alone: a fence kills the
- * shelf's DAX device after setting the flag checked here, and kill_dax()
- * waits for every dax_read_lock() section. One SRCU read section per bio
- * instead of two (lfs_io_lock() and the fabric's dax_read_lock()) is a
- * tenth of a microsecond less per 4 KiB write under TCG (docs/bench-driver.md).
+ * DAX device, is copied through the mapping kept at attach inside
+ * lfs_copy_lock() alone (compat.h): RCU from 6.10, where the fabric's
+ * deletion is told to us (lfs_fabric_dead()), dax_read_lock() before. A
+ * fence sets the flag checked here, then waits for this section: by
+ * lfs_copy_wait() or by its kill_dax() of the shelf's DAX device. No SRCU
+ * read section (a full memory barrier on entry and on exit) from 6.10, one
+ * before: each is about 0.1 us per 4 KiB write under TCG
+ * (docs/bench-driver.md).
  * Returns false, having done nothing, for any other bio, and for one the
- * fabric's mapping cannot serve (bad blocks, a dead fabric).
+ * mapping cannot serve (none kept, bad blocks, a deleted fabric).
  */
 static bool lfs_bio_dax(struct lfs_shelf *shelf, struct bio *bio)
 {
 	unsigned int shift = shelf->book_shift - SECTOR_SHIFT;
-	sector_t sector = bio->bi_iter.bi_sector;
+	sector_t sector = bio->bi_iter.bi_sector, within;
 	struct lfs_extent ext;
-	bool done = false;
+	bool done = true;
+	void *kaddr;
 	int id;
 
 	if (!shelf->dax_dev || !lfs_bio_copies(bio) || !bio_sectors(bio) ||
 	    ((sector ^ (bio_end_sector(bio) - 1)) >> shift))
 		return false;
-	id = dax_read_lock();
+	within = sector & ((1ULL << shift) - 1);
+	id = lfs_copy_lock();
 	if (unlikely(READ_ONCE(shelf->dying) || lfs_shelf_fenced(shelf) ||
 		     !lfs_bio_book(shelf, bio, &ext))) {
 		bio_io_error(bio);
-		done = true;
 	} else {
-		done = lfs_dax_io(bio, &ext, sector & ((1ULL << shift) - 1),
-				  shift);
+		kaddr = lfs_fabric_page(ext.fabric,
+					lfs_bio_pgoff(&ext, within, shift));
+		if (kaddr)
+			lfs_dax_end(bio, kaddr, within);
+		else
+			done = false;
 	}
-	dax_read_unlock(id);
+	lfs_copy_unlock(id);
 	return done;
 }
 
@@ -328,7 +362,7 @@ static bool lfs_bio_dax(struct lfs_shelf *shelf, struct bio *bio)
  * A removed shelf's books may be another shelf's already, and a fenced
  * shelf's may be another node's: their bios fail. The check and the whole
  * remap or copy run inside lfs_io_lock(), which a fence waits for, or, for
- * the common copy, inside dax_read_lock() (lfs_bio_dax()).
+ * the common copy, inside lfs_copy_lock() (lfs_bio_dax()).
  */
 static void lfs_submit_bio(struct bio *bio)
 {

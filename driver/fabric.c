@@ -35,6 +35,22 @@ static struct lfs_fabric *lfs_fabric_find_devt(dev_t devt)
 	return NULL;
 }
 
+/*
+ * A fabric attached by this path whose disk has been deleted since (pmem
+ * unbound): the path names no device any more, but the fabric can still be
+ * asked for and detached by it.
+ */
+static struct lfs_fabric *lfs_fabric_find_deleted(const char *path)
+{
+	struct lfs_fabric *fabric;
+
+	list_for_each_entry(fabric, &lfs_fabrics, node)
+		if (!strcmp(fabric->path, path) &&
+		    !disk_live(fabric->bdev->bd_disk))
+			return fabric;
+	return NULL;
+}
+
 struct lfs_fabric *lfs_fabric_find_path(const char *path,
 					struct netlink_ext_ack *extack)
 {
@@ -44,6 +60,9 @@ struct lfs_fabric *lfs_fabric_find_path(const char *path,
 
 	ret = lookup_bdev(path, &devt);
 	if (ret) {
+		fabric = lfs_fabric_find_deleted(path);
+		if (fabric)
+			return fabric;
 		NL_SET_ERR_MSG_FMT(extack,
 				   "'%s' is not a block device (error %d)",
 				   path, ret);
@@ -184,6 +203,24 @@ static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
 	dax_read_unlock(id);
 }
 
+/*
+ * The fabric's disk is being deleted (pmem unbound, its namespace or region
+ * destroyed): pmem has killed its DAX device and unmaps its memory once this
+ * returns. From now on no copy uses the fabric's mapping, and none that began
+ * before is still running (compat.h). Called by the block layer with the
+ * claim's lock held, so the fabric is still attached; its bios fail from
+ * now on in the fabric's own driver.
+ */
+void lfs_fabric_dead(struct block_device *bdev)
+{
+	struct lfs_fabric *fabric = bdev->bd_holder;
+
+	WRITE_ONCE(fabric->dead, true);
+	lfs_copy_wait();
+	pr_warn("%pg: fabric device deleted under interleave group %u: I/O to its books fails\n",
+		bdev, fabric->ig);
+}
+
 int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		      const u8 *fabric_uuid, struct netlink_ext_ack *extack)
 {
@@ -201,7 +238,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	if (!fabric)
 		return -ENOMEM;
 
-	bdev = lfs_bdev_open(path, fabric, &bdev_file);
+	bdev = lfs_bdev_open(path, fabric, LFS_FABRIC_HOPS, &bdev_file);
 	if (IS_ERR(bdev)) {
 		ret = PTR_ERR(bdev);
 		if (ret == -EBUSY)

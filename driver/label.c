@@ -207,7 +207,7 @@ int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
 				   offset);
 		return -EINVAL;
 	}
-	bdev = lfs_bdev_open(path, &lfs_zeroing, &file);
+	bdev = lfs_bdev_open(path, &lfs_zeroing, NULL, &file);
 	if (IS_ERR(bdev)) {
 		NL_SET_ERR_MSG_FMT(extack,
 				   "cannot open '%s' exclusively (error %ld)",

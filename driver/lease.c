@@ -86,11 +86,14 @@ void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
 	 */
 	lfs_remaps_wait(shelf);
 	/*
-	 * Also waits for the bios copied inside dax_read_lock() alone, which
-	 * only a shelf with a DAX device has (lfs_bio_dax()).
+	 * The bios copied inside lfs_copy_lock() alone, which only a shelf with
+	 * a DAX device has (lfs_bio_dax()): waited for here from 6.10, by
+	 * kill_dax() (dax_read_lock()) before (compat.h).
 	 */
-	if (shelf->dax_dev)
+	if (shelf->dax_dev) {
+		lfs_copy_wait();
 		kill_dax(shelf->dax_dev);
+	}
 	lfs_generation++;
 	if (open)
 		pr_warn("%s: shelf '%s' fenced (%s) while open: I/O and new faults fail, pages mapped before stay writable (fence_action eio)\n",

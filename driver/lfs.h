@@ -30,6 +30,7 @@ struct lfs_fabric {
 	sector_t start_sect; /* first book, in the bdev's sectors */
 	pgoff_t dax_pgoff; /* first book, in dax_dev pages */
 	void *kaddr; /* first book, mapped; NULL: ask dax_direct_access() */
+	bool dead; /* its disk was deleted (lfs_fabric_dead()) */
 	struct xarray owners; /* book number -> struct lfs_shelf */
 	bool labelled; /* carries a label (label.c), of this fabric: */
 	u8 fabric_uuid[LFS_UUID_LEN];

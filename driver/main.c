@@ -93,6 +93,8 @@ out_shelf:
 	lfs_shelf_exit();
 out_disk:
 	lfs_disk_exit();
+	/* A renewal may have armed the timer once the family was registered. */
+	lfs_lease_exit();
 	return ret;
 }
 
