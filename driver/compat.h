@@ -172,7 +172,8 @@ static inline struct nlattr **lfs_dump_attrs(struct netlink_callback *cb)
  * kill_dax() and before it unmaps its memory, so lfs_fabric_dead() can stop
  * the copies through the fabric's mapping and wait for those under way. A
  * copy then needs only RCU, which the bio path holds anyway: lfs_copy_lock()
- * is rcu_read_lock() and lfs_copy_wait() synchronize_rcu(). Before 6.10 a
+ * is rcu_read_lock() and lfs_copy_wait() synchronize_rcu(). (On every kernel
+ * lfs_copy_lock() holds RCU, for the book map.) Before 6.10 a
  * deleted disk is seen only through dax_alive(), so a copy runs inside
  * dax_read_lock(), which pmem's kill_dax() waits for; and a fence's
  * kill_dax() of the shelf's own DAX device waits for it too (lease.c).
@@ -208,23 +209,44 @@ static inline void lfs_copy_wait(void)
 {
 	synchronize_rcu();
 }
+
+/*
+ * May a copy use the fabric's mapping kept at attach? Not once its disk was
+ * deleted. (dax_alive() wants dax_read_lock() held, which the copy does not
+ * take here; it would not be needed anyway: pmem's memory stays mapped
+ * between its kill_dax() and its mark_dead.)
+ */
+static inline bool lfs_fabric_mapped(bool dead, struct dax_device *dax_dev)
+{
+	return !dead;
+}
 #else
 struct blk_holder_ops;
 #define LFS_FABRIC_HOPS NULL
 
 static inline int lfs_copy_lock(void)
 {
-	return dax_read_lock();
+	int id = dax_read_lock();
+
+	rcu_read_lock();
+	return id;
 }
 
 static inline void lfs_copy_unlock(int id)
 {
+	rcu_read_unlock();
 	dax_read_unlock(id);
 }
 
 /* A fence's kill_dax() of the shelf's DAX device waits for the copies. */
 static inline void lfs_copy_wait(void)
 {
+}
+
+/* Not once pmem has killed its DAX device. Inside dax_read_lock(). */
+static inline bool lfs_fabric_mapped(bool dead, struct dax_device *dax_dev)
+{
+	return dax_alive(dax_dev);
 }
 #endif
 

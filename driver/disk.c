@@ -102,7 +102,7 @@ module_param(dax_io, bool, 0644);
 MODULE_PARM_DESC(dax_io,
 		 "Serve reads and writes through the fabric's DAX mapping (default 1); 0 remaps every bio");
 
-static blk_status_t lfs_copy(struct bio *bio, void *kaddr)
+static __always_inline blk_status_t lfs_copy(struct bio *bio, void *kaddr)
 {
 	bool write = op_is_write(bio_op(bio));
 	struct bvec_iter iter;
@@ -142,8 +142,9 @@ static void *lfs_fabric_page(const struct lfs_fabric *fabric, pgoff_t pgoff)
 {
 	struct badblocks *bb = fabric->bdev->bd_disk->bb;
 
-	if (!fabric->kaddr || READ_ONCE(fabric->dead) ||
-	    !dax_alive(fabric->dax_dev) || (bb && READ_ONCE(bb->count)))
+	if (!fabric->kaddr ||
+	    !lfs_fabric_mapped(READ_ONCE(fabric->dead), fabric->dax_dev) ||
+	    (bb && READ_ONCE(bb->count)))
 		return NULL;
 	return fabric->kaddr + (pgoff << PAGE_SHIFT);
 }
@@ -263,20 +264,31 @@ static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
 	lfs_bio_remap(shelf, bio, ext, within, shift);
 }
 
-/* The book holding the bio's first sector, or false if beyond the shelf. */
-static bool lfs_bio_book(struct lfs_shelf *shelf, struct bio *bio,
-			 struct lfs_extent *ext)
+/*
+ * The book holding the bio's first sector, or false if beyond the shelf.
+ * Inside rcu_read_lock().
+ */
+static __always_inline bool lfs_bio_book_rcu(struct lfs_shelf *shelf,
+					     struct bio *bio,
+					     struct lfs_extent *ext)
 {
 	u64 index = bio->bi_iter.bi_sector >>
 		    (shelf->book_shift - SECTOR_SHIFT);
-	struct lfs_map *map;
+	struct lfs_map *map = rcu_dereference(shelf->map);
+
+	if (index >= map->nr_books)
+		return false;
+	*ext = map->books[index];
+	return true;
+}
+
+static bool lfs_bio_book(struct lfs_shelf *shelf, struct bio *bio,
+			 struct lfs_extent *ext)
+{
 	bool found;
 
 	rcu_read_lock();
-	map = rcu_dereference(shelf->map);
-	found = index < map->nr_books;
-	if (found)
-		*ext = map->books[index];
+	found = lfs_bio_book_rcu(shelf, bio, ext);
 	rcu_read_unlock();
 	return found;
 }
@@ -344,7 +356,7 @@ static bool lfs_bio_dax(struct lfs_shelf *shelf, struct bio *bio)
 	within = sector & ((1ULL << shift) - 1);
 	id = lfs_copy_lock();
 	if (unlikely(READ_ONCE(shelf->dying) || lfs_shelf_fenced(shelf) ||
-		     !lfs_bio_book(shelf, bio, &ext))) {
+		     !lfs_bio_book_rcu(shelf, bio, &ext))) {
 		bio_io_error(bio);
 	} else {
 		kaddr = lfs_fabric_page(ext.fabric,

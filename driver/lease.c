@@ -54,12 +54,6 @@ bool lfs_lease_expired(void)
 	       ktime_get_boottime_ns() >= READ_ONCE(lfs_lease_deadline);
 }
 
-/* May nothing reach this shelf's books any more? */
-bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
-{
-	return READ_ONCE(shelf->fenced) ||
-	       (shelf->leased && lfs_lease_expired());
-}
 
 /*
  * Fence one shelf: from now on its bios fail and its DAX device is dead, and

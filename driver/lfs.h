@@ -188,7 +188,14 @@ extern atomic_t lfs_leased_open;
 int lfs_io_lock(void);
 void lfs_io_unlock(int idx);
 bool lfs_lease_expired(void);
-bool lfs_shelf_fenced(const struct lfs_shelf *shelf);
+
+/* May nothing reach this shelf's books any more? Inline: every bio asks. */
+static inline bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
+{
+	return READ_ONCE(shelf->fenced) ||
+	       (shelf->leased && lfs_lease_expired());
+}
+
 void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
 int lfs_lease_renew(u64 start, u32 ms, int action,
 		    struct netlink_ext_ack *extack);
