@@ -142,7 +142,8 @@ int lib_op_activate(struct req *rq)
 	bool takeover, force;
 	int k, r;
 
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "mode", false, &mode)) < 0 ||
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_same_shelf(rq, &sh)) < 0 ||
+	    (r = lib_arg_str(rq, "mode", false, &mode)) < 0 ||
 	    (r = lib_arg_bool(rq, "takeover", &takeover)) < 0 ||
 	    (r = lib_arg_bool(rq, "force", &force)) < 0 || (r = lib_arg_node(rq, true, &k)) < 0)
 		return r;

@@ -63,8 +63,13 @@ t_like "$(lmsg lc shelf.rename "{\"name\":\"db\",\"uuid\":\"$other\",\"new_name\
 	"ESTALE" "rename of db with logs's UUID: ESTALE"
 t_like "$(lmsg lcn n1 shelf.resize "{\"name\":\"db\",\"uuid\":\"00000000-0000-4000-8000-000000000000\",\"books\":9}")" \
 	"ESTALE" "resize of db with an unknown UUID: ESTALE"
-t_is "$(lc shelf.get '{"name":"db","limit":0}' | jq -c '[.name, .uuid == "'"$uuid"'", .books]')" \
-	'["db",true,4]' "  and db is unchanged: same name, same UUID, 4 books"
+t_like "$(lmsg lcn n1 shelf.activate "{\"name\":\"db\",\"uuid\":\"$other\",\"mode\":\"shared\"}")" \
+	"ESTALE: shelf 'db' is no longer the one with UUID '$other'" "activate of db with logs's UUID: ESTALE"
+t_is "$(lc shelf.get '{"name":"db","limit":0}' | jq -c '[.name, .uuid == "'"$uuid"'", .books, .activations]')" \
+	'["db",true,4,[]]' "  and db is unchanged: same name, same UUID, 4 books, not active"
+t_is "$(lcn n1 shelf.activate "{\"name\":\"db\",\"uuid\":\"$uuid\",\"mode\":\"ro\"}" 2>&1 | jq -c '[.uuid == "'"$uuid"'", [.activations[].mode]]')" \
+	'[true,["ro"]]' "activate of db with its own UUID works"
+lcn n1 shelf.deactivate '{"name":"db"}' >/dev/null
 
 # rename
 t_is "$(lc shelf.rename '{"name":"dbx","new_name":"empty"}' | jq -r .name)" "empty" "rename"
