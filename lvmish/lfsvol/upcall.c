@@ -122,14 +122,25 @@ static int next_free(struct up_server *srv)
 	return -1;
 }
 
+/*
+ * The worker in slot is done with its request: no longer busy with that
+ * file. Before the request is freed: next_free() compares other requests
+ * with it under q_mu (a freed one made the agent crash in strcmp).
+ */
+static void finished(struct up_server *srv, int slot)
+{
+	pthread_mutex_lock(&srv->q_mu);
+	srv->busy[slot] = NULL;
+	pthread_cond_broadcast(&srv->q_cond);
+	pthread_mutex_unlock(&srv->q_mu);
+}
+
 static struct up_req *dequeue(struct up_server *srv, int slot)
 {
 	struct up_req *r = NULL;
 	int i;
 
 	pthread_mutex_lock(&srv->q_mu);
-	srv->busy[slot] = NULL;
-	pthread_cond_broadcast(&srv->q_cond);
 	while ((i = next_free(srv)) < 0 && !__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE))
 		pthread_cond_wait(&srv->q_cond, &srv->q_mu);
 	if (i >= 0 && !__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
@@ -431,6 +442,7 @@ static void *worker_main(void *arg)
 
 		if (err && r->op != LFSVOL_UP_UNDO_OPEN)
 			up_answer_errno(w, r->id, err);
+		finished(w->srv, (int)(w - w->srv->workers));
 		req_free(r);
 	}
 	lfs_lib_close(w->lib);
