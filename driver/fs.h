@@ -152,6 +152,8 @@ int lfs_fmap_flush(struct lfs_inode *li);
 
 /* fs_active.c: activations and revocation */
 int lfs_activate(struct inode *inode, struct dentry *dentry, bool write);
+int lfs_activate_given(struct inode *inode, const char *name,
+		       const struct lfs_up_result *r, bool write);
 void lfs_release_activation(struct inode *inode, struct dentry *dentry);
 bool lfs_file_fenced(struct lfs_inode *li);
 void lfs_file_revoke(struct lfs_inode *li, const char *why);
@@ -186,8 +188,16 @@ extern const struct file_operations lfs_file_fops;
 extern const struct address_space_operations lfs_aops;
 int lfs_setsize(struct dentry *dentry, loff_t size);
 int lfs_sync_size(struct inode *inode, struct dentry *dentry);
+int lfs_file_open_given(struct inode *inode, struct file *file);
 
 /* fs_dir.c: the directory */
+int lfs_name_check(const struct qstr *q, char *name);
+struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
+			  unsigned int flags);
+
+/* fs_open.c: open of a name not in the dcache, create and open in one */
+int lfs_atomic_open(struct inode *dir, struct dentry *dentry,
+		    struct file *file, unsigned int flags, umode_t mode);
 extern const struct inode_operations lfs_dir_iops;
 extern const struct file_operations lfs_dir_fops;
 extern const struct dentry_operations lfs_dentry_ops;

@@ -172,6 +172,24 @@ static void lfs_up_close(struct inode *inode, const char *name, bool size)
 	mutex_unlock(&li->size_lock);
 }
 
+/* An OPEN's answer taken in: one more opener. Under act_lock. */
+static int lfs_activate_take(struct inode *inode, const char *name,
+			     const struct lfs_up_result *r, bool write)
+{
+	struct lfs_inode *li = LFS_I(inode);
+	int ret = lfs_activate_install(inode, name, r);
+
+	if (ret) {
+		/* the server activated it: undo that */
+		if (!li->nr_open)
+			lfs_up_close(inode, name, false);
+		return ret;
+	}
+	li->act_write |= write;
+	li->nr_open++;
+	return 0;
+}
+
 /*
  * One more opener (@write: for writing). The first activates the file on
  * this node, a first writer of a read-only activation upgrades it. Under
@@ -214,17 +232,25 @@ int lfs_activate(struct inode *inode, struct dentry *dentry, bool write)
 	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(inode->i_sb));
 	if (ret)
 		return ret;
-	ret = lfs_activate_install(inode, name, &r);
+	ret = lfs_activate_take(inode, name, &r, write);
 	lfs_up_result_free(&r);
-	if (ret) {
-		/* the server activated it: undo that */
-		if (!li->nr_open)
-			lfs_up_close(inode, name, false);
-		return ret;
-	}
-	li->act_write |= write;
-	li->nr_open++;
-	return 0;
+	return ret;
+}
+
+/*
+ * The activation a CREATE_OPEN made for a new file (fs_dir.c), taken in as
+ * an OPEN's: one opener.
+ */
+int lfs_activate_given(struct inode *inode, const char *name,
+		       const struct lfs_up_result *r, bool write)
+{
+	struct lfs_inode *li = LFS_I(inode);
+	int ret;
+
+	mutex_lock(&li->act_lock);
+	ret = lfs_activate_take(inode, name, r, write);
+	mutex_unlock(&li->act_lock);
+	return ret;
 }
 
 /*

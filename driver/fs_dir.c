@@ -13,7 +13,7 @@
 #include "fs.h"
 
 /* A name the shelf name rule accepts; longer ones are ENAMETOOLONG. */
-static int lfs_name_check(const struct qstr *q, char *name)
+int lfs_name_check(const struct qstr *q, char *name)
 {
 	if (q->len > LFS_NAME_MAX)
 		return -ENAMETOOLONG;
@@ -52,8 +52,8 @@ static bool lfs_dentry_fresh(struct dentry *dentry)
  * (a create then fails with EINVAL). Server errors other than ENOENT fail
  * the lookup.
  */
-static struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
-				 unsigned int flags)
+struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
+			  unsigned int flags)
 {
 	struct lfs_up_args a = { .op = LFS_UP_LOOKUP };
 	char name[LFS_NAME_MAX + 1];
@@ -290,6 +290,7 @@ static int lfs_dir_release(struct inode *inode, struct file *file)
 const struct inode_operations lfs_dir_iops = {
 	.lookup = lfs_lookup,
 	.create = lfs_iops_create,
+	.atomic_open = lfs_atomic_open,
 	.unlink = lfs_unlink,
 	.rename = lfs_rename,
 	.setattr = lfs_setattr,

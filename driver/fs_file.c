@@ -371,6 +371,16 @@ static int lfs_file_open(struct inode *inode, struct file *file)
 	return ret;
 }
 
+/* finish_open() of a file CREATE_OPEN made and activated (fs_dir.c). */
+int lfs_file_open_given(struct inode *inode, struct file *file)
+{
+	int ret = generic_file_open(inode, file);
+
+	if (!ret)
+		lfs_file_allow_odirect(file);
+	return ret;
+}
+
 /* The last reference to the file: no descriptor and no mapping uses it. */
 static int lfs_file_release(struct inode *inode, struct file *file)
 {

@@ -23,6 +23,7 @@ static const u8 lfs_up_results[LFS_UP_MAX + 1] = {
 	[LFS_UP_LOOKUP] = LFS_R_ATTRS,
 	[LFS_UP_CREATE] = LFS_R_ATTRS,
 	[LFS_UP_OPEN] = LFS_R_ATTRS | LFS_R_MAP,
+	[LFS_UP_CREATE_OPEN] = LFS_R_ATTRS | LFS_R_MAP,
 	[LFS_UP_RESIZE] = LFS_R_ATTRS | LFS_R_MAP,
 	[LFS_UP_LIST] = LFS_R_LIST,
 	[LFS_UP_GETXATTR] = LFS_R_VALUE,
@@ -79,7 +80,8 @@ static int lfs_up_take_attrs(struct lfs_up_attrs *at, u32 op, struct nlattr **a,
 	at->mtime = nla_get_u64(a[LFS_A_MTIME]);
 	at->ctime = nla_get_u64(a[LFS_A_CTIME]);
 	at->writable = nla_get_u8(a[LFS_A_WRITABLE]);
-	at->leased = op == LFS_UP_OPEN && nla_get_flag(a[LFS_A_LEASED]);
+	at->leased = (op == LFS_UP_OPEN || op == LFS_UP_CREATE_OPEN) &&
+		     nla_get_flag(a[LFS_A_LEASED]);
 	if (uuid_is_null(&at->uuid)) {
 		NL_SET_ERR_MSG(extack, "the null UUID is not a shelf's");
 		return -EINVAL;

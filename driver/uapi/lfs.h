@@ -292,19 +292,20 @@
  *     LFS_A_MORE       flag: the result continues in another REPLY with the
  *                      same id (book maps and listings, like SHELF_CREATE)
  *   and the result of a successful operation:
- *   - the file's attributes (LOOKUP, CREATE, OPEN, RESIZE), in the first
- *     message: LFS_A_UUID (not null), LFS_A_INO (u64, >= 2, the stable
- *     inode number: the same for the shelf's whole life, never that of
- *     another shelf that exists), LFS_A_SIZE (u64 bytes, lfs.size),
+ *   - the file's attributes (LOOKUP, CREATE, CREATE_OPEN, OPEN, RESIZE), in
+ *     the first message: LFS_A_UUID (not null), LFS_A_INO (u64, >= 2, the
+ *     stable inode number: the same for the shelf's whole life, never that
+ *     of another shelf that exists), LFS_A_SIZE (u64 bytes, lfs.size),
  *     LFS_A_NR_BOOKS (u32), LFS_A_BOOK_SIZE (u64; may be 0 with no books),
  *     LFS_A_MTIME and LFS_A_CTIME (u64 ns since the Unix epoch),
  *     LFS_A_WRITABLE (u8: this node may write the shelf; mode 0644 or 0444),
- *     and for OPEN only LFS_A_LEASED (flag: the activation is covered by
- *     the node's lease, as for SHELF_CREATE). The size must fit the books:
- *     size <= nr_books * book_size.
- *   - the book map (OPEN, RESIZE): LFS_A_BOOKS_START (u32, index of this
- *     message's first book; the parts come in order) and LFS_A_BOOKS, as
- *     many messages as it takes, all but the last with LFS_A_MORE; in all
+ *     and for OPEN and CREATE_OPEN only LFS_A_LEASED (flag: the activation
+ *     is covered by the node's lease, as for SHELF_CREATE). The size must
+ *     fit the books: size <= nr_books * book_size.
+ *   - the book map (OPEN, CREATE_OPEN, RESIZE): LFS_A_BOOKS_START (u32,
+ *     index of this message's first book; the parts come in order) and
+ *     LFS_A_BOOKS, as many messages as it takes, all but the last with
+ *     LFS_A_MORE; in all
  *     exactly LFS_A_NR_BOOKS books of one book size (LFS_A_BOOK_SIZE) on
  *     attached fabric devices with DAX, none held by a shelf or another
  *     open file (EIO to the caller, EINVAL, ENODEV, ERANGE or EBUSY to the
@@ -333,6 +334,14 @@
  *                     LFS_A_POLICY. With LFS_UP_F_EXCL an existing name is
  *                     EEXIST; without it the existing shelf's attributes are
  *                     the answer. EACCES, EDQUOT, EINVAL (bad policy).
+ *   LFS_UP_CREATE_OPEN create LFS_A_NAME with no books and LFS_A_POLICY and
+ *                     activate it on this node, as OPEN with LFS_UP_F_WRITE
+ *                     (open(2) with O_CREAT of a name with no file here:
+ *                     one request where LOOKUP, CREATE and OPEN took
+ *                     three). An existing name is EEXIST (the kernel then
+ *                     looks it up and opens it as any open, unless O_EXCL);
+ *                     a server without it answers EOPNOTSUPP and the kernel
+ *                     does LOOKUP, CREATE and OPEN. Answer: as OPEN's.
  *   LFS_UP_OPEN       activate the shelf on this node: shared read-only, or
  *                     shared read-write with LFS_UP_F_WRITE (EACCES if the
  *                     node may not write it; EBUSY if it is active
@@ -375,7 +384,7 @@
  * LFS_CMD_SHELF_FENCE also fences a file open through the filesystem by its
  * name: its mappings are revoked (a later fault is SIGBUS) and read and
  * write fail with EIO until it is closed. The node's lease covers every
- * activation OPEN answered with LFS_A_LEASED; its expiry revokes them all
+ * activation OPEN or CREATE_OPEN answered with LFS_A_LEASED; its expiry revokes them all
  * the same way, without the reset action (they are revocable).
  *
  * Dumps and concurrent change
@@ -472,13 +481,14 @@ enum lfs_upcall_op {
 	LFS_UP_LISTXATTR,
 	LFS_UP_REMOVEXATTR,
 	LFS_UP_STATFS,
+	LFS_UP_CREATE_OPEN,
 	__LFS_UP_MAX
 };
 #define LFS_UP_MAX (__LFS_UP_MAX - 1)
 
 /* LFS_A_UP_FLAGS */
 #define LFS_UP_F_EXCL (1U << 0) /* CREATE: fail with EEXIST if it exists */
-#define LFS_UP_F_WRITE (1U << 1) /* OPEN: shared read-write, not read-only */
+#define LFS_UP_F_WRITE (1U << 1) /* OPEN, CREATE_OPEN: shared read-write, not read-only */
 #define LFS_UP_F_NOREPLACE (1U << 2) /* RENAME: fail with EEXIST */
 #define LFS_UP_F_XATTR_CREATE (1U << 3) /* SETXATTR: fail with EEXIST */
 #define LFS_UP_F_XATTR_REPLACE (1U << 4) /* SETXATTR: fail with ENODATA */

@@ -89,7 +89,12 @@ int up_call(struct up_worker *w, const char *op, json_t *args, json_t **res);
 int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s);
 void up_shelf_free(struct up_shelf *s);
 int up_find(struct up_worker *w, const struct up_req *r, bool map, json_t **res);
+int up_name_of(struct up_worker *w, const struct up_req *r, char *name, size_t len);
 int up_dispatch(struct up_worker *w, const struct up_req *r);
+/* upopen.c: OPEN, CREATE_OPEN, and the undoing of a refused answer */
+int up_do_open(struct up_worker *w, const struct up_req *r);
+int up_do_create_open(struct up_worker *w, const struct up_req *r);
+int up_undo_open(struct up_worker *w, const struct up_req *r);
 /* upxattr.c */
 int up_xattr(struct up_worker *w, const struct up_req *r);
 

@@ -375,7 +375,7 @@ static int set_size(struct up_worker *w, const char *name, uint64_t size)
 }
 
 /* The shelf's current name: the one it was opened as here, else the librarian's. */
-static int name_of(struct up_worker *w, const struct up_req *r, char *name, size_t len)
+int up_name_of(struct up_worker *w, const struct up_req *r, char *name, size_t len)
 {
 	json_t *j;
 	int ret;
@@ -393,7 +393,7 @@ static int do_close(struct up_worker *w, const struct up_req *r)
 {
 	char name[LFSVOL_UP_NAME_MAX + 1];
 	bool write;
-	int ret = name_of(w, r, name, sizeof(name));
+	int ret = up_name_of(w, r, name, sizeof(name));
 
 	lfsvol_upactive_remove(r->uuid, &write);
 	if (ret)
@@ -446,7 +446,7 @@ static int do_resize(struct up_worker *w, const struct up_req *r)
 {
 	char name[LFSVOL_UP_NAME_MAX + 1];
 	json_t *j = NULL;
-	int ret = name_of(w, r, name, sizeof(name));
+	int ret = up_name_of(w, r, name, sizeof(name));
 
 	if (!ret)
 		ret = resize_to(w, r, name, r->size, &j);
@@ -474,109 +474,6 @@ static int do_setsize(struct up_worker *w, const struct up_req *r)
 	if (!ret)
 		ret = set_size(w, s.name, r->size);
 	return ret ? -ret : -up_answer_errno(w, r->id, 0);
-}
-
-/* Mode "shared" (several nodes); a librarian without it: "rw" (this node only). */
-static int activate(struct up_worker *w, const char *name, bool write, json_t **j)
-{
-	static int no_shared;
-	int ret;
-
-	if (write && !__atomic_load_n(&no_shared, __ATOMIC_RELAXED)) {
-		ret = up_call(w, "shelf.activate",
-			      json_pack("{s:s,s:s}", "name", name, "mode", "shared"), j);
-		if (ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "mode 'shared'"))
-			return ret;
-		lfsvol_err(
-			"upcall: the librarian has no mode \"shared\": writable opens are exclusive (\"rw\")");
-		__atomic_store_n(&no_shared, 1, __ATOMIC_RELAXED);
-	}
-	return up_call(w, "shelf.activate",
-		       json_pack("{s:s,s:s}", "name", name, "mode", write ? "rw" : "ro"), j);
-}
-
-/*
- * Is the shelf a block device on this node? Its activation at the librarian
- * is then the block device's: activating it again for the file would change
- * its mode, and the kernel's refusal (EBUSY) would end it.
- */
-static bool block_device_here(const char *name)
-{
-	struct lfs_client *drv;
-	struct lfs_shelf_info *v;
-	size_t n;
-	bool found;
-
-	lfsvol_kernel_shelves(&drv, name, &v, &n);
-	found = lfsvol_find_active(v, n, name);
-	lfs_shelf_list_free(v, n);
-	lfs_client_close(drv);
-	return found;
-}
-
-/*
- * Activate for this node and answer the map, leased (the renewal thread
- * fences it when the librarian stops listing it); a reply the kernel
- * refuses is undone (upcall.c). A shelf that is a block device here is
- * refused (EBUSY) before the librarian is asked anything.
- */
-static int do_open(struct up_worker *w, const struct up_req *r)
-{
-	char name[LFSVOL_UP_NAME_MAX + 1];
-	bool write = r->flags & LFS_UP_F_WRITE, had;
-	struct up_shelf s = { 0 };
-	uint64_t granted;
-	json_t *j = NULL;
-	int ret;
-
-	had = r->has_uuid && lfsvol_upactive_name(r->uuid, name, sizeof(name));
-	ret = had ? 0 : name_of(w, r, name, sizeof(name));
-	if (!ret && !had && block_device_here(name)) {
-		lfsvol_err(
-			"upcall %s: '%s' is a block device on this node: not opened through the filesystem",
-			w->what, name);
-		return EBUSY;
-	}
-	if (!ret)
-		ret = activate(w, name, write, &j);
-	/*
-	 * Granted once the librarian's answer is here, not when it was asked:
-	 * a heartbeat sent after this instant was handled after the grant
-	 * and lists it; one sent while the request was on its way may not,
-	 * and must not make the renewal thread fence the file (renew.c).
-	 */
-	granted = lfs_boottime_ns();
-	if (!ret)
-		ret = up_shelf_from(w, j, true, &s);
-	json_decref(j);
-	if (!ret && memcmp(s.uuid, r->uuid, LFS_UUID_LEN))
-		ret = -ESTALE; /* renamed and replaced since: the kernel looks again */
-	if (ret && !had && ret != -ESTALE)
-		goto out;
-	if (ret) {
-		if (!had)
-			up_call(w, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
-		goto out;
-	}
-	lfsvol_upactive_add(s.name, s.uuid, granted, write);
-	w->watch = !had;
-	ret = up_answer_map(w, r, &s, true);
-	w->watch = false;
-out:
-	up_shelf_free(&s);
-	return -ret;
-}
-
-/* An OPEN whose reply the kernel refused: the node has no activation. */
-static int undo_open(struct up_worker *w, const struct up_req *r)
-{
-	bool write;
-
-	if (!lfsvol_upactive_remove(r->uuid, &write))
-		return 0;
-	lfsvol_err("upcall: the kernel refused the OPEN of %s: deactivating it again", r->name);
-	up_call(w, "shelf.deactivate", json_pack("{s:s}", "name", r->name), NULL);
-	return 0;
 }
 
 /* Librarians before "replace": the target destroyed first (not in one transaction). */
@@ -703,6 +600,7 @@ static const char *const op_names[LFS_UP_MAX + 1] = {
 	[LFS_UP_LISTXATTR] = "LISTXATTR",
 	[LFS_UP_REMOVEXATTR] = "REMOVEXATTR",
 	[LFS_UP_STATFS] = "STATFS",
+	[LFS_UP_CREATE_OPEN] = "CREATE_OPEN",
 };
 
 int up_dispatch(struct up_worker *w, const struct up_req *r)
@@ -721,7 +619,9 @@ int up_dispatch(struct up_worker *w, const struct up_req *r)
 	case LFS_UP_CREATE:
 		return r->name ? do_create(w, r) : EINVAL;
 	case LFS_UP_OPEN:
-		return do_open(w, r);
+		return up_do_open(w, r);
+	case LFS_UP_CREATE_OPEN:
+		return r->name ? up_do_create_open(w, r) : EINVAL;
 	case LFS_UP_CLOSE:
 		return do_close(w, r);
 	case LFS_UP_RESIZE:
@@ -739,7 +639,7 @@ int up_dispatch(struct up_worker *w, const struct up_req *r)
 	case LFS_UP_REMOVEXATTR:
 		return up_xattr(w, r);
 	case LFSVOL_UP_UNDO_OPEN:
-		return undo_open(w, r);
+		return up_undo_open(w, r);
 	default:
 		return EOPNOTSUPP;
 	}

@@ -111,6 +111,31 @@ out=$(n1 'touch /tmp/lfs/f && ls /tmp/lfs | paste -sd" "; sha256sum </tmp/lfs/a 
 t_like "$out" '^a b f' "  touch works again"
 t_is "$(n1 'L list --json | jq -r ".[].name" | paste -sd" "')" "a b f" "  and the librarian has f"
 
+# --- open(O_CREAT) of a name not in the dcache: one CREATE_OPEN -----------
+# touch asks CREATE_OPEN (the shelf made and activated in one librarian
+# request) and CLOSE, where it asked LOOKUP, CREATE, OPEN and CLOSE; a name
+# that exists opens as any open does: O_EXCL is EEXIST, O_TRUNC truncates.
+out=$(n1 'up() { nlraw -p up_get | sed -n "s/^$1=//p"; }
+fsops() { $LFS_TOP/build/tests/fsops "$@"; }
+s0=$(up up_sent); touch /tmp/lfs/co1; echo "touch=$? upcalls=$(($(up up_sent) - s0))"
+truncate -s 8192 /tmp/lfs/co1 && printf abc | dd of=/tmp/lfs/co1 conv=notrunc status=none
+echo 2 >/proc/sys/vm/drop_caches
+echo "excl: $(fsops open /tmp/lfs/co1 wcx | paste -sd" ")"
+echo "existing: $(fsops open /tmp/lfs/co1 rc pread 0 3 close | paste -sd" ")"
+echo 2 >/proc/sys/vm/drop_caches
+echo "trunc: $(fsops open /tmp/lfs/co1 wct close stat /tmp/lfs/co1 | paste -sd" ")"
+echo "rdonly: $(fsops open /tmp/lfs/co2 rc pwrite 0 1 65 pread 0 1 close stat /tmp/lfs/co2 | paste -sd" ")"')
+t_like "$out" "touch=0 upcalls=2" "touch of a new name: 2 upcalls (CREATE_OPEN, CLOSE), not 4"
+t_like "$out" "excl: error EEXIST" "  O_CREAT|O_EXCL of a name that exists (not in the dcache): EEXIST"
+t_like "$out" "existing: ok sum 294 of 3 ok" "  O_CREAT of it opens the shelf that is there, bytes and all"
+t_like "$out" "trunc: ok ok 0" "  O_CREAT|O_TRUNC of it truncates it (it was not created)"
+t_like "$out" "rdonly: ok error EBADF sum 0 of 0 ok 0" \
+	"  O_CREAT|O_RDONLY of a new name: created, opened read-only"
+t_is "$(em_admin shelf.get '{"name":"co1"}' | jq -c '[.books, .activations]')" '[0,[]]' \
+	"  co1 after the last close: no books (truncated to 0), active nowhere"
+t_is "$(em_admin shelf.get '{"name":"co2"}' | jq -c '[.books, .activations]')" '[0,[]]' \
+	"  co2: created, active nowhere"
+
 n1 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
 machine_stop_node 1
 t_ok $? "the node powers off with no kernel warning"

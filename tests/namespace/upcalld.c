@@ -412,6 +412,9 @@ static int dispatch(const struct request *r, const struct fault *f)
 		return do_names(r);
 	case LFS_UP_STATFS:
 		return reply_statfs(r) ? EIO : 0;
+	case LFS_UP_CREATE_OPEN:
+		/* as a server older than it: the kernel asks LOOKUP, CREATE and OPEN */
+		return EOPNOTSUPP;
 	default:
 		return r->op <= LFS_UP_MAX ? do_xattr(r) : EOPNOTSUPP;
 	}
