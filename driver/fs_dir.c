@@ -96,6 +96,16 @@ int lfs_d_revalidate(struct dentry *dentry, const struct qstr *q,
 	if (flags & LOOKUP_RCU)
 		return -ECHILD;
 	inode = d_inode(dentry);
+	/*
+	 * A negative name opened with O_CREAT is not asked about first: the
+	 * create asks the server, and a name made elsewhere since gives
+	 * EEXIST, then ESTALE, and the VFS walks again with LOOKUP_REVAL
+	 * (fs_open.c). As NFS does; touch of a reused name saves a request.
+	 */
+	if (!inode && !(flags & LOOKUP_REVAL) &&
+	    (flags & (LOOKUP_OPEN | LOOKUP_CREATE)) ==
+		    (LOOKUP_OPEN | LOOKUP_CREATE))
+		return 1;
 	if (lfs_name_check(q, name))
 		return !inode;
 	a.name = name;

@@ -107,7 +107,12 @@ static int lfs_create_open(struct inode *dir, struct dentry *dentry,
 	return ret;
 }
 
-/* A server without CREATE_OPEN: LOOKUP, then CREATE; OPEN comes after. */
+/*
+ * A server without CREATE_OPEN: LOOKUP, then CREATE; OPEN comes after. The
+ * CREATE is exclusive: a name made since the lookup (or since a negative
+ * dentry was cached) is not this open's to mark created (O_TRUNC would
+ * not truncate it): without O_EXCL, ESTALE, and the VFS walks again.
+ */
 static int lfs_create_then_open(struct inode *dir, struct dentry *dentry,
 				struct file *file, unsigned int flags)
 {
@@ -120,9 +125,11 @@ static int lfs_create_then_open(struct inode *dir, struct dentry *dentry,
 			return PTR_ERR(res);
 	}
 	if (d_really_is_negative(res ?: dentry)) {
-		ret = lfs_create(dir, res ?: dentry, flags & O_EXCL);
+		ret = lfs_create(dir, res ?: dentry, true);
 		if (!ret)
 			file->f_mode |= FMODE_CREATED;
+		else if (ret == -EEXIST && !(flags & O_EXCL))
+			ret = -ESTALE;
 	} else if (flags & O_EXCL) {
 		ret = -EEXIST;
 	}
@@ -135,10 +142,11 @@ static int lfs_create_then_open(struct inode *dir, struct dentry *dentry,
 
 /*
  * inode_operations.atomic_open: @dentry is negative (in lookup, or a
- * negative dentry still fresh) and O_CREAT may be set. Without O_CREAT,
- * or for a name that exists, the lookup the VFS would have made; the VFS
- * then opens the file (lfs_file_open). EEXIST on a fresh negative dentry
- * (made on another node since): ESTALE, and the VFS walks again, asking.
+ * negative dentry: fresh, or not revalidated for O_CREAT) and O_CREAT may
+ * be set. Without O_CREAT, or for a name that exists, the lookup the VFS
+ * would have made; the VFS then opens the file (lfs_file_open). EEXIST on a negative dentry (made
+ * on another node since; lfs_d_revalidate() does not ask about negative
+ * names opened with O_CREAT): ESTALE, and the VFS walks again, asking.
  */
 int lfs_atomic_open(struct inode *dir, struct dentry *dentry,
 		    struct file *file, unsigned int flags, umode_t mode)
@@ -159,6 +167,11 @@ int lfs_atomic_open(struct inode *dir, struct dentry *dentry,
 		res = lfs_lookup(dir, dentry, 0);
 		if (IS_ERR(res))
 			return PTR_ERR(res);
+		/* EEXIST, then gone (destroyed elsewhere): walk again */
+		if ((flags & O_CREAT) && d_really_is_negative(res ?: dentry)) {
+			dput(res);
+			return -ESTALE;
+		}
 	}
 	return finish_no_open(file, res);
 }

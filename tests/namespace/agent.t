@@ -136,6 +136,34 @@ t_is "$(em_admin shelf.get '{"name":"co1"}' | jq -c '[.books, .activations]')" '
 t_is "$(em_admin shelf.get '{"name":"co2"}' | jq -c '[.books, .activations]')" '[0,[]]' \
 	"  co2: created, active nowhere"
 
+# --- O_CREAT over a negative dentry: no LOOKUP first ------------------------
+# A name found missing stays a negative dentry; an open(O_CREAT) of it is
+# not revalidated first (attr_timeout=0: it always would be), the create
+# asks. A name made since (here renamed on the librarian) is not created
+# again: O_EXCL is EEXIST, O_CREAT opens it, O_CREAT|O_TRUNC truncates it.
+out=$(n1 'up() { nlraw -p up_get | sed -n "s/^$1=//p"; }
+mount -o remount,attr_timeout=0 /tmp/lfs || exit 1
+neg=; for f in ng1 ng2 ng3; do stat /tmp/lfs/$f >/dev/null 2>&1 || neg="$neg $f"; done; echo "negative:$neg"
+s0=$(up up_sent); touch /tmp/lfs/ng1; echo "touch=$? upcalls=$(($(up up_sent) - s0))"
+truncate -s 8192 /tmp/lfs/ng1 && printf abc | dd of=/tmp/lfs/ng1 conv=notrunc status=none')
+t_like "$out" "touch=0 upcalls=2" "touch of a name cached as missing: 2 upcalls, no LOOKUP first"
+t_like "$out" "negative: ng1 ng2 ng3" "  ng1, ng2 and ng3 were looked up and found missing"
+em_admin shelf.rename '{"name":"ng1","new_name":"ng2"}' >/dev/null
+t_ok $? "the librarian renames ng1 to ng2 behind the node's back"
+out=$(n1 'fsops() { $LFS_TOP/build/tests/fsops "$@"; }
+echo "excl: $(fsops open /tmp/lfs/ng2 wcx | paste -sd" ")"
+echo "existing: $(fsops open /tmp/lfs/ng2 rc pread 0 3 close | paste -sd" ")"')
+t_like "$out" "excl: error EEXIST" "  O_CREAT|O_EXCL of ng2 (a negative dentry): EEXIST"
+t_like "$out" "existing: ok sum 294 of 3 ok" "  O_CREAT of ng2 opens the shelf that is there"
+em_admin shelf.rename '{"name":"ng2","new_name":"ng3"}' >/dev/null
+t_ok $? "the librarian renames it to ng3"
+out=$(n1 'fsops() { $LFS_TOP/build/tests/fsops "$@"; }
+echo "trunc: $(fsops open /tmp/lfs/ng3 wct close stat /tmp/lfs/ng3 | paste -sd" ")"
+mount -o remount,attr_timeout=1 /tmp/lfs')
+t_like "$out" "trunc: ok ok 0" "  O_CREAT|O_TRUNC of ng3 (a negative dentry) truncates it"
+t_is "$(em_admin shelf.get '{"name":"ng3"}' | jq -c '[.books, .activations]')" '[0,[]]' \
+	"  ng3: no books, active nowhere"
+
 n1 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
 machine_stop_node 1
 t_ok $? "the node powers off with no kernel warning"

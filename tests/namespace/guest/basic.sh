@@ -194,6 +194,25 @@ up_fault "errno LOOKUP 2"
 t_like "$(fs stat $L/a)" "No such file" "  every lookup asks"
 up_fault
 
+# --- O_CREAT over a negative dentry of a name that exists -------------------
+# This server has no CREATE_OPEN: the kernel sends CREATE, exclusive, so a
+# name made since it was cached as missing is opened, not marked created
+# (ESTALE, and the VFS walks again): O_TRUNC truncates it.
+t_run "a file of bytes" sh -c "truncate -s 4096 $L/ne && printf xyz | dd of=$L/ne conv=notrunc status=none"
+t_run "remount with attr_timeout=3600" mount -o remount,attr_timeout=3600 $L
+up_fault "errno LOOKUP 2"
+t_like "$(fs stat $L/ne)" "No such file" "  a LOOKUP says it is missing: a negative dentry"
+up_fault
+t_is "$(fs fsops open $L/ne rc pread 0 3 close)" "ok sum 363 of 3 ok" \
+	"O_CREAT of it opens the file that is there"
+up_fault "errno LOOKUP 2"
+t_run "  forgotten, missing again" sh -c "mount -o remount,attr_timeout=3600 $L; ! stat $L/ne"
+up_fault
+t_is "$(fs fsops open $L/ne wct close stat $L/ne)" "ok ok 0" "O_CREAT|O_TRUNC of it truncates it"
+t_is "$(fs fsops open $L/ne wcx)" "error EEXIST" "O_CREAT|O_EXCL of it: EEXIST"
+t_run "rm ne" rm $L/ne
+t_run "remount with attr_timeout=0" mount -o remount,attr_timeout=0 $L
+
 t_like "$(df -B1 $L | tail -1)" "^lfs +1[0-9]{9} " "df: the server's space"
 t_fails "rmmod while mounted is refused" rmmod lfs
 ns_check_idle "the end"
