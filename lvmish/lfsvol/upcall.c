@@ -125,13 +125,17 @@ static int next_free(struct up_server *srv)
 /*
  * The worker in slot is done with its request: no longer busy with that
  * file. Before the request is freed: next_free() compares other requests
- * with it under q_mu (a freed one made the agent crash in strcmp).
+ * with it under q_mu (a freed one made the agent crash in strcmp). Idle
+ * workers are woken only if a request waits (one of that file may now be
+ * free): with none, waking them all for nothing took the CPU the next
+ * request needed.
  */
 static void finished(struct up_server *srv, int slot)
 {
 	pthread_mutex_lock(&srv->q_mu);
 	srv->busy[slot] = NULL;
-	pthread_cond_broadcast(&srv->q_cond);
+	if (srv->q_len)
+		pthread_cond_broadcast(&srv->q_cond);
 	pthread_mutex_unlock(&srv->q_mu);
 }
 
@@ -447,6 +451,8 @@ static void *worker_main(void *arg)
 	}
 	lfs_lib_close(w->lib);
 	w->lib = NULL;
+	lfs_client_close(w->drv);
+	w->drv = NULL;
 	return NULL;
 }
 

@@ -46,6 +46,7 @@ struct up_worker {
 	struct up_server *srv;
 	const struct lfsvol_conf *conf;
 	struct lfs_lib *lib; /* NULL until connected, or after a drop */
+	struct lfs_client *drv; /* the driver's netlink, kept: NULL until needed */
 	int64_t used_ms; /* lfsvol_now_ms() of the session's last answer */
 	uint64_t book_size;
 	char node[LFSVOL_UP_NAME_MAX + 1];

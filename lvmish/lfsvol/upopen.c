@@ -21,17 +21,37 @@
  * is then the block device's: activating it again for the file would change
  * its mode, and the kernel's refusal (EBUSY) would end it.
  */
+static int kernel_shelf_list(struct up_worker *w, const char *name, struct lfs_shelf_info **v,
+			     size_t *n)
+{
+	if (!w->drv && lfs_client_open(&w->drv)) {
+		w->drv = NULL;
+		return -ENOENT; /* driver not loaded: nothing is active here */
+	}
+	return lfs_shelf_list(w->drv, name, v, n);
+}
+
+/*
+ * The worker keeps its netlink client (a new one per OPEN cost a socket and
+ * a family lookup); one that fails (the driver was reloaded) is made again.
+ */
 static bool block_device_here(struct up_worker *w, const char *name)
 {
-	struct lfs_client *drv;
-	struct lfs_shelf_info *v;
-	size_t n;
+	struct lfs_shelf_info *v = NULL;
+	size_t n = 0;
 	bool found;
+	int r;
 
-	lfsvol_kernel_shelves(&drv, name, &v, &n);
+	r = kernel_shelf_list(w, name, &v, &n);
+	if (r && r != -ENOENT) {
+		lfs_client_close(w->drv);
+		w->drv = NULL;
+		r = kernel_shelf_list(w, name, &v, &n);
+	}
+	if (r)
+		n = 0; /* none of that name, or none the kernel would tell */
 	found = lfsvol_find_active(v, n, name);
 	lfs_shelf_list_free(v, n);
-	lfs_client_close(drv);
 	if (found)
 		lfsvol_err(
 			"upcall %s: '%s' is a block device on this node: not opened through the filesystem",
