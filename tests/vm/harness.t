@@ -1,7 +1,9 @@
 #!/bin/bash
 # LFS-TEST: vm
 # The harness itself: a failing guest script, a guest kernel WARN and a hung
-# guest each fail the run with a message naming the cause.
+# guest each fail the run with a message naming the cause; a guest kernel
+# that fails while booting, before the guest script, is booted again once
+# (a WARN from the script's own doing is not).
 . tests/lib/tap.sh
 
 expect_failure() {
@@ -13,6 +15,7 @@ expect_failure() {
 	t_like "$out" "$pattern" "$desc: the message names the cause" ||
 		printf '%s\n' "$out" | tail -n 5 | sed 's/^/#   /'
 	t_like "$out" "console log: /" "$desc: the console log path is printed"
+	last=$out
 }
 
 expect_failure "failing guest script" \
@@ -21,6 +24,18 @@ expect_failure "failing guest script" \
 expect_failure "guest kernel WARN" \
 	"guest kernel failure: .*(WARNING: CPU|Kernel panic).*" \
 	--timeout 120 tests/vm/guest/warn.sh
+[[ $last != *"booting again"* ]]
+t_ok $? "guest kernel WARN: not booted again (the guest script had started)"
+out=$PWD/tests/out/harness-$$-bootfail
+rm -rf "$out"
+expect_failure "guest kernel failing while booting" \
+	"guest kernel failure: .*Kernel panic.*" \
+	--timeout 120 --out "$out" --append rdinit=/nonexistent tests/vm/guest/true.sh
+t_like "$last" "the guest kernel failed while booting, before any LFS code ran .*booting again, once" \
+	"  it was booted again, once, and said so"
+t_ok "$(grep -q 'Kernel panic' "$out/console.log.1"; echo $?)" "  the first boot's console is kept (console.log.1)"
+t_ok "$(grep -q 'Kernel panic' "$out/console.log"; echo $?)" "  the second boot failed the same way: the run fails"
+rm -rf "$out"
 expect_failure "hung guest" \
 	"guest hung: no power-off within the 30s timeout" \
 	--timeout 30 tests/vm/guest/hang.sh
