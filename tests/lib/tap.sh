@@ -6,6 +6,7 @@
 #   t_like GOT REGEX "description"      extended-regex match
 #   t_diag "text"                       a comment line
 #   t_done                              print the plan, exit 0 iff all passed
+# LFS_TAP_TIMES=1 prints "# Ns", the seconds since the start, before each check.
 # Every failure prints what was expected and what was seen.
 
 T_N=0
@@ -17,6 +18,7 @@ t_ok() {
 	local rc=$1
 	shift
 	T_N=$((T_N + 1))
+	[ -z "${LFS_TAP_TIMES:-}" ] || printf '# %ss\n' "$SECONDS"
 	if [ "$rc" -eq 0 ]; then
 		printf 'ok %d - %s\n' "$T_N" "$*"
 	else
