@@ -127,7 +127,7 @@ EOC
 	done
 	em_librarian_start || return 1
 	for ((i = 1; i <= n; i++)); do
-		machine_start_node "$i" --guestfwd "$EM_PORT" --env "LFS_KEY=$(cat "$EM_DIR/keys/node$i.key")"
+		machine_start_node "$i" --guestfwd "$EM_PORT" --env "LFS_KEY=$(cat "$EM_DIR/keys/node$i.key")" || return 1
 	done
 	for ((i = 1; i <= n; i++)); do
 		machine_wait_node "$i" || return 1

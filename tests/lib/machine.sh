@@ -1,7 +1,10 @@
 # The emulated Machine for host-side tests and the demo: several node VMs
 # sharing the same fabric memory files, driven step by step from the host.
-#   machine_init NODES FABRIC_NODES FABRIC_SIZE  create and prepare the fabric
+#   machine_init NODES FABRIC_NODES FABRIC_SIZE  create the fabric
 #   machine_start_node I [vmrun options]          boot node I in the background
+#                                                 (the first node started
+#                                                 prepares the fabric; the
+#                                                 others wait for that)
 #   machine_wait_node I                           wait until it takes commands
 #   node_exec I 'shell commands'                  run in node I, print output,
 #                                                 return the exit status
@@ -14,6 +17,7 @@ MACHINE_FABRIC=
 MACHINE_FNODES=2
 MACHINE_FSIZE=1G
 MACHINE_CMD_TIMEOUT=${MACHINE_CMD_TIMEOUT:-300}
+MACHINE_PREPARER=
 declare -A MACHINE_PID
 # Command numbers live in files, not variables: node_exec is often called in
 # a command substitution (a subshell).
@@ -29,23 +33,25 @@ machine_init() {
 	. "$top/tests/lib/shmfabric.sh"
 	shm_fabric_reap
 	MACHINE_FABRIC=$(shm_fabric_mkdir lfs-machine) || return 1
-	# Convert the namespaces to fsdax in one VM first: two guests rewriting
-	# the info blocks at once would corrupt them.
-	tests/vm/vmrun --name prepare --out "$MACHINE_OUT/prepare" \
-		--fabric-dir "$MACHINE_FABRIC" --fabric-nodes "$MACHINE_FNODES" \
-		--fabric-size "$MACHINE_FSIZE" --timeout 180 tests/vm/guest/true.sh \
-		>"$MACHINE_OUT/prepare.log" 2>&1 || {
-		echo "machine: preparing the fabric failed; see $MACHINE_OUT/prepare.log" >&2
-		return 1
-	}
+	MACHINE_PREPARER=
 }
 
+# The first node started converts the fabric's namespaces to fsdax while it
+# boots (vmrun without --fabric-ready); every later one boots at the same
+# time but loads its NVDIMM drivers only once that guest has said "booted"
+# (vmrun --fabric-after): two guests rewriting the info blocks at once
+# would corrupt them.
 machine_start_node() {
-	local i=$1
+	local i=$1 ready=()
 	shift
+	if [ -n "$MACHINE_PREPARER" ]; then
+		ready=(--fabric-after "$MACHINE_OUT/node$MACHINE_PREPARER/share/booted")
+	else
+		MACHINE_PREPARER=$i
+	fi
 	mkdir -p "$MACHINE_OUT/node$i"
 	tests/vm/vmrun --name "node$i" --out "$MACHINE_OUT/node$i" \
-		--fabric-dir "$MACHINE_FABRIC" --fabric-ready \
+		--fabric-dir "$MACHINE_FABRIC" "${ready[@]}" \
 		--fabric-nodes "$MACHINE_FNODES" --fabric-size "$MACHINE_FSIZE" \
 		--env "LFS_NODE=node$i" --timeout 1800 "$@" \
 		tests/vm/guest/cmdloop.sh >"$MACHINE_OUT/node$i/vmrun.log" 2>&1 &

@@ -2,13 +2,15 @@
 # LFS-TEST: vm
 # The emulated Machine's plumbing: two node VMs run at the same time on the
 # same fabric files, driven from the host; bytes one node writes to fabric
-# memory are read identically by the other.
+# memory are read identically by the other. node1 converts the fabric to
+# fsdax while it boots; node2 boots meanwhile and loads its NVDIMM drivers
+# once node1 has (it fails unless it finds fsdax).
 . tests/lib/tap.sh
 . tests/lib/machine.sh
 trap machine_cleanup EXIT
 
 machine_init 2 2 512M
-t_ok $? "fabric prepared (fsdax) by one VM" || t_done
+t_ok $? "fabric files made" || t_done
 machine_start_node 1
 machine_start_node 2
 machine_wait_node 1
