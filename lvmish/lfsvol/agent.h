@@ -66,6 +66,13 @@ struct agent_progress {
 	int64_t started_ms, updated_ms;
 };
 
+/*
+ * The ZOMBIE runs whose counts agent.json keeps: a scrub that asked for run
+ * k may read agent.json only after later runs ended (a heartbeat a moment
+ * old starts one that finds nothing).
+ */
+#define AGENT_RECENT_RUNS 16
+
 struct agent_state {
 	long long zeroed; /* books zeroed by this agent since it started */
 	long long pending; /* ZOMBIE books of this node the librarian reported */
@@ -75,7 +82,8 @@ struct agent_state {
 	struct agent_progress zeroing; /* the ZOMBIE run under way */
 	long long runs; /* ZOMBIE runs ended (agent.scrub waits for the next) */
 	long long run_zeroed; /* books zeroed in the run under way */
-	long long last_run_zeroed; /* ... in the run that ended last */
+	/* ... in run k (1, 2, ...) at [k % AGENT_RECENT_RUNS], for the last runs */
+	long long recent_zeroed[AGENT_RECENT_RUNS];
 	/* the sweep of FREE books of unknown content (daemon only) */
 	long long checked_zero; /* found zero and marked known zero by the librarian */
 	long long checked_other; /* found not zero and not zeroed, or not marked (changed meanwhile) */

@@ -109,6 +109,7 @@ static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 		if (verbose && lfsvol_now_ms() - *said >= SAY_EVERY_MS) {
 			lfsvol_progress_text(&st->zeroing, bs, line, sizeof(line));
 			lfsvol_info("zeroing: %s", line);
+			fflush(stdout); /* seen as it goes, in a log too */
 			*said = lfsvol_now_ms();
 		}
 	}
@@ -165,9 +166,9 @@ static void run_end(struct agent_state *st, const char *fmt, const char *why)
 	snprintf(st->scrub, sizeof(st->scrub), fmt, why);
 	st->zeroing.what[0] = '\0';
 	st->pending = 0;
-	st->last_run_zeroed = st->run_zeroed;
-	st->run_zeroed = 0;
 	st->runs++;
+	st->recent_zeroed[st->runs % AGENT_RECENT_RUNS] = st->run_zeroed;
+	st->run_zeroed = 0;
 }
 
 /* The daemon: start the next batch in a child, if this node has ZOMBIE books. */
@@ -337,8 +338,25 @@ static void say_progress(json_t *z)
 		    l);
 }
 
-/* Follow the agent's run until its `runs' count reaches until. */
-static int follow_agent(const struct lfsvol_conf *conf, long long until)
+/* Books zeroed by run `run' in agent.json's recent_runs, or -1 if no longer kept. */
+static long long run_count(json_t *o, long long run)
+{
+	json_t *el;
+	size_t i;
+
+	json_array_foreach(json_object_get(o, "recent_runs"), i, el) {
+		if (json_integer_value(json_array_get(el, 0)) == run)
+			return json_integer_value(json_array_get(el, 1));
+	}
+	return -1;
+}
+
+/*
+ * Follow the agent's run until its `runs' count reaches until; *zeroed is
+ * what that run zeroed (it may have begun before the request), read in the
+ * same agent.json that shows it ended: later runs may end before we look.
+ */
+static int follow_agent(const struct lfsvol_conf *conf, long long until, long long *zeroed)
 {
 	int64_t said = lfsvol_now_ms();
 
@@ -355,8 +373,11 @@ static int follow_agent(const struct lfsvol_conf *conf, long long until)
 		if (!done && lfsvol_now_ms() - said >= SAY_EVERY_MS &&
 		    json_is_object(json_object_get(o, "zeroing"))) {
 			say_progress(json_object_get(o, "zeroing"));
+			fflush(stdout); /* seen as it goes, in a log too */
 			said = lfsvol_now_ms();
 		}
+		if (done)
+			*zeroed = run_count(o, until);
 		json_decref(o);
 		if (done)
 			return 0;
@@ -369,8 +390,8 @@ static int follow_agent(const struct lfsvol_conf *conf, long long until)
 /* The agent runs: --free's books go ZOMBIE here, the agent zeroes them; follow it. */
 static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool free_too)
 {
-	json_t *o, *res = NULL;
-	long long fresh = 0, zeroed;
+	json_t *res = NULL;
+	long long fresh = 0, zeroed = -1;
 	bool more = free_too;
 	int r = 0;
 
@@ -387,13 +408,14 @@ static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool f
 		r = lfsvol_lib_request(lib, "asking the node agent to zero now", "agent.scrub",
 				       NULL, &res);
 	if (!r)
-		r = follow_agent(ctx->conf, json_integer_value(json_object_get(res, "until")));
+		r = follow_agent(ctx->conf, json_integer_value(json_object_get(res, "until")),
+				 &zeroed);
 	json_decref(res);
-	/* the books of the agent's run that zeroed them (it may have begun before the request) */
-	o = agent_json(ctx->conf);
-	zeroed = json_integer_value(json_object_get(o, "last_run_zeroed"));
-	json_decref(o);
-	if (!r)
+	if (!r && zeroed < 0)
+		lfsvol_info("scrub done: the node agent's run ended; %d later runs ended before "
+			    "its count was read",
+			    AGENT_RECENT_RUNS);
+	else if (!r)
 		scrub_done(free_too, zeroed, fresh);
 	return r;
 }

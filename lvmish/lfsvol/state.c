@@ -32,6 +32,19 @@ static bool daemon_owns_state(const char *path)
 	return owned;
 }
 
+/* [[run, books zeroed], ...] for the last AGENT_RECENT_RUNS runs, oldest first. */
+static json_t *recent_runs(const struct agent_state *st)
+{
+	long long k = st->runs > AGENT_RECENT_RUNS ? st->runs - AGENT_RECENT_RUNS + 1 : 1;
+	json_t *a = json_array();
+
+	for (; a && k <= st->runs; k++)
+		json_array_append_new(
+			a, json_pack("[I,I]", (json_int_t)k,
+				     (json_int_t)st->recent_zeroed[k % AGENT_RECENT_RUNS]));
+	return a;
+}
+
 static json_t *state_json(const struct lfsvol_conf *conf, const struct agent_state *st)
 {
 	const char *check = st->check[0]		   ? st->check :
@@ -49,7 +62,7 @@ static json_t *state_json(const struct lfsvol_conf *conf, const struct agent_sta
 		json_object_set_new(o, "zeroing", lfsvol_progress_json(&st->zeroing));
 		json_object_set_new(o, "sweep", lfsvol_progress_json(&st->sweep));
 		json_object_set_new(o, "runs", json_integer(st->runs));
-		json_object_set_new(o, "last_run_zeroed", json_integer(st->last_run_zeroed));
+		json_object_set_new(o, "recent_runs", recent_runs(st));
 	}
 	return o;
 }

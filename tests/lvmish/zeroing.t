@@ -128,7 +128,16 @@ done) &
 	L status | grep -m1 "agent: zeroing ZOMBIE" >>/tmp/zlines
 	sleep 0.2
 done) &
-L scrub >/tmp/scrub.out 2>&1; echo "scrub exit $?"
+# scrub follows; stopped while the run goes on, it resumes only after the
+# run ended and a second scrub ran one that found nothing: its count is
+# still that of its own run
+runs0=$(jq .runs /run/lfs/agent.json)
+$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf scrub >/tmp/scrub.out 2>&1 & a=$!
+until grep -q "by the node agent" /tmp/scrub.out || ! kill -0 $a 2>/dev/null; do sleep 0.1; done
+kill -STOP $a 2>/dev/null && echo "scrub stopped while it followed"
+n=0; until [ "$(jq .runs /run/lfs/agent.json)" -gt "$runs0" ] || [ $n -ge 900 ]; do sleep 0.2; n=$((n + 1)); done
+L scrub >/tmp/scrub2.out 2>&1; echo "second scrub exit $?: $(tail -n 1 /tmp/scrub2.out)"
+kill -CONT $a; wait $a; echo "scrub exit $?"
 touch /tmp/stop; wait
 from=$(awk "\$2 != \"null\" { print \$1; exit }" /tmp/zstat)
 to=$(awk "\$2 != \"null\" { t = \$1 } END { print t }" /tmp/zstat)
@@ -137,12 +146,15 @@ awk -v f="$from" -v t="$to" "\$1 < t && \$2 > f { n++; if (\$2 - \$1 > max) max 
 	END { printf \"rounds=%d max=%d failed=%d\\n\", n, max, bad }" /tmp/rounds
 head -n 1 /tmp/zlines; cat /tmp/scrub.out')
 t_like "$out" "scrub exit 0" "lfsvol scrub follows the agent's zeroing and ends with it"
+t_like "$out" "scrub stopped while it followed" "  (stopped while it followed the run)"
+t_like "$out" "second scrub exit 0: scrub done: 0 books zeroed" \
+	"  a second scrub after that run ended runs one that finds nothing: $(grep '^second' <<<"$out")"
 t_like "$out" "scrub done: $((total - 1)) books zeroed" "  and counts the books: $(grep 'scrub done' <<<"$out")"
 # the total follows the librarian's ZOMBIE count of this node (a heartbeat
 # old, so an estimate); the exact count is scrub's, checked above
 t_like "$out" "zeroing \(by the node agent\): [0-9]+ of [0-9]+ ZOMBIE books, [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
 	"  with progress lines: $(grep -m1 'by the node agent' <<<"$out")"
-t_like "$out" "agent: zeroing ZOMBIE books: [0-9]+ of [0-9]+ done \([0-9.]+ [MG]iB\), [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
+t_like "$out" "agent: zeroing ZOMBIE books: [0-9]+ of [0-9]+ done \([0-9.]+ ([KMG]i)?B\), [0-9.]+ ([KMG]i)?B/s, ([0-9]+ s left|rate not known yet)" \
 	"status shows books done of total, rate and time left: $(grep -m1 'agent: zeroing' <<<"$out")"
 t_diag "$(grep 'zeroing seen' <<<"$out")"
 rounds=$(sed -n 's/^rounds=\([0-9]*\) .*/\1/p' <<<"$out")
