@@ -20,7 +20,7 @@ wait_for() {
 	shift
 	until \"\$@\"; do
 		[ \$(( \$(date +%s%N) / 1000000 )) -lt \$end ] || return 1
-		sleep 0.05
+		nap 0.05
 	done
 }
 state() { cat /sys/block/\$(basename \$(readlink -f /dev/lfs/\$1))/lfs/state 2>/dev/null; }

@@ -175,10 +175,12 @@ em_agent_start() {
 setsid \$LFS_TOP/lvmish/lfsvol/lfsvol -c /tmp/lfs.conf agent </dev/null >>/tmp/agent.log 2>&1 &
 pid=\$!
 echo \$pid >/tmp/agent.pid
-for i in \$(seq 600); do
-	[ \"\$(jq -c '[.pid, .renewals > 0]' /run/lfs/renewal.json 2>/dev/null)\" = \"[\$pid,true]\" ] &&
-		\$LFS_TOP/lvmish/lfsctl/lfsctl lease | grep -q 'ends in' && exit 0
-	sleep 0.1
+for ((i = 0; i < 600; i++)); do
+	r=
+	[ -e /run/lfs/renewal.json ] && r=\$(</run/lfs/renewal.json)
+	[[ \$r =~ \\\"pid\\\":\$pid[,}] && \$r =~ \\\"renewals\\\":[1-9] ]] &&
+		[[ \$(\$LFS_TOP/lvmish/lfsctl/lfsctl lease) == *'ends in'* ]] && exit 0
+	nap 0.1
 done
 echo 'emachine: the agent renewed no lease within 60 s'; cat /tmp/agent.log; exit 1
 "
@@ -192,9 +194,9 @@ em_agent_stop() {
 pid=\$(cat /tmp/agent.pid) || exit 1
 kill -${2:-TERM} \$pid || exit 1
 case ${2:-TERM} in STOP | CONT) exit 0 ;; esac
-for i in \$(seq 100); do
+for ((i = 0; i < 100; i++)); do
 	kill -0 \$pid 2>/dev/null || exit 0
-	sleep 0.1
+	nap 0.1
 done
 echo 'emachine: the agent did not end within 10 s'; exit 1
 "

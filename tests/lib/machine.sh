@@ -59,13 +59,14 @@ machine_start_node() {
 	echo 0 >"$MACHINE_OUT/node$i/seq"
 }
 
-# Poll (bounded) for a file to appear; fail early if node I's VM has ended.
+# Poll (bounded) for a file to appear (TEST -s: to hold something); fail
+# early if node I's VM has ended.
 machine_wait_file() {
-	local i=$1 f=$2 limit=$3 t
+	local i=$1 f=$2 limit=$3 test=${4:--e} t
 	for ((t = 0; t < limit * 20; t++)); do
-		[ -e "$f" ] && return 0
+		[ "$test" "$f" ] && return 0
 		kill -0 "${MACHINE_PID[$i]}" 2>/dev/null || {
-			[ -e "$f" ] && return 0
+			[ "$test" "$f" ] && return 0
 			echo "machine: node$i ended unexpectedly; see $MACHINE_OUT/node$i/vmrun.log" >&2
 			tail -n 5 "$MACHINE_OUT/node$i/vmrun.log" >&2
 			return 1
@@ -92,7 +93,9 @@ node_exec() {
 	dir=$MACHINE_OUT/node$i/share/cmd
 	n=$(machine_next_seq "$i")
 	printf '%s\n' "$cmd" >"$dir/$n.sh.tmp" && mv "$dir/$n.sh.tmp" "$dir/$n.sh" || return 1
-	machine_wait_file "$i" "$dir/$n.rc" "$MACHINE_CMD_TIMEOUT" || return 1
+	# the guest writes N.rc in place once N.out is complete: wait until it
+	# holds the status, not only until it exists
+	machine_wait_file "$i" "$dir/$n.rc" "$MACHINE_CMD_TIMEOUT" -s || return 1
 	cat "$dir/$n.out"
 	return "$(cat "$dir/$n.rc")"
 }

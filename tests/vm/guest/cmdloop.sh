@@ -1,25 +1,45 @@
 #!/bin/bash
 # Guest side of tests/lib/machine.sh: run the host's commands one at a time.
 # The host drops cmd/N.sh into the results share (atomically, by rename); this
-# loop runs it and leaves cmd/N.out and then cmd/N.rc. A command file holding
+# loop runs it and leaves cmd/N.out and then cmd/N.rc (the host waits for a
+# non-empty N.rc, so N.out is complete by then). A command file holding
 # only "#exit" ends the loop and so powers the guest off.
-dir=$LFS_RESULTS/cmd
-mkdir -p "$dir"
-echo ready >"$dir/ready.tmp" && mv "$dir/ready.tmp" "$dir/ready"
+#
+# Under TCG every program start costs 70-200 ms (bash 180, head 150, mv
+# 200), which once made a round trip 1.1 s for `true'. So the loop starts
+# none: it reads with builtins, runs the command sourced in a subshell (a
+# fork, 10 ms, where `bash FILE' is an exec) and writes the files in place.
+# A command sees a fresh subshell: its own variables and traps, `exit' ends
+# it only; $$ is this loop's pid (use $BASHPID). `nap SECONDS' waits
+# without a program start, as the loop does (fd 3: a FIFO nobody writes).
+__cl_dir=$LFS_RESULTS/cmd
+mkdir -p "$__cl_dir"
+echo ready >"$__cl_dir/ready.tmp" && mv "$__cl_dir/ready.tmp" "$__cl_dir/ready"
 # The wait between looks is a read with a timeout on a FIFO nobody writes:
 # a builtin, where forking sleep 20 times a second cost an idle guest
 # under TCG more than half a host core.
-fifo=$(mktemp -u /tmp/cmdloop.XXXXXX)
-mkfifo "$fifo" && exec 3<>"$fifo" && rm -f "$fifo" || exit 1
-n=1
+__cl_fifo=$(mktemp -u /tmp/cmdloop.XXXXXX)
+mkfifo "$__cl_fifo" && exec 3<>"$__cl_fifo" && rm -f "$__cl_fifo" || exit 1
+unset __cl_fifo
+# (0 once the time is up, as sleep; sleep itself where fd 3 is not the FIFO)
+nap() {
+	read -r -t "$1" -u 3 _ 2>/dev/null
+	[ $? -gt 128 ] || sleep "$1"
+}
+__cl_n=1
 while :; do
-	f=$dir/$n.sh
+	__cl_f=$__cl_dir/$__cl_n.sh
 	# Waiting here is bounded by vmrun's --timeout.
-	until [ -e "$f" ]; do read -r -t 0.05 -u 3 _; done
-	[ "$(head -c 5 "$f")" = "#exit" ] && exit 0
-	(cd "$LFS_TOP" && bash "$f" 3<&-) </dev/null >"$dir/$n.out.tmp" 2>&1
-	echo $? >"$dir/$n.rc.tmp"
-	mv "$dir/$n.out.tmp" "$dir/$n.out"
-	mv "$dir/$n.rc.tmp" "$dir/$n.rc"
-	n=$((n + 1))
+	until [ -e "$__cl_f" ]; do nap 0.05; done
+	__cl_first=
+	IFS= read -r -n 5 __cl_first <"$__cl_f"
+	[ "$__cl_first" = "#exit" ] && exit 0
+	(
+		cd "$LFS_TOP" || exit
+		__cl_f=$__cl_f
+		unset __cl_dir __cl_n __cl_first
+		. "$__cl_f"
+	) </dev/null >"$__cl_dir/$__cl_n.out" 2>&1
+	echo $? >"$__cl_dir/$__cl_n.rc"
+	__cl_n=$((__cl_n + 1))
 done
