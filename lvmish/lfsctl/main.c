@@ -47,8 +47,9 @@ static void show_usage(FILE *f)
 	fprintf(f,
 		"\nBOOKS is a comma list of IG:BOOK or IG:FIRST-LAST, e.g. 0:0-3,1:0-3.\n"
 		"SIZE is a number of bytes with an optional K, M, G, T or P suffix.\n"
-		"`%s COMMAND --help' describes one command; see lfsctl(8).\n",
-		prog);
+		"`%s COMMAND --help' describes one command; `%s --version' the version;\n"
+		"see lfsctl(8).\n",
+		prog, prog);
 }
 
 int lfsctl_usage(const char *cmd)
@@ -134,6 +135,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		show_usage(stderr);
 		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("%s %s\n", prog, LFS_VERSION);
+		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		show_usage(stdout);

@@ -47,7 +47,8 @@ static void show_usage(FILE *f)
 		"Options:\n"
 		"  -c, --config FILE      configuration (default $LFS_CONF or %s)\n"
 		"  --librarian ADDR       librarian HOST:PORT or unix:PATH (overrides the config)\n"
-		"  -h, --help             this help; COMMAND --help for a command's help\n\n"
+		"  -h, --help             this help; COMMAND --help for a command's help\n"
+		"  -V, --version          the version\n\n"
 		"Commands:\n",
 		LFSVOL_DEFAULT_CONF);
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
@@ -74,11 +75,12 @@ static int global_options(int argc, char **argv, struct lfsvol_ctx *ctx, int *st
 	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
 					      { "librarian", required_argument, NULL, 'L' },
 					      { "help", no_argument, NULL, 'h' },
+					      { "version", no_argument, NULL, 'V' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
 
 	/* '+': stop at the command; its options are its own. */
-	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			ctx->conf_path = optarg;
@@ -88,6 +90,10 @@ static int global_options(int argc, char **argv, struct lfsvol_ctx *ctx, int *st
 			break;
 		case 'h':
 			show_usage(stdout);
+			*status = LFSVOL_OK;
+			return -1;
+		case 'V':
+			printf("lfsvol %s\n", LFS_VERSION);
 			*status = LFSVOL_OK;
 			return -1;
 		default:

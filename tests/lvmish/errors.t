@@ -87,6 +87,12 @@ lv_expect "activate without a name" 2 "usage: lfsvol activate" L activate
 for c in create remove resize rename list show activate deactivate attr fabric scrub status agent; do
 	lv_expect "$c --help" 0 "^Usage: lfsvol $c" L $c --help
 done
+# the version is the release's (VERSION), as the librarian's is
+v=$(cat VERSION)
+lv_expect "--version" 0 "^lfsvol ${v//./\\.}$" L --version
+lv_expect "-V" 0 "^lfsvol ${v//./\\.}$" L -V
+t_is "$(lvmish/lfsctl/lfsctl --version)" "lfsctl $v" "lfsctl --version"
+t_is "$(lvmish/lfsctl/lfsctl -V)" "lfsctl $v" "lfsctl -V"
 
 # remove guard when the shelf cannot be probed here, then forced
 lv_expect "remove refused when no filesystem check is possible" 7 "cannot check shelf \`db'.*with -f" L remove db
