@@ -277,6 +277,18 @@ bool lib_is_heartbeat(const struct lib_frame *f)
 	       !strcmp(json_string_value(json_object_get(f->req, "op")) ?: "", "heartbeat");
 }
 
+/* The frame's request, parsed, now the caller's; or NULL and *reply, the refusal. */
+static json_t *take_request(struct lib_frame *f, json_t **reply)
+{
+	json_t *req;
+
+	lib_parse_frame(f);
+	req = f->req;
+	*reply = f->reply;
+	f->req = f->reply = NULL;
+	return req;
+}
+
 /* The reply to req (consumed) from the outcome r of rq. */
 static json_t *finish(struct req *rq, json_t *req, int r)
 {
@@ -308,10 +320,7 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 	json_t *req, *reply;
 
 	srv->requests++;
-	lib_parse_frame(f);
-	req = f->req;
-	reply = f->reply;
-	f->req = f->reply = NULL;
+	req = take_request(f, &reply);
 	if (!req)
 		return reply;
 	return finish(&rq, req, handle(&rq, req));
@@ -337,10 +346,7 @@ json_t *lib_handle_beat(struct lib_server *srv, struct lib_store *ro, struct lib
 	int r;
 
 	__atomic_fetch_add(&srv->beats, 1, __ATOMIC_RELAXED);
-	lib_parse_frame(f);
-	req = f->req;
-	reply = f->reply;
-	f->req = f->reply = NULL;
+	req = take_request(f, &reply);
 	if (!req)
 		return reply;
 	lib_node_states_copy(srv, ro->node_state);

@@ -46,9 +46,10 @@ int lib_store_activations_of_shelf(struct lib_store *s, int64_t shelf, lib_activ
 int lib_store_activations_of_node(struct lib_store *s, const char *node, lib_activation_fn *fn,
 				  void *arg, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT a.node, a.mode, a.since, s.name, s.uuid FROM activations a"
-				       " JOIN shelves s ON s.id = a.shelf WHERE a.node = ?1"
-				       " ORDER BY s.name");
+	sqlite3_stmt *st =
+		lib_stmt(s, "SELECT a.node, a.mode, a.since, s.name, s.uuid FROM activations a"
+			    " JOIN shelves s ON s.id = a.shelf WHERE a.node = ?1"
+			    " ORDER BY s.name");
 
 	if (!st)
 		return lib_sql_fail(s, e);

@@ -1,5 +1,6 @@
 #!/bin/bash
-# House style of lvmish/ (STYLE.md): no function longer than 80 lines, and
+# House style of the userspace components, lvmish/, librarian/ and common/
+# (STYLE.md): no function longer than 80 lines, and
 # every C file as the repository's .clang-format lays it out.
 . tests/lib/tap.sh
 
@@ -16,10 +17,10 @@ lengths() {
 	}' "$@"
 }
 
-mapfile -t files < <(git ls-files 'lvmish/*.c' 'lvmish/*.h')
-mapfile -t cfiles < <(git ls-files 'lvmish/*.c')
+mapfile -t files < <(git ls-files 'lvmish/*.c' 'lvmish/*.h' 'librarian/*.c' 'librarian/*.h' 'common/*.c' 'common/*.h')
+mapfile -t cfiles < <(git ls-files 'lvmish/*.c' 'librarian/*.c' 'common/*.c')
 long=$(lengths "${cfiles[@]}" | sort -rn | awk '$1 > 80')
-t_is "$long" "" "no function in lvmish/ is longer than 80 lines (the longest: $(lengths "${cfiles[@]}" | sort -rn | head -n 1))"
+t_is "$long" "" "no function in lvmish/, librarian/ or common/ is longer than 80 lines (the longest: $(lengths "${cfiles[@]}" | sort -rn | head -n 1))"
 t_ok "$([ "$(lengths "${cfiles[@]}" | wc -l)" -gt 100 ]; echo $?)" "the length check sees the functions ($(lengths "${cfiles[@]}" | wc -l))"
 
 if ! command -v clang-format >/dev/null; then
@@ -30,5 +31,5 @@ bad=
 for f in "${files[@]}"; do
 	clang-format --style=file "$f" | cmp -s - "$f" || bad="$bad $f"
 done
-t_is "${bad# }" "" "every lvmish C file is laid out by .clang-format"
+t_is "${bad# }" "" "every C file of lvmish/, librarian/ and common/ is laid out by .clang-format"
 t_done
