@@ -51,6 +51,17 @@ bool lfs_fs_name_open(const char *name)
 }
 
 /* Under lfs_lock. */
+bool lfs_fs_uuid_open(const uuid_t *uuid)
+{
+	struct lfs_inode *li;
+
+	list_for_each_entry(li, &lfs_fs_active, active)
+		if (uuid_equal(&li->uuid, uuid))
+			return true;
+	return false;
+}
+
+/* Under lfs_lock. */
 unsigned int lfs_fs_nr_leased(void)
 {
 	struct lfs_inode *li;
@@ -317,15 +328,26 @@ void lfs_file_revoke(struct lfs_inode *li, const char *why)
 		li->name, why);
 }
 
-/* The next active file to fence: named @name, or leased if NULL. */
-static struct lfs_inode *lfs_fs_next_victim(const char *name)
+/* Is @li the file to fence: of @uuid, else named @name, else leased? */
+static bool lfs_fs_victim(struct lfs_inode *li, const char *name, const uuid_t *uuid)
+{
+	if (READ_ONCE(li->fenced))
+		return false;
+	if (uuid)
+		return uuid_equal(&li->uuid, uuid);
+	if (name)
+		return !strcmp(li->name, name);
+	return READ_ONCE(li->leased);
+}
+
+/* The next active file to fence, as lfs_fs_victim() says. */
+static struct lfs_inode *lfs_fs_next_victim(const char *name, const uuid_t *uuid)
 {
 	struct lfs_inode *li;
 
 	mutex_lock(&lfs_lock);
 	list_for_each_entry(li, &lfs_fs_active, active) {
-		if (READ_ONCE(li->fenced) ||
-		    (name ? strcmp(li->name, name) : !READ_ONCE(li->leased)))
+		if (!lfs_fs_victim(li, name, uuid))
 			continue;
 		if (!igrab(&li->vfs))
 			continue;
@@ -338,15 +360,16 @@ static struct lfs_inode *lfs_fs_next_victim(const char *name)
 }
 
 /*
- * Fence the active files named @name (LFS_CMD_SHELF_FENCE), or every leased
- * one (the lease expired). Returns how many were revoked now.
+ * Fence the active file of @uuid, or the files named @name
+ * (LFS_CMD_SHELF_FENCE), or every leased one if both are NULL (the lease
+ * expired). Returns how many were revoked now.
  */
-unsigned int lfs_fs_fence(const char *name, const char *why)
+unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why)
 {
 	struct lfs_inode *li;
 	unsigned int n = 0;
 
-	while ((li = lfs_fs_next_victim(name))) {
+	while ((li = lfs_fs_next_victim(name, uuid))) {
 		lfs_file_revoke(li, why);
 		iput(&li->vfs);
 		n++;

@@ -109,7 +109,7 @@ static void lfs_fence_leased(struct work_struct *work)
 			lfs_shelf_fence(shelf, "the node's lease expired");
 	mutex_unlock(&lfs_lock);
 	if (lfs_lease_expired())
-		lfs_fs_fence(NULL, "the node's lease expired");
+		lfs_fs_fence(NULL, NULL, "the node's lease expired");
 }
 
 static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)

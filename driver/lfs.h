@@ -228,8 +228,9 @@ void lfs_upcall_exit(void);
 int lfs_fs_init(void);
 void lfs_fs_exit(void);
 bool lfs_fs_name_open(const char *name); /* under lfs_lock */
+bool lfs_fs_uuid_open(const uuid_t *uuid); /* under lfs_lock */
 unsigned int lfs_fs_nr_leased(void); /* under lfs_lock */
 unsigned int lfs_fs_nr_active(void);
-unsigned int lfs_fs_fence(const char *name, const char *why);
+unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why);
 
 #endif /* _LFS_H */

@@ -87,6 +87,11 @@ static const struct nla_policy lfs_name_policy[LFS_A_MAX + 1] = {
 	[LFS_A_NAME] = LFS_POLICY_NAME,
 };
 
+static const struct nla_policy lfs_fence_policy[LFS_A_MAX + 1] = {
+	[LFS_A_NAME] = LFS_POLICY_NAME,
+	[LFS_A_UUID] = NLA_POLICY_EXACT_LEN(LFS_UUID_LEN),
+};
+
 static const struct nla_policy lfs_shelf_get_policy[LFS_A_MAX + 1] = {
 	[LFS_A_NAME] = LFS_POLICY_NAME,
 	[LFS_A_BOOKS_START] = { .type = NLA_U32 },
@@ -701,6 +706,28 @@ static int lfs_cmd_lease_get(struct sk_buff *skb, struct genl_info *info)
 	return lfs_status(info, genlmsg_reply(msg, info));
 }
 
+/*
+ * The file of a UUID open through the filesystem, whatever its name here:
+ * a rename elsewhere is seen here only at the next lookup, and a file open
+ * under two names keeps the first (revoked outside lfs_lock).
+ */
+static int lfs_cmd_fence_uuid(struct genl_info *info, const char *why)
+{
+	const uuid_t *uuid = nla_data(info->attrs[LFS_A_UUID]);
+	bool open;
+
+	mutex_lock(&lfs_lock);
+	open = lfs_fs_uuid_open(uuid);
+	mutex_unlock(&lfs_lock);
+	if (!open) {
+		NL_SET_ERR_MSG_FMT(info->extack,
+				   "no file of UUID %pUb is open here", uuid);
+		return lfs_status(info, -ENOENT);
+	}
+	lfs_fs_fence(NULL, uuid, why);
+	return lfs_status(info, 0);
+}
+
 /* A shelf, or else a file open through the filesystem (revoked outside lfs_lock). */
 static int lfs_cmd_fence(struct sk_buff *skb, struct genl_info *info)
 {
@@ -709,6 +736,8 @@ static int lfs_cmd_fence(struct sk_buff *skb, struct genl_info *info)
 	bool found, file = false;
 	const char *name;
 
+	if (info->attrs[LFS_A_UUID])
+		return lfs_cmd_fence_uuid(info, why);
 	if (lfs_attr_missing(info, LFS_A_NAME, "shelf name"))
 		return -EINVAL;
 	name = nla_data(info->attrs[LFS_A_NAME]);
@@ -721,7 +750,7 @@ static int lfs_cmd_fence(struct sk_buff *skb, struct genl_info *info)
 		file = lfs_fs_name_open(name);
 	mutex_unlock(&lfs_lock);
 	if (file) {
-		lfs_fs_fence(name, why);
+		lfs_fs_fence(name, NULL, why);
 	} else if (!found) {
 		NL_SET_ERR_MSG_FMT(info->extack,
 				   "no shelf '%s', nor a file of that name open through the lfs filesystem",
@@ -880,7 +909,7 @@ static const struct genl_ops lfs_ops[] = {
 	{
 		.cmd = LFS_CMD_SHELF_FENCE,
 		.doit = lfs_cmd_fence,
-		.policy = lfs_name_policy,
+		.policy = lfs_fence_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},

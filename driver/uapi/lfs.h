@@ -194,9 +194,12 @@
  *   passed), LFS_A_FENCE_ACTION, LFS_A_NR_FENCED (u32 shelves fenced now).
  *
  * LFS_CMD_SHELF_FENCE [admin]: fence a shelf now, as the lease's expiry does.
- *     LFS_A_NAME       string, required: a shelf, or else a file open
- *                      through the lfs filesystem (see below)
- *   Errors: ENOENT. Fencing a fenced shelf succeeds.
+ *     LFS_A_NAME       string, required without LFS_A_UUID: a shelf, or else
+ *                      a file open through the lfs filesystem (see below)
+ *     LFS_A_UUID       binary[16], optional: the file of this UUID open
+ *                      through the lfs filesystem, whatever its name here
+ *                      (LFS_A_NAME is then ignored)
+ *   Errors: ENOENT. Fencing a fenced shelf or file succeeds.
  *
  * A fenced shelf fails every new bio with EIO, its DAX device is killed so
  * new faults fail, and the fence waits for I/O in flight. With
@@ -381,8 +384,10 @@
  * its request up (a late reply is refused with ENOENT). The server must not
  * use the filesystem itself, or it would wait for its own answers.
  *
- * LFS_CMD_SHELF_FENCE also fences a file open through the filesystem by its
- * name: its mappings are revoked (a later fault is SIGBUS) and read and
+ * LFS_CMD_SHELF_FENCE also fences a file open through the filesystem, by its
+ * UUID (what the node agent sends: a file renamed on another node keeps its
+ * old name here until the next lookup, and one opened under a second name
+ * keeps the first) or by name: its mappings are revoked (a later fault is SIGBUS) and read and
  * write fail with EIO until it is closed. The node's lease covers every
  * activation OPEN or CREATE_OPEN answered with LFS_A_LEASED; its expiry revokes them all
  * the same way, without the reset action (they are revocable).

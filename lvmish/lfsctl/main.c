@@ -28,7 +28,9 @@ static const struct lfsctl_cmd commands[] = {
 	{ "check", cmd_check, "BOOKS",
 	  "print the books (no shelf holds) that read as zeroes; writes nothing" },
 	{ "list", cmd_list, "[--json] [NAME]", "show shelves" },
-	{ "fence", cmd_fence, "NAME", "fence a shelf now: I/O fails, it can only be removed" },
+	{ "fence", cmd_fence, "NAME | --uuid UUID",
+	  "fence a shelf now: I/O fails, it can only be removed; or a file open through the\n"
+	  "      lfs filesystem, by name or by UUID" },
 	{ "lease", cmd_lease, "[--json] | --renew MS [--action reset|eio] | --release",
 	  "show the node's lease; renew it from now (tests, recovery) or give it up" },
 	{ "fabric", cmd_fabric, "[--json]", "show attached fabric devices" },

@@ -301,17 +301,27 @@ int cmd_list(int argc, char **argv)
 
 int cmd_fence(int argc, char **argv)
 {
+	uint8_t uuid[LFS_UUID_LEN];
+	bool by_uuid = argc == 3 && !strcmp(argv[1], "--uuid");
 	struct lfs_client *c;
 	int ret;
 
+	if (by_uuid) {
+		argc--;
+		argv++;
+		if (lfs_parse_uuid(argv[1], uuid)) {
+			fprintf(stderr, "%s fence: invalid UUID `%s'\n", prog, argv[1]);
+			return EXIT_USAGE;
+		}
+	}
 	if (argc != 2 || argv[1][0] == '-')
 		return lfsctl_usage("fence");
-	if (check_name("fence", argv[1]))
+	if (!by_uuid && check_name("fence", argv[1]))
 		return EXIT_USAGE;
 	c = lfsctl_connect("fence");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_shelf_fence(c, argv[1]);
+	ret = by_uuid ? lfs_file_fence(c, uuid) : lfs_shelf_fence(c, argv[1]);
 	if (ret)
 		return lfsctl_fail(c, "fence", argv[1], ret);
 	lfs_client_close(c);

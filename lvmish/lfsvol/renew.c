@@ -254,11 +254,15 @@ static bool listed(json_t *activations, const char *name)
 	return false;
 }
 
-/* A file open through the filesystem that the librarian no longer lists. */
-static void fence_file(const char *name, void *arg)
+/*
+ * A file open through the filesystem that the librarian no longer lists, by
+ * UUID: renamed on another node, or open here under a second name, the file
+ * may bear another name in the kernel than here.
+ */
+static void fence_file(const char *name, const uint8_t *uuid, void *arg)
 {
 	struct lfsvol_renewer *rn = arg;
-	int r = drv_ready(rn) ? lfs_shelf_fence(rn->drv, name) : -ENOENT;
+	int r = drv_ready(rn) ? lfs_file_fence(rn->drv, uuid) : -ENOENT;
 
 	if (r)
 		log_error(rn, "fencing file %s of the lfs filesystem failed: %s", name,

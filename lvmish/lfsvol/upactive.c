@@ -118,21 +118,24 @@ static bool listed(json_t *activations, const struct upactive *u)
 }
 
 void lfsvol_upactive_fence(json_t *activations, uint64_t sent,
-			   void (*fence)(const char *name, void *arg), void *arg)
+			   void (*fence)(const char *name, const uint8_t *uuid, void *arg),
+			   void *arg)
 {
 	char names[64][LFSVOL_UP_NAME_MAX + 1];
+	uint8_t uuids[64][LFS_UUID_LEN];
 	struct upactive *a;
 	int n = 0;
 
-	/* the names first: fencing waits for the kernel, not under the lock */
+	/* copies first: fencing waits for the kernel, not under the lock */
 	pthread_mutex_lock(&mu);
 	for (a = head; a && n < 64; a = a->next)
 		if (!a->fenced &&
 		    (!activations || (a->granted < sent && !listed(activations, a)))) {
 			a->fenced = true;
+			memcpy(uuids[n], a->uuid, LFS_UUID_LEN);
 			snprintf(names[n++], sizeof(names[0]), "%s", a->name);
 		}
 	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < n; i++)
-		fence(names[i], arg);
+		fence(names[i], uuids[i], arg);
 }

@@ -109,11 +109,13 @@ bool lfsvol_upactive_remove(const uint8_t *uuid, bool *write);
 bool lfsvol_upactive_name(const uint8_t *uuid, char *name, size_t len);
 void lfsvol_upactive_rename(const uint8_t *uuid, const char *to);
 /*
- * The renewal thread: fence by name (LFS_CMD_SHELF_FENCE) every open file
- * granted before sent that activations (the heartbeat's reply) does not
- * list; every one if activations is NULL. Calls fence(name) for each.
+ * The renewal thread: fence (LFS_CMD_SHELF_FENCE, by UUID: the kernel may
+ * know the file by another name) every open file granted before sent that
+ * activations (the heartbeat's reply) does not list; every one if
+ * activations is NULL. Calls fence(name, uuid) for each.
  */
 void lfsvol_upactive_fence(json_t *activations, uint64_t sent,
-			   void (*fence)(const char *name, void *arg), void *arg);
+			   void (*fence)(const char *name, const uint8_t *uuid, void *arg),
+			   void *arg);
 
 #endif /* LFSVOL_UPCALL_H */

@@ -119,6 +119,8 @@ int lfs_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, 
 int lfs_lease_get(struct lfs_client *c, struct lfs_lease_info *out);
 /* Fence a shelf now, as the lease's expiry does (LFS_CMD_SHELF_FENCE). */
 int lfs_shelf_fence(struct lfs_client *c, const char *name);
+/* Fence the file of @uuid open through the lfs filesystem, whatever its name here. */
+int lfs_file_fence(struct lfs_client *c, const uint8_t *uuid);
 /* clock_gettime(CLOCK_BOOTTIME) in ns: the clock of the lease. */
 uint64_t lfs_boottime_ns(void);
 

@@ -455,6 +455,15 @@ int lfs_shelf_fence(struct lfs_client *c, const char *name)
 	return lfs_request(c, msg, NULL, NULL);
 }
 
+int lfs_file_fence(struct lfs_client *c, const uint8_t *uuid)
+{
+	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_SHELF_FENCE, NLM_F_ACK, MSG_SMALL);
+
+	if (!msg || nla_put(msg, LFS_A_UUID, LFS_UUID_LEN, uuid))
+		return put_failed(c, msg);
+	return lfs_request(c, msg, NULL, NULL);
+}
+
 uint64_t lfs_boottime_ns(void)
 {
 	struct timespec ts;

@@ -28,6 +28,8 @@ usage_error "IG out of range" "invalid interleave group \`70000'" attach /dev/pm
 usage_error "attach without --book-size" "usage: lfsctl attach DEVICE" attach /dev/pmem0 --ig 0
 usage_error "shrink to zero books" "invalid book count \`0'" shrink a --books 0
 usage_error "bad UUID" "invalid UUID \`xyz'" create a 0:0 --uuid xyz
+usage_error "fence by a bad UUID" "fence: invalid UUID \`00-11'" fence --uuid 00-11
+usage_error "fence --uuid without one" "usage: lfsctl fence NAME \| --uuid UUID" fence --uuid
 t_like "$("$L" --help)" "attach DEVICE --ig N --book-size SIZE" "--help lists the commands"
 t_like "$("$L" create --help)" "usage: lfsctl create NAME BOOKS" "create --help"
 t_done

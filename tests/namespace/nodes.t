@@ -201,6 +201,37 @@ t_like "$(n1 'grep quota /tmp/agent.log | tail -n 1')" "node 'node1' would go ov
 	"  node1's agent logged the librarian's reason"
 t_diag "node1's agent on its old sessions: $(n1 'grep -c "session was closed" /tmp/agent.log; grep "session was closed" /tmp/agent.log | tail -n 4')"
 
+# --- fenced by UUID: two open files the kernel knows by one name --------------
+# node1 holds f1 (B) open; `lfsvol rename' makes it h at the librarian (the
+# only holder may), the kernel still calls it f1. A backup of the catalogue.
+# Then a new f1 (A) is made and held: the kernel has two open files named
+# f1. The catalogue restored from the backup (as in lvmish/fencing.t) lists
+# B's activation, not A: the agent fences A alone, by its UUID (by name it
+# fenced both, B wrongly).
+n1 'touch /tmp/lfs/f1' >/dev/null
+hold 1 /tmp/lfs/f1 '<>' >/dev/null
+t_ok $? "node1 holds f1 (B) open for writing"
+t_like "$(n1 'L rename f1 h 2>&1')" "renamed shelf f1 to h" "node1: lfsvol rename f1 h while it holds it"
+"$LIBRARIAN_BIN" backup -c "$EM_DIR/librarian.conf" "$EM_DIR/noa.db" >/dev/null
+t_ok $? "a backup of the catalogue: h (B) active on node1"
+out=$(n1 'sleep 1.1; touch /tmp/lfs/f1 && rm -f /tmp/held2 /tmp/release2 && mkfifo /tmp/release2 &&
+setsid bash -c "exec 4<>/tmp/lfs/f1 && echo held >/tmp/held2 && read -r _ </tmp/release2" </dev/null >/tmp/holder2.log 2>&1 &
+wait_for 30 test -e /tmp/held2 && echo "f1 held"; cat /tmp/holder2.log')
+t_is "$out" "f1 held" "node1 makes a new f1 (A) and holds it open too"
+t_is "$(activations f1) $(activations h)" '[["node1","shared"]] [["node1","shared"]]' "  the librarian: both active on node1"
+em_librarian_stop
+cp "$EM_DIR/noa.db" "$EM_DIR/catalogue.db" && rm -f "$EM_DIR/catalogue.db-wal" "$EM_DIR/catalogue.db-shm"
+em_librarian_start
+t_ok $? "the catalogue restored from the backup: A is unknown, B still active"
+# the agent logs its fence once the kernel has revoked what it fenced
+out=$(n1 'wait_for 10 grep -q "\"name\":\"f1\"" /run/lfs/renewal.json || echo "no fence logged"
+dmesg | grep -c "revoked (asked to by the node agent)"; cat /tmp/lfs/h >/dev/null && echo "h opens"')
+t_is "$out" $'1\nh opens' "node1's agent fenced one file, A, by its UUID; B (h) still opens" ||
+	t_diag "node1: $(n1 'dmesg | grep "lfs filesystem revoked"; grep -i fenc /tmp/agent.log | tail -n 5')"
+n1 'echo go >/tmp/release2' >/dev/null
+release 1 >/dev/null
+t_ok $? "node1's holders close the files"
+
 n1 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
 t_ok $? "node1: umount"
 n2 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null

@@ -70,6 +70,26 @@ wait
 t_is "$(nlraw fence name=str:b)" "error ENOENT: no shelf 'b', nor a file of that name open through the lfs filesystem" \
 	"a fence of a file no longer open: ENOENT"
 t_run "b opens again" same_but_spun $L/b
+
+# A fence by UUID (what the node agent sends: the kernel may know the file
+# by another name than the agent does), here of b renamed to c while open.
+hold h10 open $L/b rw mmap 4194304 shared spin 120
+t_run "a process stores into a mapping of b" wait_for 20 grep -q spinning /tmp/h10.out
+t_run "  b is renamed to c while open" mv $L/b $L/c
+u=$(awk '$1 == "shelf" && $2 == "c" { print $3 }' $UP_STATE)
+t_like "$(nlraw fence name=str:b)" "^error ENOENT" "LFS_CMD_SHELF_FENCE b: no such file now"
+t_like "$(nlraw fence uuid=hex:0011223344556677)" "^error ERANGE: binary attribute size out of range" \
+	"a UUID of 8 bytes: refused by the policy (ERANGE)"
+t_like "$(nlraw fence uuid=hex:00112233445566778899aabbccddeeff)" \
+	"^error ENOENT: no file of UUID 00112233-4455-6677-8899-aabbccddeeff is open here" \
+	"a UUID no open file has: ENOENT, naming it"
+t_is "$(nlraw fence uuid=hex:$u)" ok "LFS_CMD_SHELF_FENCE by c's UUID ($u)"
+t_run "  the mapping is revoked" wait_for 20 grep -q SIGBUS /tmp/h10.out
+t_like "$(dmesg | grep "file 'c'")" "revoked \(asked to by the node agent\)" "  the kernel names it c"
+release h10
+wait
+t_like "$(nlraw fence uuid=hex:$u)" "^error ENOENT: no file of UUID" "closed (its mapper died of SIGBUS): a fence by its UUID gets ENOENT"
+t_run "c opens again" same_but_spun $L/c
 ns_check_idle "the end"
 t_run "umount" umount $L
 up_stop
