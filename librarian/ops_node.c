@@ -36,12 +36,13 @@ int lib_op_auth(struct req *rq)
 		rq->who->admin = false;
 	}
 	*rq->authed = true;
-	rq->result = json_pack("{s:s,s:b,s:I,s:i,s:i,s:i,s:s,s:i,s:s}", "node", rq->who->name,
+	rq->result = json_pack("{s:s,s:b,s:I,s:i,s:i,s:i,s:s,s:s,s:i,s:s}", "node", rq->who->name,
 			       "admin", rq->who->admin, "book_size", (json_int_t)rq->c->book_size,
 			       "heartbeat_interval", rq->c->heartbeat_interval, "lease_time",
 			       rq->c->lease_time, "fence_grace", rq->c->fence_grace, "fabric_uuid",
-			       rq->s->fabric_uuid, "protocol", LFS_PROTOCOL_VERSION, "server",
-			       "librarian " LFS_VERSION);
+			       rq->s->fabric_uuid, "default_policy",
+			       lfs_policy_name(rq->c->default_policy), "protocol",
+			       LFS_PROTOCOL_VERSION, "server", "librarian " LFS_VERSION);
 	return 0;
 }
 

@@ -50,6 +50,20 @@ static char *value_text(const struct up_req *r)
 	return r->xvalue;
 }
 
+/* The librarian's default_policy, from its auth reply: the answer, or an errno. */
+static int answer_default(struct up_worker *w, const struct up_req *r)
+{
+	const char *p;
+	int ret = 0;
+
+	if (!w->lib || !lfs_lib_connected(w->lib))
+		ret = -up_call(w, "ping", NULL, NULL); /* a session, for its reply */
+	if (ret)
+		return ret;
+	p = json_string_value(json_object_get(lfs_lib_server_info(w->lib), "default_policy"));
+	return p ? answer_text(w, r, p) : ENODATA; /* an older librarian */
+}
+
 static int dir_xattr(struct up_worker *w, const struct up_req *r)
 {
 	static const char names[] = X_LIST "\0" X_DEFAULT;
@@ -58,7 +72,10 @@ static int dir_xattr(struct up_worker *w, const struct up_req *r)
 
 	switch (r->op) {
 	case LFS_UP_GETXATTR:
-		return strcmp(r->xname, X_LIST) ? ENODATA : answer_policies(w, r);
+		if (!strcmp(r->xname, X_LIST))
+			return answer_policies(w, r);
+		/* asked here only without a mount policy: the librarian's default */
+		return strcmp(r->xname, X_DEFAULT) ? ENODATA : answer_default(w, r);
 	case LFS_UP_LISTXATTR:
 		return -up_answer_blob(w, r->id, LFS_A_XATTR_NAMES, names, sizeof(names));
 	case LFS_UP_SETXATTR:

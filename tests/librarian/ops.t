@@ -24,6 +24,7 @@ t_is "$(lerr lcn n3 ping '{"x":1}')" "EINVAL" "ping takes no arguments"
 # auth over TLS
 a=$(ltls n2 auth)
 t_is "$(jq -r '.node + " " + (.admin|tostring) + " " + (.book_size|tostring)' <<<"$a")" "n2 false 8589934592" "TLS auth reports node, admin flag and book size"
+t_is "$(jq -r .default_policy <<<"$a")" RandomBooks "  and the default policy (RandomBooks unless configured)"
 t_is "$(ltls admin auth | jq -r .admin)" "true" "the admin key authenticates as admin over TLS"
 
 # create / get / list

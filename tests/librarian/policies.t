@@ -103,6 +103,7 @@ t_is "$(lc attr.get '{"name":"mir","key":"lfs.anti_affinity"}' | jq -r .value)" 
 fresh 'default_policy = "LZAdescending";'
 lc shelf.create '{"name":"d","books":1}' >/dev/null
 t_is "$(lc attr.get '{"name":"d","key":"lfs.policy"}' | jq -r .value)" "LZAdescending" "the default policy comes from the config"
+t_is "$(ltls n1 auth | jq -r .default_policy)" LZAdescending "  and a node's auth reply says it"
 lc attr.set '{"name":"d","key":"lfs.policy","value":"LocalNode"}' >/dev/null
 lcn n3 shelf.resize '{"name":"d","books":3}' >/dev/null
 t_is "$(igs d)" "6,3,3" "a changed policy attribute applies to the next grow"

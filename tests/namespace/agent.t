@@ -29,6 +29,8 @@ dir_view() { n1 "for f in \$(ls /tmp/lfs | sort); do echo \"\$f:\$(( (\$(stat -c
 # --- HPE's shell session ----------------------------------------------------
 out=$(n1 'mkdir -p /tmp/lfs && mount -t lfs lfs /tmp/lfs && grep " /tmp/lfs " /proc/mounts')
 t_like "$out" '^lfs /tmp/lfs lfs ' "mount -t lfs lfs /tmp/lfs"
+t_is "$(n1 'getfattr --absolute-names -n user.LFS.AllocationPolicyDefault --only-values /tmp/lfs')" Spread \
+	"getfattr of the directory's AllocationPolicyDefault, no policy= given: the librarian's default_policy (Spread)"
 out=$(n1 'touch /tmp/lfs/a && ls /tmp/lfs')
 t_is "$out" a "touch /tmp/lfs/a: the directory shows it"
 t_is "$(n1 'L list --json | jq -c "[.[] | [.name, .books]]"')" '[["a",0]]' \
