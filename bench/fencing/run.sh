@@ -20,7 +20,7 @@ export KVER=${4:-${KVER:-6.1}}
 . tests/lib/machine.sh
 . tests/lib/emachine.sh
 . tests/fencing/lib.sh
-trap em_cleanup EXIT
+trap 'fw_watch_stop; em_cleanup' EXIT
 if [ -z "${LFS_KO:-}" ]; then
 	make -s modules userspace helpers >/dev/null || exit 1
 fi

@@ -10,6 +10,7 @@
 #                of the margin between fence and takeover)
 #   FW_REFUSED   the first refusal node2 got, FW_TRIES its attempts
 fw_now() { date +%s%3N; }
+FW_WATCHERS=()
 
 # n I 'commands': em_node with lfsctl, wait_for SECONDS CMD... (a bounded
 # poll) and state NAME (the shelf's sysfs state) defined
@@ -36,6 +37,15 @@ fw_host_watch() {
 			sleep 0.01
 		done
 	) &
+	FW_WATCHERS+=($!)
+}
+
+# fw_watch_stop: end the host's watchers still polling (one that waits for
+# a fence that must not come polls for 120 s, 100 sleeps a second)
+fw_watch_stop() {
+	[ ${#FW_WATCHERS[@]} -gt 0 ] && kill "${FW_WATCHERS[@]}" 2>/dev/null
+	FW_WATCHERS=()
+	return 0
 }
 
 # fw_qemu_watch I FILE: write the host's time to FILE once node I's QEMU ended
@@ -48,6 +58,7 @@ fw_qemu_watch() {
 			sleep 0.01
 		done
 	) &
+	FW_WATCHERS+=($!)
 }
 
 # fw_fence_watch NAME TAG: in node1, a watcher that creates TAG in the

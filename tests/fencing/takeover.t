@@ -16,10 +16,10 @@
 . tests/lib/machine.sh
 . tests/lib/emachine.sh
 . tests/fencing/lib.sh
-trap em_cleanup EXIT
+trap 'fw_watch_stop; em_cleanup' EXIT
 command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 
-LEASE=6 GRACE=3
+LEASE=4 GRACE=3
 EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2
 t_ok $? "librarian (lease ${LEASE} s, grace ${GRACE} s) and two nodes up ($MACHINE_OUT)" || t_done
 SHARE=$MACHINE_OUT/node1/share
@@ -70,7 +70,7 @@ t_ok $? "node1 holds 'ls' and writes into it"
 fw_fence_watch ls fence.ls
 r0=$(fw_node 1 'jq .renewals /run/lfs/renewal.json')
 kill -STOP "$EM_LPID"
-sleep $((LEASE + GRACE + 2)) # the fault under test: the librarian does not run for 11 s
+sleep $((LEASE + GRACE + 2)) # the fault under test: the librarian does not run for lease + grace + 2 s
 kill -CONT "$EM_LPID"
 n=$(fw_node 1 'cat /tmp/ls.state')
 t_ok "$(fw_node 1 "wait_for 10 sh -c '[ \$(cat /tmp/ls.state) -gt $n ]'"; echo $?)" \
@@ -85,6 +85,7 @@ t_like "$(tail -n 20 "$EM_DIR/librarian.log")" "not counted against any node's l
 t_ok "$(fw_node 1 "wait_for 10 sh -c '[ \$(jq .renewals /run/lfs/renewal.json) -gt $r0 ]'"; echo $?)" \
 	"  node1's renewals go on (past $r0)"
 fw_node 1 'kill $(cat /tmp/ls.pid); L deactivate ls >/dev/null' >/dev/null
+fw_watch_stop
 
 # --- fence_action reset: a DAX mapping, node1 restarts -------------------------
 em_agent_stop 1 >/dev/null
