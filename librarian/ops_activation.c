@@ -186,7 +186,8 @@ int lib_op_deactivate(struct req *rq)
 	const char *node;
 	int k, n, r;
 
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_node(rq, true, &k)) < 0)
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_same_shelf(rq, &sh)) < 0 ||
+	    (r = lib_arg_node(rq, true, &k)) < 0)
 		return r;
 	node = rq->c->nodes[k].name;
 	/* a fencing node's activations end with its lease, not before */

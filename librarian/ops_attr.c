@@ -432,8 +432,8 @@ int lib_op_attr_set(struct req *rq)
 	json_t *v;
 	int r;
 
-	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_str(rq, "key", true, &key)) < 0 ||
-	    (r = check_key(rq, key)) < 0)
+	if ((r = lib_arg_shelf(rq, &sh)) < 0 || (r = lib_arg_same_shelf(rq, &sh)) < 0 ||
+	    (r = lib_arg_str(rq, "key", true, &key)) < 0 || (r = check_key(rq, key)) < 0)
 		return r;
 	v = json_object_get(rq->args, "value");
 	if (!v)

@@ -119,6 +119,27 @@ static int activate_first(struct up_worker *w, const struct up_req *r, char *nam
 }
 
 /*
+ * The file is open here already (a write open upgrades a read-only
+ * activation): by the name the agent knows, checked by UUID, and by its
+ * name now if it was renamed while open (upname.c).
+ */
+static int activate_again(struct up_worker *w, const struct up_req *r, char *name, size_t len,
+			  json_t **j)
+{
+	bool write = r->flags & LFS_UP_F_WRITE;
+	char u[40];
+	int ret;
+
+	lfs_format_uuid(r->uuid, u);
+	ret = activate(w, name, u, write, j);
+	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib) ?: "", "unknown argument 'uuid'"))
+		return activate(w, name, NULL, write, j);
+	if (up_renamed(w, r, ret, name, len))
+		ret = activate(w, name, u, write, j);
+	return ret;
+}
+
+/*
  * Activate for this node and answer the map, leased (the renewal thread
  * fences it when the librarian stops listing it); a reply the kernel
  * refuses is undone (upcall.c). A shelf that is a block device here is
@@ -134,7 +155,7 @@ int up_do_open(struct up_worker *w, const struct up_req *r)
 	int ret;
 
 	had = r->has_uuid && lfsvol_upactive_name(r->uuid, name, sizeof(name));
-	ret = had ? activate(w, name, NULL, write, &j) :
+	ret = had ? activate_again(w, r, name, sizeof(name), &j) :
 		    activate_first(w, r, name, sizeof(name), &j);
 	activated = !ret && !had;
 	/*

@@ -3,11 +3,8 @@
  * The upcall operations on the librarian (docs/NAMESPACE.md, "What the
  * node agent does"), on the worker's own session. A file is a shelf; the
  * kernel names it by UUID, which the librarian finds with shelf.get.
- * Librarian errors are errnos already: they are the caller's, and the
- * librarian's message goes to the agent's log.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,122 +16,7 @@
 #include "upcall.h"
 
 #define UP_LIST_PAGE 10000
-#define UP_MAP_PAGE 65536
 #define UP_SIZE_OLD "lfsfs.size"
-
-/* Between requests nothing may arrive: a readable session was closed by the librarian. */
-static bool hung_up(struct lfs_lib *lib)
-{
-	struct pollfd p = { .fd = lfs_lib_fd(lib), .events = POLLIN };
-
-	return poll(&p, 1, 0) > 0;
-}
-
-/*
- * A session whose librarian went away (a restart, a reboot that sent no
- * FIN) looks alive until it is used. Requests that may be sent twice with
- * one outcome are sent again, once, on a new session when the old one
- * turns out closed; before any other request a session idle for
- * UP_IDLE_PROBE_MS is first shown alive by a ping. Any reply, even an
- * error from a librarian without "ping", shows that.
- */
-#define UP_IDLE_PROBE_MS 1000
-
-static bool retryable(const char *op)
-{
-	static const char *const ops[] = { "ping",	     "shelf.get",    "shelf.list",
-					   "shelf.activate", "shelf.resize", "attr.set" };
-
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(op, ops[i]))
-			return true;
-	return false;
-}
-
-/* The session was lost under the request, not timed out: nothing answered it. */
-static bool lost(const struct up_worker *w, int r)
-{
-	return r && r != -ETIMEDOUT && (!w->lib || !lfs_lib_connected(w->lib));
-}
-
-/* *fresh: a new session was made (it cannot be a stale one). */
-static int up_connect(struct up_worker *w, bool *fresh)
-{
-	const struct lfsvol_conf *c = w->conf;
-	struct lfs_lib_opts o = { .addr = c->librarian,
-				  .node = c->node,
-				  .key_file = c->key_file,
-				  .connect_timeout_ms = c->connect_timeout * 1000,
-				  .reply_timeout_ms = c->reply_timeout * 1000 };
-	char *msg = NULL;
-	json_t *info;
-	int r;
-
-	if (w->lib && lfs_lib_connected(w->lib)) {
-		if (!hung_up(w->lib))
-			return 0;
-		lfsvol_err("upcall %s: the session was closed by the librarian: connecting again",
-			   w->what);
-	}
-	lfs_lib_close(w->lib);
-	w->lib = NULL;
-	*fresh = true;
-	r = lfs_lib_connect(&o, &w->lib, &msg);
-	if (r) {
-		lfsvol_err("upcall %s: cannot reach the librarian at %s: %s", w->what, c->librarian,
-			   msg ? msg : strerror(-r));
-		free(msg);
-		return r;
-	}
-	info = lfs_lib_server_info(w->lib);
-	w->book_size = (uint64_t)json_integer_value(json_object_get(info, "book_size"));
-	snprintf(w->node, sizeof(w->node), "%s",
-		 json_string_value(json_object_get(info, "node")) ?: "");
-	return 0;
-}
-
-/* A live session for op: probed first if it was idle and op may not be sent twice. */
-static int live_session(struct up_worker *w, const char *op, bool *fresh)
-{
-	int r = up_connect(w, fresh);
-
-	if (r || *fresh || retryable(op) || lfsvol_now_ms() - w->used_ms < UP_IDLE_PROBE_MS)
-		return r;
-	r = lfs_lib_call(w->lib, "ping", NULL, NULL);
-	if (!lost(w, r))
-		return 0;
-	lfsvol_err("upcall %s: the idle session was closed (%s): connecting again", w->what,
-		   lfs_lib_errmsg(w->lib));
-	return up_connect(w, fresh);
-}
-
-/* One librarian request (args stolen); -errno, the librarian's message logged. */
-int up_call(struct up_worker *w, const char *op, json_t *args, json_t **res)
-{
-	bool fresh = false;
-	int r = live_session(w, op, &fresh);
-
-	if (res)
-		*res = NULL;
-	if (!r)
-		r = lfs_lib_call(w->lib, op, args, res);
-	if (lost(w, r) && !fresh && retryable(op)) {
-		lfsvol_err("upcall %s: %s: the session was closed (%s): sending it again", w->what,
-			   op, lfs_lib_errmsg(w->lib));
-		r = up_connect(w, &fresh);
-		if (!r)
-			r = lfs_lib_call(w->lib, op, args, res);
-	}
-	if (r && w->lib)
-		lfsvol_err("upcall %s: %s: librarian: %s", w->what, op, lfs_lib_errmsg(w->lib));
-	json_decref(args);
-	/* a lost (or timed out) session is no answer about the file */
-	if (r && (!w->lib || !lfs_lib_connected(w->lib)))
-		return -EIO;
-	w->used_ms = lfsvol_now_ms();
-	/* the access rules refused (the librarian's EPERM): EACCES, as for a file's mode */
-	return r == -EPERM ? -EACCES : r;
-}
 
 /* The inode number: the UUID folded, stable for the shelf's life, never 0 or 1. */
 static uint64_t uuid_ino(const uint8_t *u)
@@ -255,18 +137,6 @@ void up_shelf_free(struct up_shelf *s)
 	s->books = NULL;
 }
 
-/* The request's shelf by UUID (ENOENT if gone), with its map if asked. */
-int up_find(struct up_worker *w, const struct up_req *r, bool map, json_t **res)
-{
-	char u[40];
-
-	if (!r->has_uuid)
-		return -EINVAL;
-	lfs_format_uuid(r->uuid, u);
-	return up_call(w, "shelf.get",
-		       json_pack("{s:s,s:i}", "uuid", u, "limit", map ? UP_MAP_PAGE : 0), res);
-}
-
 /* Answer with the attributes (and the map) of a librarian reply. */
 static int answer_shelf(struct up_worker *w, const struct up_req *r, json_t *j, bool map)
 {
@@ -355,7 +225,7 @@ static int do_create(struct up_worker *w, const struct up_req *r)
  * lfs.size (bytes), within the books. A librarian without lfs.size keeps
  * it as UP_SIZE_OLD, an attribute outside user.* (no xattr shows it).
  */
-static int set_size(struct up_worker *w, const char *name, uint64_t size)
+static int set_size(struct up_worker *w, const char *name, const uint8_t *uuid, uint64_t size)
 {
 	static int old;
 	bool o = __atomic_load_n(&old, __ATOMIC_RELAXED);
@@ -363,29 +233,26 @@ static int set_size(struct up_worker *w, const char *name, uint64_t size)
 	int ret;
 
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)size);
-	ret = up_call(w, "attr.set",
-		      json_pack("{s:s,s:s,s:s}", "name", name, "key", o ? UP_SIZE_OLD : "lfs.size",
-				"value", v),
-		      NULL);
+	ret = up_call_same(w, "attr.set",
+			   json_pack("{s:s,s:s,s:s}", "name", name, "key",
+				     o ? UP_SIZE_OLD : "lfs.size", "value", v),
+			   uuid, NULL);
 	if (o || ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "unknown system attribute"))
 		return ret;
 	lfsvol_err("upcall: the librarian has no lfs.size: sizes are kept as " UP_SIZE_OLD);
 	__atomic_store_n(&old, 1, __ATOMIC_RELAXED);
-	return set_size(w, name, size);
+	return set_size(w, name, uuid, size);
 }
 
-/* The shelf's current name: the one it was opened as here, else the librarian's. */
-int up_name_of(struct up_worker *w, const struct up_req *r, char *name, size_t len)
+/* shelf.deactivate of the request's shelf, under its name now. */
+static int deactivate(struct up_worker *w, const struct up_req *r, char *name, size_t len)
 {
-	json_t *j;
-	int ret;
+	const uint8_t *u = r->has_uuid ? r->uuid : NULL;
+	int ret = up_call_same(w, "shelf.deactivate", json_pack("{s:s}", "name", name), u, NULL);
 
-	if (r->has_uuid && lfsvol_upactive_name(r->uuid, name, len))
-		return 0;
-	ret = up_find(w, r, false, &j);
-	if (!ret)
-		snprintf(name, len, "%s", json_string_value(json_object_get(j, "name")) ?: "");
-	json_decref(j);
+	if (up_renamed(w, r, ret, name, len))
+		ret = up_call_same(w, "shelf.deactivate", json_pack("{s:s}", "name", name), u,
+				   NULL);
 	return ret;
 }
 
@@ -399,9 +266,10 @@ static int do_close(struct up_worker *w, const struct up_req *r)
 	if (ret)
 		return -ret;
 	/* the kernel stopped using the books: the activation ends whatever became of the size */
-	if (r->has_size)
-		set_size(w, name, r->size);
-	ret = up_call(w, "shelf.deactivate", json_pack("{s:s}", "name", name), NULL);
+	if (r->has_size &&
+	    up_renamed(w, r, set_size(w, name, r->uuid, r->size), name, sizeof(name)))
+		set_size(w, name, r->uuid, r->size);
+	ret = deactivate(w, r, name, sizeof(name));
 	return ret ? -ret : -up_answer_errno(w, r->id, 0);
 }
 
@@ -416,7 +284,7 @@ static int resize_books(struct up_worker *w, const char *name, uint64_t size)
 	books = (size + w->book_size - 1) / w->book_size;
 	ret = up_call(w, "shelf.resize",
 		      json_pack("{s:s,s:I}", "name", name, "books", (json_int_t)books), NULL);
-	return ret ? ret : set_size(w, name, size);
+	return ret ? ret : set_size(w, name, NULL, size);
 }
 
 /*
@@ -450,6 +318,8 @@ static int do_resize(struct up_worker *w, const struct up_req *r)
 
 	if (!ret)
 		ret = resize_to(w, r, name, r->size, &j);
+	if (up_renamed(w, r, ret, name, sizeof(name)))
+		ret = resize_to(w, r, name, r->size, &j);
 	if (!ret && !json_object_get(j, "map")) {
 		json_decref(j);
 		ret = up_find(w, r, true, &j);
@@ -472,7 +342,7 @@ static int do_setsize(struct up_worker *w, const struct up_req *r)
 	if (!ret && r->size > (uint64_t)s.nr_books * s.book_size)
 		ret = -EINVAL;
 	if (!ret)
-		ret = set_size(w, s.name, r->size);
+		ret = set_size(w, s.name, r->uuid, r->size);
 	return ret ? -ret : -up_answer_errno(w, r->id, 0);
 }
 

@@ -66,11 +66,18 @@ t_like "$(lmsg lcn n1 shelf.resize "{\"name\":\"db\",\"uuid\":\"00000000-0000-40
 	"ESTALE" "resize of db with an unknown UUID: ESTALE"
 t_like "$(lmsg lcn n1 shelf.activate "{\"name\":\"db\",\"uuid\":\"$other\",\"mode\":\"shared\"}")" \
 	"ESTALE: shelf 'db' is no longer the one with UUID '$other'" "activate of db with logs's UUID: ESTALE"
-t_is "$(lc shelf.get '{"name":"db","limit":0}' | jq -c '[.name, .uuid == "'"$uuid"'", .books, .activations]')" \
-	'["db",true,4,[]]' "  and db is unchanged: same name, same UUID, 4 books, not active"
+t_like "$(lmsg lc attr.set "{\"name\":\"db\",\"uuid\":\"$other\",\"key\":\"lfs.size\",\"value\":\"1\"}")" \
+	"ESTALE: shelf 'db' is no longer the one with UUID '$other'" "attr.set of db with logs's UUID: ESTALE"
+t_is "$(lc shelf.get '{"name":"db","limit":0}' | jq -c '[.name, .uuid == "'"$uuid"'", .books, .bytes, .activations]')" \
+	'["db",true,4,34359738368,[]]' "  and db is unchanged: same name, same UUID, 4 books, its size, not active"
 t_is "$(lcn n1 shelf.activate "{\"name\":\"db\",\"uuid\":\"$uuid\",\"mode\":\"ro\"}" 2>&1 | jq -c '[.uuid == "'"$uuid"'", [.activations[].mode]]')" \
 	'[true,["ro"]]' "activate of db with its own UUID works"
-lcn n1 shelf.deactivate '{"name":"db"}' >/dev/null
+t_like "$(lmsg lcn n1 shelf.deactivate "{\"name\":\"db\",\"uuid\":\"$other\"}")" \
+	"ESTALE: shelf 'db' is no longer the one with UUID '$other'" "deactivate of db with logs's UUID: ESTALE"
+t_is "$(lc shelf.get '{"name":"db","limit":0}' | jq -c '[.activations[] | [.node, .mode]]')" \
+	'[["n1","ro"]]' "  and db is still active on n1"
+t_is "$(lcn n1 shelf.deactivate "{\"name\":\"db\",\"uuid\":\"$uuid\"}" | jq -c .)" \
+	'{"name":"db","node":"n1"}' "deactivate of db with its own UUID works"
 
 # rename
 t_is "$(lc shelf.rename '{"name":"dbx","new_name":"empty"}' | jq -r .name)" "empty" "rename"

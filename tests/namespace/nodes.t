@@ -38,18 +38,19 @@ $2"
 n1() { n 1 "$1"; }
 n2() { n 2 "$1"; }
 
-# hold I FILE REDIR: a shell in node I holds FILE open (REDIR '<' read-only,
-# '<>' writable) until release I; it says "held" once the open succeeded.
+# hold I FILE REDIR [TAG]: a shell in node I holds FILE open (REDIR '<'
+# read-only, '<>' writable) until release I [TAG]; it says "held" once the
+# open succeeded. TAG tells two holders on one node apart.
 hold() {
-	n "$1" "rm -f /tmp/held /tmp/release && mkfifo /tmp/release
-setsid bash -c 'exec 3$3$2 && echo held >/tmp/held && read -r _ </tmp/release' \
-	</dev/null >/tmp/holder.log 2>&1 &
-echo \$! >/tmp/holder.pid
-wait_for 30 test -e /tmp/held || { echo \"the holder of $2 did not open it:\"; cat /tmp/holder.log; exit 1; }"
+	n "$1" "rm -f /tmp/held$4 /tmp/release$4 && mkfifo /tmp/release$4
+setsid bash -c 'exec 3$3$2 && echo held >/tmp/held$4 && read -r _ </tmp/release$4' \
+	</dev/null >/tmp/holder$4.log 2>&1 &
+echo \$! >/tmp/holder$4.pid
+wait_for 30 test -e /tmp/held$4 || { echo \"the holder of $2 did not open it:\"; cat /tmp/holder$4.log; exit 1; }"
 }
 release() {
-	n "$1" "timeout 10 sh -c 'echo go >/tmp/release' &&
-wait_for 10 sh -c '! kill -0 \$(cat /tmp/holder.pid) 2>/dev/null'"
+	n "$1" "timeout 10 sh -c 'echo go >/tmp/release$2' &&
+wait_for 10 sh -c '! kill -0 \$(cat /tmp/holder$2.pid) 2>/dev/null'"
 }
 # the activations of shelf NAME at the librarian: [["node1","shared"]]
 activations() {
@@ -201,6 +202,35 @@ t_like "$(n1 'grep quota /tmp/agent.log | tail -n 1')" "node 'node1' would go ov
 	"  node1's agent logged the librarian's reason"
 t_diag "node1's agent on its old sessions: $(n1 'grep -c "session was closed" /tmp/agent.log; grep "session was closed" /tmp/agent.log | tail -n 4')"
 
+# --- renamed by lfsvol while open here ------------------------------------------
+# node1 holds r1 open for writing and renames it r2 with lfsvol (the only
+# holder may: the kernel and the agent still know it as r1); a new r1 is
+# made and held for writing here too. Another write open of r2, and the
+# last close of r2, reach the librarian under r2's name, checked by UUID.
+# Under the old name (run once against the old agent), the close ended the
+# new r1's activation while r1 was held, and left r2's. (No data is
+# written: node1 is at its quota here.)
+n1 'touch /tmp/lfs/r1' >/dev/null
+hold 1 /tmp/lfs/r1 '<>' >/dev/null
+t_ok $? "node1 holds r1 open for writing"
+t_like "$(n1 'L rename r1 r2 2>&1')" "renamed shelf r1 to r2" "node1: lfsvol rename r1 r2 while it holds it"
+out=$(n1 'wait_for 10 sh -c "! test -e /tmp/lfs/r1" && touch /tmp/lfs/r1 && echo r1 made')
+t_is "$out" "r1 made" "node1 sees r1 gone within attr_timeout and makes a new r1"
+hold 1 /tmp/lfs/r1 '<>' 2 >/dev/null
+t_ok $? "node1 holds the new r1 open for writing"
+out=$(n1 'sh -c ": >>/tmp/lfs/r2" 2>&1 && echo opened')
+t_is "$out" "opened" "node1: another write open of r2 works" ||
+	t_diag "node1's agent: $(n1 'grep "r1\|r2" /tmp/agent.log | tail -n 6')"
+t_is "$(activations r1) $(activations r2)" '[["node1","shared"]] [["node1","shared"]]' \
+	"  the librarian: both active on node1"
+release 1 >/dev/null
+t_ok $? "node1 closes r2"
+t_is "$(activations r2) $(activations r1)" '[] [["node1","shared"]]' \
+	"  r2's activation ended, under its new name; the new r1, still held, still active"
+release 1 2 >/dev/null
+t_is "$(activations r1)" '[]' "node1 closes the new r1: its activation ends"
+t_is "$(n1 'rm /tmp/lfs/r1 /tmp/lfs/r2 && ls /tmp/lfs | grep -c "^r[12]$"')" 0 "node1: rm r1 r2"
+
 # --- fenced by UUID: two open files the kernel knows by one name --------------
 # node1 holds f1 (B) open; `lfsvol rename' makes it h at the librarian (the
 # only holder may), the kernel still calls it f1. A backup of the catalogue.
@@ -214,10 +244,10 @@ t_ok $? "node1 holds f1 (B) open for writing"
 t_like "$(n1 'L rename f1 h 2>&1')" "renamed shelf f1 to h" "node1: lfsvol rename f1 h while it holds it"
 "$LIBRARIAN_BIN" backup -c "$EM_DIR/librarian.conf" "$EM_DIR/noa.db" >/dev/null
 t_ok $? "a backup of the catalogue: h (B) active on node1"
-out=$(n1 'sleep 1.1; touch /tmp/lfs/f1 && rm -f /tmp/held2 /tmp/release2 && mkfifo /tmp/release2 &&
-setsid bash -c "exec 4<>/tmp/lfs/f1 && echo held >/tmp/held2 && read -r _ </tmp/release2" </dev/null >/tmp/holder2.log 2>&1 &
-wait_for 30 test -e /tmp/held2 && echo "f1 held"; cat /tmp/holder2.log')
-t_is "$out" "f1 held" "node1 makes a new f1 (A) and holds it open too"
+out=$(n1 'wait_for 10 sh -c "! test -e /tmp/lfs/f1" && touch /tmp/lfs/f1 && echo f1 made')
+t_is "$out" "f1 made" "node1 sees f1 gone within attr_timeout and makes a new f1 (A)"
+hold 1 /tmp/lfs/f1 '<>' 2 >/dev/null
+t_ok $? "node1 holds A open too"
 t_is "$(activations f1) $(activations h)" '[["node1","shared"]] [["node1","shared"]]' "  the librarian: both active on node1"
 em_librarian_stop
 cp "$EM_DIR/noa.db" "$EM_DIR/catalogue.db" && rm -f "$EM_DIR/catalogue.db-wal" "$EM_DIR/catalogue.db-shm"
@@ -228,9 +258,9 @@ out=$(n1 'wait_for 10 grep -q "\"name\":\"f1\"" /run/lfs/renewal.json || echo "n
 dmesg | grep -c "revoked (asked to by the node agent)"; cat /tmp/lfs/h >/dev/null && echo "h opens"')
 t_is "$out" $'1\nh opens' "node1's agent fenced one file, A, by its UUID; B (h) still opens" ||
 	t_diag "node1: $(n1 'dmesg | grep "lfs filesystem revoked"; grep -i fenc /tmp/agent.log | tail -n 5')"
-n1 'echo go >/tmp/release2' >/dev/null
-release 1 >/dev/null
+release 1 2 >/dev/null && release 1 >/dev/null
 t_ok $? "node1's holders close the files"
+t_is "$(activations h)" '[]' "  B's activation ended, under its name h"
 
 n1 'umount /tmp/lfs && kill $(cat /tmp/agent.pid)' >/dev/null
 t_ok $? "node1: umount"
