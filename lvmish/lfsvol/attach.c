@@ -53,12 +53,22 @@ bool lfsvol_fabric_labels(const struct lfsvol_fabric_conf *f)
 	return f->offset >= LFS_OFFSET_ALIGN;
 }
 
-/* The device path of an entry, resolved (symlinks followed); reports nothing. */
-static int fabric_path(const struct lfsvol_fabric_conf *f, char real[PATH_MAX])
+/*
+ * The device path of an entry, resolved (symlinks followed). A numa_node
+ * that names several devices is refused here, naming them; a device not
+ * present is the caller's to report (-ENODEV).
+ */
+static int fabric_path(const struct lfsvol_conf *conf, const struct lfsvol_fabric_conf *f,
+		       char real[PATH_MAX])
 {
 	char path[PATH_MAX];
 	int r = lfsvol_fabric_resolve(f, path, sizeof(path));
 
+	if (r == -ENOTUNIQ)
+		return lfsvol_fail(
+			LFSVOL_ECONFIG, r,
+			"%s:%d: numa_node = %d of IG %u matches more than one pmem device (%s): which one became IG %u would depend on the order they are listed in; name the device instead (device = \"/dev/disk/by-id/pmem-NAMESPACE_UUID\" or by_path)",
+			conf->path, f->line, f->numa_node, f->ig, path, f->ig);
 	if (r)
 		return r;
 	if (!realpath(path, real))
@@ -90,7 +100,9 @@ static int attach_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	int r;
 
 	/* quiet (a udev pass): a device not present yet has its own pass when it comes */
-	r = fabric_path(f, real);
+	r = fabric_path(conf, f, real);
+	if (r == -ENOTUNIQ)
+		return r; /* said, in a udev pass too: lfs.conf is wrong */
 	if (r) {
 		if (quiet)
 			return 0;
@@ -199,8 +211,10 @@ static int label_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 		     long long books)
 {
 	char real[PATH_MAX], what[PATH_MAX + 64], u[37];
-	int r = fabric_path(f, real);
+	int r = fabric_path(conf, f, real);
 
+	if (r == -ENOTUNIQ)
+		return r;
 	if (r)
 		return lfsvol_fail(LFSVOL_ECONFIG, r,
 				   "%s:%d: fabric device for IG %u is not present", conf->path,

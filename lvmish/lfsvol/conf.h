@@ -70,8 +70,12 @@ int lfsvol_conf_load(const char *path, bool missing_ok, struct lfsvol_conf **out
 		     size_t msglen);
 void lfsvol_conf_free(struct lfsvol_conf *c);
 const struct lfsvol_shelf_conf *lfsvol_conf_shelf(const struct lfsvol_conf *c, const char *name);
-/* Resolve a fabric entry to a device path now; -ENODEV if not present. */
+/*
+ * Resolve a fabric entry to a device path now: -ENODEV if not present;
+ * -ENOTUNIQ if numa_node matches several pmem devices (path lists them).
+ */
 int lfsvol_fabric_resolve(const struct lfsvol_fabric_conf *f, char *path, size_t len);
+extern const char *lfsvol_sysfs;
 
 /* What the global options select, and the configuration once loaded. */
 struct lfsvol_ctx {

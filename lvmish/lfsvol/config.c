@@ -559,31 +559,42 @@ static int read_int_file(const char *path, int *v)
 	return r;
 }
 
-/* The pmem block device on NUMA node `node'. */
+/* sysfs, where pmem devices tell their NUMA node; unit tests point it elsewhere. */
+const char *lfsvol_sysfs = "/sys";
+
+static int pmem_entry(const struct dirent *de)
+{
+	return !strncmp(de->d_name, "pmem", 4);
+}
+
+/*
+ * The pmem block device on NUMA node `node'. More than one there (the
+ * namespaces of one region, an NVDIMM and a CXL window on one node) would
+ * make the IG whichever the directory lists first: -ENOTUNIQ, and path
+ * lists them all.
+ */
 static int pmem_on_node(int node, char *path, size_t len)
 {
-	struct dirent *de;
-	DIR *d;
-	int r = -ENODEV;
+	char dir[PATH_MAX], p[PATH_MAX + 300];
+	struct dirent **de;
+	int nd, found = 0;
+	size_t at = 0;
 
-	d = opendir("/sys/block");
-	if (!d)
+	snprintf(dir, sizeof(dir), "%s/block", lfsvol_sysfs);
+	nd = scandir(dir, &de, pmem_entry, versionsort);
+	if (nd < 0)
 		return -errno;
-	while ((de = readdir(d))) {
-		char p[PATH_MAX];
+	for (int i = 0; i < nd; i++) {
 		int n;
 
-		if (strncmp(de->d_name, "pmem", 4))
-			continue;
-		snprintf(p, sizeof(p), "/sys/block/%s/device/numa_node", de->d_name);
-		if (read_int_file(p, &n) || n != node)
-			continue;
-		snprintf(path, len, "/dev/%s", de->d_name);
-		r = 0;
-		break;
+		snprintf(p, sizeof(p), "%s/%s/device/numa_node", dir, de[i]->d_name);
+		if (!read_int_file(p, &n) && n == node && at < len)
+			at += snprintf(path + at, len - at, "%s/dev/%s", found++ ? ", " : "",
+				       de[i]->d_name);
+		free(de[i]);
 	}
-	closedir(d);
-	return r;
+	free(de);
+	return found == 1 ? 0 : found ? -ENOTUNIQ : -ENODEV;
 }
 
 int lfsvol_fabric_resolve(const struct lfsvol_fabric_conf *f, char *path, size_t len)

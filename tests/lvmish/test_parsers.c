@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -251,11 +252,67 @@ static void test_config(void)
 	}
 }
 
+/* A sysfs with pmem devices on NUMA nodes: block/NAME/device/numa_node. */
+static void fake_pmem(const char *root, const char *name, int node)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/block/%s/device", root, name);
+	for (char *c = p + strlen(root) + 1; (c = strchr(c, '/')); c++) {
+		*c = 0;
+		mkdir(p, 0755);
+		*c = '/';
+	}
+	mkdir(p, 0755);
+	strcat(p, "/numa_node");
+	f = fopen(p, "w");
+	if (f) {
+		fprintf(f, "%d\n", node);
+		fclose(f);
+	}
+}
+
+/*
+ * numa_node picks the one pmem device on that node; two there (an NVDIMM
+ * and a CXL window on node 0, as under QEMU) are refused, named in order.
+ */
+static void test_numa_resolve(void)
+{
+	struct lfsvol_fabric_conf f = { .ig = 1, .sel = LFSVOL_SEL_NUMA };
+	char root[] = "/tmp/lfs-sysfs-XXXXXX", path[256], cmd[300];
+	int r;
+
+	if (!mkdtemp(root)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	fake_pmem(root, "pmem10", 0);
+	fake_pmem(root, "pmem1", 1);
+	fake_pmem(root, "pmem2", 0);
+	fake_pmem(root, "sda", 2);
+	lfsvol_sysfs = root;
+	f.numa_node = 1;
+	r = lfsvol_fabric_resolve(&f, path, sizeof(path));
+	ok(!r && !strcmp(path, "/dev/pmem1"), "numa_node = 1: the one pmem device there (%s)", path);
+	f.numa_node = 0;
+	r = lfsvol_fabric_resolve(&f, path, sizeof(path));
+	ok(r == -ENOTUNIQ && !strcmp(path, "/dev/pmem2, /dev/pmem10"),
+	   "numa_node = 0 with two pmem devices: ENOTUNIQ, both named in order (%d, %s)", r, path);
+	f.numa_node = 2;
+	r = lfsvol_fabric_resolve(&f, path, sizeof(path));
+	ok(r == -ENODEV, "numa_node = 2, only a disk that is not pmem there: ENODEV (%d)", r);
+	lfsvol_sysfs = "/sys";
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ok(system(cmd) == 0, "fake sysfs removed");
+}
+
 int main(void)
 {
 	test_sizes();
 	test_policy_ig_names();
 	test_config();
+	test_numa_resolve();
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;
 }
