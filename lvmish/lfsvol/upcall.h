@@ -27,6 +27,8 @@ struct nl_msg;
 #define LFSVOL_UP_NAME_MAX 128
 /* book-map entries asked of the librarian per request */
 #define UP_MAP_PAGE 65536
+/* where a librarian without lfs.size keeps the size (no xattr shows it) */
+#define UP_SIZE_OLD "lfsfs.size"
 /* Internal: undo an OPEN whose reply the kernel refused. */
 #define LFSVOL_UP_UNDO_OPEN 0x10000
 
@@ -90,15 +92,17 @@ int up_answer_statfs(struct up_worker *w, uint32_t id, uint64_t total, uint64_t 
 /* upsession.c: the worker's librarian session; -errno */
 int up_call(struct up_worker *w, const char *op, json_t *args, json_t **res);
 int up_find(struct up_worker *w, const struct up_req *r, bool map, json_t **res);
-/* upops.c: the librarian's side of a request; 0 once answered, or a positive errno. */
+/* upshelf.c: a librarian reply as the kernel's attributes and map */
+uint64_t up_uuid_ino(const uint8_t *u);
 int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s);
 void up_shelf_free(struct up_shelf *s);
-int up_dispatch(struct up_worker *w, const struct up_req *r);
 /* upname.c: the name of a file open here, which `lfsvol rename` may change */
 int up_name_of(struct up_worker *w, const struct up_req *r, char *name, size_t len);
 int up_call_same(struct up_worker *w, const char *op, json_t *args, const uint8_t *uuid,
 		 json_t **res);
 bool up_renamed(struct up_worker *w, const struct up_req *r, int ret, char *name, size_t len);
+/* upops.c: the librarian's side of a request; 0 once answered, or a positive errno. */
+int up_dispatch(struct up_worker *w, const struct up_req *r);
 /* upopen.c: OPEN, CREATE_OPEN, and the undoing of a refused answer */
 int up_do_open(struct up_worker *w, const struct up_req *r);
 int up_do_create_open(struct up_worker *w, const struct up_req *r);
