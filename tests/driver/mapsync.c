@@ -9,6 +9,9 @@
  *   page's number in it, print "mapped N pages", then keep the mapping until
  *   standard input ends; exit 0 if every page still holds its number, 1 if
  *   not (naming the first that does not).
+ * mapsync --cat FILE BYTES: map BYTES of FILE with MAP_SYNC and write the
+ *   mapped bytes to standard output, read with loads from the mapping (the
+ *   demo compares their sha256 with what another node wrote).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,19 +53,28 @@ static int map_sync(const char *path)
 	return 0;
 }
 
-static int touch(const char *path, const char *size)
+/* SIZE -> bytes in *len; 0, or 2 with the parser's message printed */
+static int parse_len(const char *size, uint64_t *len)
 {
-	uint64_t len, off;
 	struct lfs_size sz;
 	char err[256];
-	volatile char *p;
-	int fd;
 
 	if (lfs_size_parse(size, LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err))) {
 		fprintf(stderr, "mapsync: %s\n", err);
 		return 2;
 	}
-	len = sz.value;
+	*len = sz.value;
+	return 0;
+}
+
+static int touch(const char *path, const char *size)
+{
+	uint64_t len, off;
+	volatile char *p;
+	int fd;
+
+	if (parse_len(size, &len))
+		return 2;
 	fd = open(path, O_RDWR);
 	if (fd < 0) {
 		fprintf(stderr, "mapsync: %s: %s\n", path, strerror(errno));
@@ -90,31 +102,59 @@ static void wait_stdin_eof(void)
 		errno = 0;
 }
 
-static int hold(const char *path, const char *size)
+/* LEN bytes of PATH mapped with MAP_SYNC, or NULL with the error printed */
+static void *map_sync_len(const char *path, uint64_t len)
 {
-	uint64_t len, off;
-	struct lfs_size sz;
-	char err[256];
-	uint64_t *p;
+	void *p;
 	int fd;
 
-	if (lfs_size_parse(size, LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err))) {
-		fprintf(stderr, "mapsync: %s\n", err);
-		return 2;
-	}
-	len = sz.value;
 	fd = open(path, O_RDWR);
 	if (fd < 0) {
 		fprintf(stderr, "mapsync: %s: %s\n", path, strerror(errno));
-		return 1;
+		return NULL;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED) {
 		fprintf(stderr, "mapsync: mmap(MAP_SHARED_VALIDATE|MAP_SYNC) of %s: %s\n", path,
 			strerror(errno));
-		return 1;
+		return NULL;
 	}
+	return p;
+}
+
+static int cat(const char *path, const char *size)
+{
+	uint64_t len, off;
+	const char *p;
+	ssize_t n;
+
+	if (parse_len(size, &len))
+		return 2;
+	p = map_sync_len(path, len);
+	if (!p)
+		return 1;
+	for (off = 0; off < len; off += n) {
+		n = write(1, p + off, len - off);
+		if (n <= 0) {
+			perror("mapsync: write");
+			return 1;
+		}
+	}
+	munmap((void *)p, len);
+	return 0;
+}
+
+static int hold(const char *path, const char *size)
+{
+	uint64_t len, off;
+	uint64_t *p;
+
+	if (parse_len(size, &len))
+		return 2;
+	p = map_sync_len(path, len);
+	if (!p)
+		return 1;
 	for (off = 0; off < len; off += 4096)
 		p[off / 8] = off / 4096;
 	printf("mapped %llu pages\n", (unsigned long long)(len / 4096));
@@ -140,6 +180,8 @@ int main(int argc, char **argv)
 		return touch(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--hold"))
 		return hold(argv[2], argv[3]);
-	fprintf(stderr, "usage: mapsync FILE | mapsync --touch FILE BYTES | mapsync --hold FILE BYTES\n");
+	if (argc == 4 && !strcmp(argv[1], "--cat"))
+		return cat(argv[2], argv[3]);
+	fprintf(stderr, "usage: mapsync FILE | mapsync --touch|--hold|--cat FILE BYTES\n");
 	return 2;
 }
