@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm alone
 # Fencing across nodes (issue 14, docs/FENCING.md): node1 holds a shelf rw
 # and writes an increasing counter into it without pause; node1 loses its
 # lease (cut off from the librarian with its network down, its agent

@@ -1,4 +1,5 @@
 #!/bin/bash
+# LFS-TEST: host alone
 # The librarian under attack, on loopback: 2,000 idle and half-open TCP
 # connections and a node flooding pipelined requests do not keep another
 # node from logging in, renewing its lease and creating a shelf, nor the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# LFS-TEST: host alone
 # Bad input and hostile clients: each gets a clear error naming the bad value,
 # the server survives and nothing in the catalogue changes. TLS: wrong keys,
 # unknown nodes, replayed handshakes. 300 simultaneous connections; a slow

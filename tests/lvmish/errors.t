@@ -1,4 +1,5 @@
 #!/bin/bash
+# LFS-TEST: host alone
 # Every documented lfsvol error, on the host: the exit code of lfsvol(8) and a
 # message that names the bad value. A real librarian runs on loopback; lfs.ko
 # is not loaded on the host, which is itself one of the documented errors.

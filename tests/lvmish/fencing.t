@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm alone
 # The node's side of fencing (issue 14, docs/FENCING.md), one node with two
 # fabric devices and a librarian with a 4 s lease: fabric labels (devices
 # swapped in lfs.conf are refused by the label check and no byte of either
