@@ -1,6 +1,6 @@
 #!/bin/bash
 # House style of the userspace components, lvmish/, librarian/ and common/
-# (STYLE.md): no function longer than 80 lines, and
+# (docs/STYLE.md): no function longer than 80 lines, and
 # every C file as the repository's .clang-format lays it out.
 . tests/lib/tap.sh
 
