@@ -15,6 +15,8 @@
 struct create_opts {
 	const char *name, *size_s, *policy, *igs, *away;
 	struct lfs_size sz;
+	uint32_t igv[LFSVOL_MAX_IGS]; /* --ig parsed: ranges such as 0-3 expanded */
+	int nigv;
 	bool activate;
 };
 
@@ -37,7 +39,6 @@ static int check_policy(const char **p)
 static int create_check(struct create_opts *o)
 {
 	char msg[256];
-	uint32_t igv[LFSVOL_MAX_IGS];
 	int r;
 
 	r = lfsvol_check_name(o->name);
@@ -50,8 +51,11 @@ static int create_check(struct create_opts *o)
 		if (r)
 			return r;
 	}
-	if (o->igs && lfs_ig_list_parse(o->igs, igv, LFSVOL_MAX_IGS, msg, sizeof(msg)) < 0)
-		return lfsvol_usage("%s", msg);
+	if (o->igs) {
+		o->nigv = lfs_ig_list_parse(o->igs, o->igv, LFSVOL_MAX_IGS, msg, sizeof(msg));
+		if (o->nigv < 0)
+			return lfsvol_usage("%s", msg);
+	}
 	return o->away ? lfsvol_check_name(o->away) : 0;
 }
 
@@ -87,7 +91,19 @@ static int create_options(int argc, char **argv, struct create_opts *o)
 	return create_check(o);
 }
 
-/* shelf.create's arguments: the config's entry for the shelf fills in what is not given. */
+static json_t *ig_array(const uint32_t *igs, int n)
+{
+	json_t *arr = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(arr, json_integer(igs[i]));
+	return arr;
+}
+
+/*
+ * shelf.create's arguments: the config's entry for the shelf fills in what
+ * is not given. The IG list goes as numbers: the librarian takes no ranges.
+ */
 static json_t *create_args(const struct create_opts *o, const struct lfsvol_conf *conf,
 			   uint64_t books)
 {
@@ -99,15 +115,10 @@ static json_t *create_args(const struct create_opts *o, const struct lfsvol_conf
 		policy = sc && sc->policy ? sc->policy : conf->default_policy;
 	if (policy)
 		json_object_set_new(args, "policy", json_string(policy));
-	if (o->igs) {
-		json_object_set_new(args, "igs", json_string(o->igs));
-	} else if (sc && sc->nigs) {
-		json_t *arr = json_array();
-
-		for (int i = 0; i < sc->nigs; i++)
-			json_array_append_new(arr, json_integer(sc->igs[i]));
-		json_object_set_new(args, "igs", arr);
-	}
+	if (o->igs)
+		json_object_set_new(args, "igs", ig_array(o->igv, o->nigv));
+	else if (sc && sc->nigs)
+		json_object_set_new(args, "igs", ig_array(sc->igs, sc->nigs));
 	if (o->away)
 		json_object_set_new(args, "anti_affinity", json_string(o->away));
 	return args;
