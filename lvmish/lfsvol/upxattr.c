@@ -173,12 +173,33 @@ static const char *file_key(const struct up_req *r, int *err)
 	return r->xname;
 }
 
+/*
+ * An InterleaveRequest as the librarian keeps lfs.igs, "0,1,2,3": the
+ * ranges that lfs(5) allows (0-3) written out. NULL: not an IG list.
+ */
+static char *igs_text(const char *v)
+{
+	uint32_t igs[256]; /* the librarian's LIB_MAX_IGS */
+	char msg[160], *t;
+	size_t o = 0;
+	int n = lfs_ig_list_parse(v, igs, (int)(sizeof(igs) / sizeof(igs[0])), msg, sizeof(msg));
+
+	if (n <= 0)
+		return NULL;
+	t = malloc((size_t)n * 7 + 1);
+	if (!t)
+		return NULL;
+	for (int i = 0; i < n; i++)
+		o += (size_t)sprintf(t + o, "%s%u", i ? "," : "", igs[i]);
+	return t;
+}
+
 static int file_change(struct up_worker *w, const struct up_req *r, json_t *j)
 {
 	const char *name = json_string_value(json_object_get(j, "name")) ?: "";
 	bool has;
 	const char *key;
-	char *v = NULL;
+	char *v = NULL, *igs = NULL;
 	int err, ret;
 
 	key = file_key(r, &err);
@@ -197,10 +218,13 @@ static int file_change(struct up_worker *w, const struct up_req *r, json_t *j)
 	if ((r->flags & LFS_UP_F_XATTR_REPLACE) && !has)
 		return ENODATA;
 	v = value_text(r);
+	if (v && !strcmp(key, "lfs.igs"))
+		v = igs = igs_text(v);
 	if (!v)
 		return EINVAL;
 	ret = up_call(w, "attr.set",
 		      json_pack("{s:s,s:s,s:s}", "name", name, "key", key, "value", v), NULL);
+	free(igs);
 	return ret ? -ret : -up_answer_errno(w, r->id, 0);
 }
 
