@@ -227,6 +227,8 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 	    (r = get_int_field(p, g, "max_unauthenticated", 1, 65536, &c->max_unauth)) < 0 ||
 	    (r = get_int_field(p, g, "max_unauthenticated_per_address", 1, 65536,
 			       &c->max_unauth_per_addr)) < 0 ||
+	    (r = get_int_field(p, g, "max_connections_per_node", 1, 65536,
+			       &c->max_conn_per_node)) < 0 ||
 	    (r = get_int_field(p, g, "max_admin_connections", 1, 4096, &c->max_admin)) < 0 ||
 	    (r = lib_cfg_int(p, g, "max_message", 4096, 64 << 20, &msg, false)) < 0 ||
 	    (r = get_int_field(p, g, "idle_timeout", 1, 86400 * 7, &c->idle_timeout)) < 0 ||
@@ -335,6 +337,7 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 					     "max_connections",
 					     "max_unauthenticated",
 					     "max_unauthenticated_per_address",
+					     "max_connections_per_node",
 					     "max_admin_connections",
 					     "max_message",
 					     "idle_timeout",
@@ -386,6 +389,7 @@ static struct lib_config *config_defaults(const char *path)
 	c->max_connections = 1024;
 	c->max_unauth = 256;
 	c->max_unauth_per_addr = 32;
+	c->max_conn_per_node = 32;
 	c->max_admin = 64;
 	c->share = ACC_SEE;
 	c->node_quota.books = c->node_quota.shelves = -1;

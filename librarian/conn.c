@@ -99,6 +99,8 @@ void lib_conn_close(struct srv *s, struct conn *c, const char *why)
 	} else if (!c->is_unix && c->state != C_HANDSHAKE) {
 		s->nauthed--;
 	}
+	if (c->counted)
+		s->id_conns[lib_id_slot(s, c)]--;
 	if (c->ssl)
 		SSL_free(c->ssl);
 	close(c->fd);

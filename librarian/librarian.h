@@ -114,6 +114,7 @@ struct lib_config {
 	int max_connections; /* authenticated TCP connections */
 	int max_unauth; /* TCP connections before their TLS handshake is done */
 	int max_unauth_per_addr;
+	int max_conn_per_node; /* authenticated TCP connections of one node identity */
 	int max_admin; /* unix socket connections */
 	size_t max_message;
 	int idle_timeout;

@@ -6,12 +6,21 @@
  *  - TCP connections still in their TLS handshake (max_unauthenticated, and
  *    max_unauthenticated_per_address per source address): when a budget is
  *    full the least recently active of them is closed for the newcomer, so
- *    idle or half-open connections cannot keep a node from logging in. A
- *    handshake whose ClientHello proved a node's key (its PSK binder) is
- *    never the one closed: a burst of anonymous connections cannot cut a
- *    node's login short;
- *  - authenticated TCP connections (max_connections): a node that completes
- *    its handshake beyond it is closed;
+ *    idle or half-open connections cannot keep a node from logging in.
+ *    Handshakes whose ClientHello names a node with a valid PSK binder go
+ *    after the anonymous ones, and at most max_connections_per_node of them
+ *    per identity are under way (the least recently active goes): a binder
+ *    proves nothing (a ClientHello seen on the wire can be replayed byte for
+ *    byte), only a finished handshake does, so replays of one node's
+ *    ClientHello hold at most that many places;
+ *  - authenticated TCP connections (max_connections, and
+ *    max_connections_per_node per node identity): a node that finishes a
+ *    handshake beyond its own cap closes its least recently used
+ *    connection, one beyond max_connections that of the identity holding
+ *    the most (its own if none holds more; refused if it has none to
+ *    give). Connections that carried heartbeats, the nodes' renewal
+ *    sessions, go last, and those the lease thread serves (beat.c) are never
+ *    closed for another;
  *  - the admin's unix socket (max_admin_connections), its own budget: when
  *    full the least recently active admin connection makes room, so the
  *    admin always gets an answer.
@@ -52,6 +61,29 @@ static bool log_allowed(struct srv *s)
 	return true;
 }
 
+/*
+ * A ClientHello with a valid binder for c's identity: at most
+ * max_connections_per_node such handshakes of one identity are under way,
+ * the least recently active goes (replays of one ClientHello hold no more).
+ */
+static void hello_cap(struct srv *s, struct conn *c)
+{
+	struct conn *lru = NULL;
+	int n = 0;
+
+	for (struct conn *o = s->unauth.head; o; o = o->lru_next)
+		if (o != c && o->psk_ok && !strcmp(o->who.name, c->who.name)) {
+			lru = lru ? lru : o;
+			n++;
+		}
+	if (n < s->core.cfg->max_conn_per_node)
+		return;
+	if (log_allowed(s))
+		lib_log("%s: closed: %d handshakes of the same identity under way (max_connections_per_node)",
+			lru->peer, n + 1);
+	lib_conn_close(s, lru, NULL);
+}
+
 static int psk_find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESSION **sess)
 {
 	struct srv *s = the_srv;
@@ -85,7 +117,77 @@ static int psk_find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL
 	c->who.admin = node < 0;
 	c->who.tls = true;
 	c->psk_ok = true;
+	hello_cap(s, c);
 	return 1;
+}
+
+/*
+ * The least recently used authenticated connection of identity slot that
+ * may be closed for another (not except, not the lease thread's), one
+ * without heartbeats first.
+ */
+static struct conn *session_lru(struct srv *s, int slot, const struct conn *except)
+{
+	struct conn *best = NULL;
+
+	for (int fd = 0; fd <= s->maxfd; fd++) {
+		struct conn *o = s->conns[fd];
+
+		if (!o || o == except || o->beat || !o->counted || lib_id_slot(s, o) != slot)
+			continue;
+		if (!best || (best->renews && !o->renews) ||
+		    (best->renews == o->renews &&
+		     (o->last_active < best->last_active ||
+		      (o->last_active == best->last_active && o->seq < best->seq))))
+			best = o;
+	}
+	return best;
+}
+
+static void close_session(struct srv *s, struct conn *v, const char *why, int n, int max)
+{
+	char b[100];
+
+	if (log_allowed(s))
+		lib_log("%s (%s): closed, its least recently used connection: %d open (%s %d)",
+			v->peer, lib_shown(v->who.name, b, sizeof(b)), n, why, max);
+	lib_conn_close(s, v, NULL);
+}
+
+/* The caps on authenticated connections, c now counted; -1: c was closed. */
+static int session_caps(struct srv *s, struct conn *c)
+{
+	const struct lib_config *cfg = s->core.cfg;
+	int slot = lib_id_slot(s, c), big = slot;
+	struct conn *v;
+
+	c->counted = true;
+	c->seq = ++s->nseq;
+	s->id_conns[slot]++;
+	if (!c->who.admin && s->id_conns[slot] > cfg->max_conn_per_node) {
+		v = session_lru(s, slot, c);
+		if (!v) {
+			lib_conn_close(s, c, "max_connections_per_node");
+			return -1;
+		}
+		close_session(s, v, "max_connections_per_node", s->id_conns[slot],
+			      cfg->max_conn_per_node);
+	}
+	if (s->nauthed <= cfg->max_connections)
+		return 0;
+	for (int i = 0; i <= cfg->nnodes; i++)
+		if (s->id_conns[i] > s->id_conns[big])
+			big = i;
+	v = session_lru(s, big, c);
+	if (!v) {
+		if (log_allowed(s))
+			lib_log("refusing an authenticated connection: %d open (max_connections)",
+				s->nauthed - 1);
+		lib_conn_close(s, c, NULL);
+		return -1;
+	}
+	close_session(s, v, "max_connections", s->nauthed, cfg->max_connections);
+	return 0;
 }
 
 /* Out of the unauthenticated budget into the authenticated one. */
@@ -100,14 +202,7 @@ static int handshake_done(struct srv *s, struct conn *c)
 	s->nauthed++;
 	c->state = C_OPEN;
 	c->last_active = lib_svc_now(&s->core);
-	if (s->nauthed > s->core.cfg->max_connections) {
-		if (log_allowed(s))
-			lib_log("refusing an authenticated connection: %d open (max_connections)",
-				s->nauthed - 1);
-		lib_conn_close(s, c, NULL);
-		return -1;
-	}
-	return 0;
+	return session_caps(s, c);
 }
 
 int lib_handshake(struct srv *s, struct conn *c)
@@ -170,14 +265,18 @@ static void peer_name(struct conn *c, bool is_unix)
 
 /*
  * Make room in a full budget: the least recently active (from addr, if
- * given) goes, but not a handshake that has proved its key.
+ * given) goes; one whose ClientHello had a valid binder only if no
+ * anonymous one is left.
  */
 static bool evict(struct srv *s, struct conn_list *l, const unsigned char *addr, const char *why)
 {
-	struct conn *c = l->head;
+	struct conn *c = NULL;
 
-	while (c && ((addr && memcmp(c->addr, addr, sizeof(c->addr))) || c->psk_ok))
-		c = c->lru_next;
+	for (int pass = 0; pass < 2 && !c; pass++)
+		for (c = l->head; c; c = c->lru_next)
+			if ((!addr || !memcmp(c->addr, addr, sizeof(c->addr))) &&
+			    (pass || !c->psk_ok))
+				break;
 	if (!c)
 		return false;
 	if (log_allowed(s))
@@ -394,7 +493,8 @@ int lib_listen_all(struct srv *s)
 	int ntls = 0;
 
 	the_srv = s;
-	s->tls = lfs_tls_ctx(1);
+	s->id_conns = calloc(cfg->nnodes + 1, sizeof(*s->id_conns));
+	s->tls = s->id_conns ? lfs_tls_ctx(1) : NULL;
 	if (!s->tls) {
 		lib_log("cannot set up TLS 1.3");
 		return -1;
@@ -434,6 +534,8 @@ void lib_listen_close(struct srv *s)
 		free(s->ls[i].addr);
 	}
 	SSL_CTX_free(s->tls);
+	free(s->id_conns);
+	s->id_conns = NULL;
 	the_srv = NULL;
 }
 

@@ -134,6 +134,7 @@ static void heartbeat_pass(struct srv *s)
 		struct conn *c = s->work[i] < 0 ? NULL : s->conns[s->work[i]];
 
 		if (c && !c->beat && lib_conn_head_is_heartbeat(s, c)) {
+			c->renews = true; /* closed last when its node has too many (listen.c) */
 			lib_conn_process_one(s, c);
 			hb[n++] = c->fd;
 		}

@@ -25,7 +25,15 @@ struct conn {
 	bool is_unix; /* the admin socket */
 	struct lib_identity who;
 	bool authed; /* "auth" done */
-	bool psk_ok; /* the handshake found the identity's key */
+	/*
+	 * The ClientHello named a known identity and its PSK binder checks out.
+	 * Not a proof of the key: a replayed ClientHello has a valid binder too;
+	 * only a finished handshake proves it.
+	 */
+	bool psk_ok;
+	bool counted; /* in srv->id_conns (an authenticated TCP connection) */
+	bool renews; /* it carried a heartbeat: the node's renewal session */
+	uint64_t seq; /* order of authentication: the older of two as recently active */
 	char peer[80];
 	unsigned char addr[16]; /* the peer's IP (IPv4 mapped), for the per-address budget */
 	uint8_t *in;
@@ -77,11 +85,19 @@ struct srv {
 	int *hb; /* fds whose heartbeats this round answered */
 	struct conn_list unauth, admin;
 	int nauthed; /* authenticated TCP connections */
+	int *id_conns; /* ... of each node (by index; cfg->nnodes: the admin) */
+	uint64_t nseq; /* connections authenticated so far */
 	struct lib_beat *beat; /* the lease thread, or NULL */
 };
 
 /* data.fd of the lease thread's eventfd in the loop's epoll (listeners: -2 - index) */
 #define LIB_BEAT_EVENT (-2 - LIB_MAX_LISTEN)
+
+/* A connection's identity as an index of srv->id_conns. */
+static inline int lib_id_slot(const struct srv *s, const struct conn *c)
+{
+	return c->who.node >= 0 ? c->who.node : s->core.cfg->nnodes;
+}
 
 void lib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose);

@@ -17,10 +17,22 @@
  *   lib-attack ADDR calls NODE KEY
  *	as NODE, over one session, for each line "OP [JSON-ARGS]" of stdin send
  *	that request, wait for its reply and print "ok RESULT" or "error CODE"
+ *   lib-attack ADDR replay FILE N SECONDS
+ *	the first TLS record of FILE (a ClientHello lib-raw recorded), sent
+ *	byte for byte on N connections from 127.0.0.2-9 in turn; once the
+ *	librarian answered each, "replaying N" on stderr; for SECONDS a
+ *	connection the librarian closes is opened again (at most 4 N times);
+ *	print "reopened R open O" (O: connections still open at the end)
+ *   lib-attack ADDR sessions NODE KEY N
+ *	as NODE, open N sessions one after the other, print "opened K"; then
+ *	for each line of stdin, a ping on each: print "alive I..." (the
+ *	indexes of the sessions that answered, from 0)
  * NODE and KEY are ignored on unix: addresses.
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -105,6 +117,117 @@ static int hold(const char *addr, int n, int secs, bool half)
 	}
 	printf("%d\n", open_ok);
 	free(fds);
+	return 0;
+}
+
+/* The first TLS record of a recorded session (the ClientHello). */
+static size_t first_record(const char *file, uint8_t *buf, size_t cap)
+{
+	FILE *f = fopen(file, "rb");
+	size_t n = f ? fread(buf, 1, cap, f) : 0, len;
+
+	if (f)
+		fclose(f);
+	if (n < 5 || buf[0] != 0x16)
+		return 0;
+	len = 5 + ((size_t)buf[3] << 8 | buf[4]);
+	return len <= n ? len : 0;
+}
+
+/* A TCP connection from 127.0.0.(2 + i % 8) that sent the record. */
+static int replay_one(const struct sockaddr_in *to, int i, const uint8_t *rec, size_t len)
+{
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	from.sin_addr.s_addr = htonl(0x7f000002 + i % 8);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&from, sizeof(from)) < 0 ||
+	    connect(fd, (const struct sockaddr *)to, sizeof(*to)) < 0 ||
+	    send(fd, rec, len, MSG_NOSIGNAL) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read what came; 0 if the connection is closed (or broken). */
+static int drain_open(int fd)
+{
+	char b[4096];
+
+	for (int i = 0; i < 64; i++) {
+		ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return 1;
+	}
+	return 1;
+}
+
+static int replay_setup(const char *addr, const char *file, struct sockaddr_in *to,
+			uint8_t *rec, size_t *len)
+{
+	char host[64], *port;
+
+	*len = first_record(file, rec, 16384);
+	snprintf(host, sizeof(host), "%s", addr);
+	port = strrchr(host, ':');
+	if (!*len || !port) {
+		fprintf(stderr, "lib-attack: replay: no ClientHello in %s, or bad address\n", file);
+		return -1;
+	}
+	*port++ = 0;
+	to->sin_family = AF_INET;
+	to->sin_port = htons(atoi(port));
+	if (inet_pton(AF_INET, host, &to->sin_addr) != 1)
+		return -1;
+	return 0;
+}
+
+/* N connections replaying one ClientHello; the ones closed are opened again. */
+static int replay(const char *addr, const char *file, int n, int secs)
+{
+	struct pollfd *p = calloc(n, sizeof(*p));
+	struct sockaddr_in to = { 0 };
+	uint8_t rec[16384];
+	size_t len;
+	double end = now_s() + secs;
+	int reopened = 0, open_n = 0;
+
+	if (!p || replay_setup(addr, file, &to, rec, &len) < 0)
+		return 2;
+	for (int i = 0; i < n; i++) {
+		p[i].fd = replay_one(&to, i, rec, len);
+		p[i].events = POLLIN;
+	}
+	/* each answered (or closed): the librarian has read its ClientHello */
+	for (int i = 0; i < n; i++)
+		if (p[i].fd >= 0 && poll(&p[i], 1, 10000) <= 0)
+			fprintf(stderr, "lib-attack: replay: connection %d not answered\n", i);
+	fprintf(stderr, "lib-attack: replaying %d\n", n);
+	while (now_s() < end) {
+		if (poll(p, n, 100) < 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			if (p[i].fd < 0 || !p[i].revents || drain_open(p[i].fd))
+				continue;
+			close(p[i].fd);
+			p[i].fd = reopened < 4 * n ? replay_one(&to, i, rec, len) : -1;
+			reopened += p[i].fd >= 0;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (p[i].fd >= 0) {
+			open_n += drain_open(p[i].fd);
+			close(p[i].fd);
+		}
+	}
+	printf("reopened %d open %d\n", reopened, open_n);
+	free(p);
 	return 0;
 }
 
@@ -304,6 +427,42 @@ static void call_line(struct lfs_lib *l, char *line)
 	json_decref(res);
 }
 
+/* N sessions of NODE; on each line of stdin, which of them answer a ping. */
+static int sessions(const char *addr, const char *node, const char *key, int n)
+{
+	struct tls *t = calloc(n, sizeof(*t));
+	struct timeval tv = { .tv_sec = 10 };
+	char line[64];
+	int opened = 0;
+
+	for (int i = 0; i < n; i++) {
+		t[i].fd = -1;
+		if (tls_open(&t[i], addr, node, key) < 0)
+			break;
+		setsockopt(t[i].fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		opened++;
+	}
+	printf("opened %d\n", opened);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		printf("alive");
+		for (int i = 0; i < opened; i++)
+			if (frame(&t[i], "{\"v\":1,\"id\":1,\"op\":\"ping\"}") == 0 &&
+			    reply(&t[i]) == 1)
+				printf(" %d", i);
+		printf("\n");
+		fflush(stdout);
+	}
+	for (int i = 0; i < n; i++) {
+		SSL_free(t[i].ssl);
+		SSL_CTX_free(t[i].ctx);
+		if (t[i].fd >= 0)
+			close(t[i].fd);
+	}
+	free(t);
+	return 0;
+}
+
 /* Requests one at a time as stdin says, on one session (a coprocess's). */
 static int calls(const char *addr, const char *node, const char *key)
 {
@@ -339,9 +498,15 @@ int main(int argc, char **argv)
 		return heartbeat(argv[1], argv[3], argv[4], atoi(argv[5]), atoi(argv[6]));
 	if (argc >= 5 && !strcmp(argv[2], "calls"))
 		return calls(argv[1], argv[3], argv[4]);
+	if (argc >= 6 && !strcmp(argv[2], "replay"))
+		return replay(argv[1], argv[3], atoi(argv[4]), atoi(argv[5]));
+	if (argc >= 6 && !strcmp(argv[2], "sessions"))
+		return sessions(argv[1], argv[3], argv[4], atoi(argv[5]));
 	fprintf(stderr, "usage: lib-attack ADDR idle|halfopen N SECONDS\n"
 			"       lib-attack ADDR flood NODE KEY SECONDS DEPTH [REQUEST]\n"
 			"       lib-attack ADDR heartbeat NODE KEY SECONDS INTERVAL_MS\n"
-			"       lib-attack ADDR calls NODE KEY\n");
+			"       lib-attack ADDR calls NODE KEY\n"
+			"       lib-attack ADDR replay FILE N SECONDS\n"
+			"       lib-attack ADDR sessions NODE KEY N\n");
 	return 2;
 }
