@@ -223,6 +223,18 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 	if (c->lease_time <= c->heartbeat_interval)
 		return lib_cfg_fail(p, g, "lease_time %d must be longer than heartbeat_interval %d",
 				    c->lease_time, c->heartbeat_interval);
+	/*
+	 * A node renews its kernel's lease when the librarian's TCP stack
+	 * acknowledges a heartbeat, before the librarian reads it: heartbeats
+	 * up to an interval after the last one it read may have renewed the
+	 * lease (a lost EACCES reply, a failed commit that closes the
+	 * connection). The grace covers that interval and the jitter.
+	 */
+	if (c->fence_grace <= c->heartbeat_interval)
+		return lib_cfg_fail(
+			p, g,
+			"fence_grace %d must be longer than heartbeat_interval %d: a node may renew its lease on a heartbeat sent up to an interval after the last one the librarian read (librarian.conf(5))",
+			c->fence_grace, c->heartbeat_interval);
 	if ((r = get_int_field(p, g, "max_connections", 1, 65536, &c->max_connections)) < 0 ||
 	    (r = get_int_field(p, g, "max_unauthenticated", 1, 65536, &c->max_unauth)) < 0 ||
 	    (r = get_int_field(p, g, "max_unauthenticated_per_address", 1, 65536,

@@ -111,8 +111,15 @@ static int add_node(struct cfg_parse *p, const config_setting_t *s, const char *
 		return lib_cfg_fail(p, s, "duplicate node name '%s'", name);
 	if (c->nnodes >= LIB_MAX_NODES)
 		return lib_cfg_fail(p, s, "too many nodes (at most %d)", LIB_MAX_NODES);
-	if (c->admin_name && !strcmp(c->admin_name, name))
-		return lib_cfg_fail(p, s, "node name '%s' is the admin identity's name", name);
+	/*
+	 * The admin's shelves are owned by its name, "admin" without an admin
+	 * group (the admin socket's identity): a node of that name would own them.
+	 */
+	if ((c->admin_name && !strcmp(c->admin_name, name)) || !strcmp(name, "admin"))
+		return lib_cfg_fail(
+			p, s,
+			"node name '%s' is reserved for the admin identity (it owns the admin's shelves): rename the node",
+			name);
 	nn = realloc(c->nodes, (c->nnodes + 1) * sizeof(*nn));
 	if (!nn)
 		return lib_fail(p->e, ENOMEM, "out of memory");

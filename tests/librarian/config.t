@@ -10,7 +10,7 @@ lt_keys admin n1
 bad() {
 	printf '%s\n' "$1" >"$T/bad.conf"
 	local out rc
-	out=$("$LIB" -c "$T/bad.conf" --db "$T/never.db" 2>&1)
+	out=$(timeout 10 "$LIB" -c "$T/bad.conf" --db "$T/never.db" 2>&1) # a librarian that serves it: exit 124
 	rc=$?
 	if [ $rc -ne 1 ]; then
 		t_ok 1 "$3"
@@ -36,6 +36,22 @@ bad "librarian = { book_size = \"eight\"; };
 $F" "book_size 'eight' is not a size" "a book size that is not a size"
 bad "librarian = { lease_time = 5; heartbeat_interval = 5; };
 $F" 'lease_time 5 must be longer than heartbeat_interval 5' "a lease not longer than the heartbeat"
+bad "librarian = { fence_grace = 0; };
+$F" 'bad.conf:1: fence_grace 0 must be longer than heartbeat_interval 5: a node may renew its lease on a heartbeat' "fence_grace 0 is refused, naming both values"
+bad "librarian = { heartbeat_interval = 3; lease_time = 20; fence_grace = 3; };
+$F" 'fence_grace 3 must be longer than heartbeat_interval 3' "a fence_grace equal to the heartbeat interval is refused"
+bad "librarian = { max_connections_per_node = 0; };
+$F" "'max_connections_per_node' = 0 is out of range \\[1, 65536\\]" "max_connections_per_node 0 is refused"
+# without an admin group the admin (its socket) is "admin" and owns the shelves it creates
+bad 'fabric = { racks = ( { name = "r"; enclosures = ( { name = "e"; nodes = (
+  { name = "admin"; igs = ( { ig = 0; books = 4; } ); } ); } ); } ); };' "bad.conf:2: node name 'admin' is reserved for the admin identity \\(it owns the admin's shelves\\): rename the node" "a node named admin is refused without an admin group"
+bad "librarian = { admin = { name = \"boss\"; key_file = \"$T/keys/admin.key\"; }; };
+fabric = { racks = ( { name = \"r\"; enclosures = ( { name = \"e\"; nodes = (
+  { name = \"admin\"; igs = ( { ig = 0; books = 4; } ); },
+  { name = \"boss\"; igs = ( { ig = 1; books = 4; } ); } ); } ); } ); };" "bad.conf:3: node name 'admin' is reserved for the admin identity" "and with one of another name"
+bad "librarian = { admin = { name = \"boss\"; key_file = \"$T/keys/admin.key\"; }; };
+fabric = { racks = ( { name = \"r\"; enclosures = ( { name = \"e\"; nodes = (
+  { name = \"boss\"; igs = ( { ig = 1; books = 4; } ); } ); } ); } ); };" "bad.conf:3: node name 'boss' is reserved for the admin identity" "a node named as the admin group says is refused"
 bad "librarian = { default_policy = \"Sideways\"; };
 $F" "default_policy 'Sideways' is not a policy" "an unknown default policy"
 bad "librarian = { max_connections = 0; };

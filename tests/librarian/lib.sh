@@ -57,7 +57,7 @@ lt_keys() {
 }
 
 # lt_conf FABRIC [EXTRA-LIBRARIAN-SETTINGS]: write $T/lib.conf. Leases are
-# short (lease_time 2, fence_grace 1: a node is live for 3 s after it was
+# short (lease_time 2, fence_grace 2: a node is live for 4 s after it was
 # last heard). Tests that are not about which books may be allocated say
 # that new memory reads as zeroes (new_books = "zero"); those that are set
 # LT_NEW_BOOKS=unknown.
@@ -72,7 +72,7 @@ librarian = {
 	admin = { key_file = "keys/admin.key"; };
 	heartbeat_interval = 1;
 	lease_time = 2;
-	fence_grace = ${LT_GRACE:-1};
+	fence_grace = ${LT_GRACE:-2};
 	new_books = "${LT_NEW_BOOKS:-zero}";
 	$2
 };
