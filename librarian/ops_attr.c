@@ -129,10 +129,40 @@ static int set_igs(struct req *rq, int64_t shelf, json_t *v)
 	return r;
 }
 
+/* 1 if who may see shelf o (0: as if it did not exist), or a negative errno. */
+static int sees(struct req *rq, struct lib_identity *who, const struct lib_shelf *o)
+{
+	struct lib_identity *caller = rq->who;
+	enum lib_access level = ACC_NONE;
+	int r;
+
+	rq->who = who;
+	r = lib_access_of(rq, o, &level);
+	rq->who = caller;
+	return r < 0 ? r : level != ACC_NONE;
+}
+
+/*
+ * Whether partner o constrains shelf sh: a partner the caller may not see,
+ * or (for the admin or a grantee) the shelf's owner may not, counts as one
+ * that does not exist, so that where sh's books go says nothing of it.
+ */
+static int partner_visible(struct req *rq, const struct lib_shelf *sh, const struct lib_shelf *o)
+{
+	struct lib_identity owner = { .node = lib_config_find_node(rq->c, sh->owner) };
+	int r = sees(rq, rq->who, o);
+
+	if (r <= 0 || owner.node < 0 || !strcmp(sh->owner, rq->who->name))
+		return r;
+	snprintf(owner.name, sizeof(owner.name), "%s", sh->owner);
+	return sees(rq, &owner, o);
+}
+
 /*
  * An anti-affinity partner: a name a new shelf may have, or the name of an
  * existing shelf (which may be named under the old rule, see
- * lib_check_lookup_name). A partner that does not exist yet constrains nothing.
+ * lib_check_lookup_name) that the caller may see. A partner that does not
+ * exist yet constrains nothing.
  */
 static int check_partner(struct req *rq, const char *v)
 {
@@ -144,7 +174,11 @@ static int check_partner(struct req *rq, const char *v)
 		return 0;
 	if (!strchr(v, ',') && strlen(v) <= LIB_OLD_NAME_MAX)
 		found = lib_store_shelf_find(rq->s, v, &o, &rq->err);
-	if (found == 0 || found != -ENOENT)
+	if (found == 0)
+		found = sees(rq, rq->who, &o); /* 0: answered as a shelf that does not exist */
+	if (found > 0)
+		return 0;
+	if (found < 0 && found != -ENOENT)
 		return found;
 	return FAIL(rq, -r, "lfs.anti_affinity: %s", msg);
 }
@@ -291,10 +325,12 @@ static int load_partners(struct req *rq, struct lib_shelf *sh, char *text, struc
 		if (!strcmp(tok, sh->name))
 			continue;
 		r = lib_store_shelf_find(rq->s, tok, &o, &rq->err);
-		/* a partner that does not exist (yet) constrains nothing */
 		if (r == 0)
+			r = partner_visible(rq, sh, &o);
+		/* a partner that does not exist (yet), or not for them, constrains nothing */
+		if (r > 0)
 			x->avoid[x->navoid++] = o.id;
-		else if (r != -ENOENT)
+		else if (r < 0 && r != -ENOENT)
 			return r;
 	}
 	return 0;

@@ -94,6 +94,22 @@ t_is "$(ltls n4 shelf.resize '{"name":"bl","books":2}' | jq -r .books)" "2" "and
 t_is "$(lerr ltls n4 shelf.destroy '{"name":"bl"}')" "EPERM" "but destroying needs the owner (or a grant of all)"
 t_is "$(lc shelf.create '{"name":"for-n4","node":"n4"}' | jq -c '[.owner, .tenant]')" '["n4","blue"]' "a shelf the admin creates for a node is that node's"
 
+# anti-affinity with a shelf the node may not see: it constrains nothing, so
+# where the node's books go says nothing of where that shelf's are. secret
+# (n1, red) is in power domain A (IG 0, 1); n4 (blue, IG 4: domain A too)
+# names it as a partner of a LocalNode shelf.
+ltls n1 shelf.create '{"name":"secret","books":2,"policy":"LocalNode"}' >/dev/null
+uniq_igs() { lc shelf.get "{\"name\":\"$1\"}" | jq -r '[.map[][0]] | unique | join(",")'; }
+t_like "$(uniq_igs secret)" "^[01](,[01])?$" "(secret is on n1's IGs, power domain A)"
+t_is "$(ltls n4 shelf.create '{"name":"probe","books":1,"policy":"LocalNode","anti_affinity":"secret"}' | jq -r .books)" "1" \
+	"n4 creates a shelf with an anti-affinity partner it may not see"
+t_is "$(uniq_igs probe)" "4" "the partner it may not see does not constrain it: its book is on n4's IG 4, in domain A"
+t_is "$(lc shelf.resize '{"name":"probe","books":2,"node":"n4"}' | jq -r .books)" "2" "the admin grows it for n4"
+t_is "$(uniq_igs probe)" "4" "nor when the admin (who sees secret) grows it: its owner may not see secret"
+lc shelf.create '{"name":"mine","books":3,"policy":"RandomBooks","node":"n4","anti_affinity":"probe"}' >/dev/null
+t_like "$(uniq_igs mine)" "^[2356](,[2356])*$" "a partner the caller and the owner see still constrains: the admin's shelf for n4 avoids domain A ($(uniq_igs mine))"
+for s in secret probe mine; do lc shelf.destroy "{\"name\":\"$s\"}" >/dev/null; done
+
 # quotas: blue's books (10), each node's shelves (4) and books (12)
 before=$(snapshot)
 t_like "$(lmsg ltls n3 shelf.create '{"name":"bl2","books":9}')" "EDQUOT: tenant 'blue' would go over its quota: quota books = 10, its shelves hold 2 books and the request adds 9" \
