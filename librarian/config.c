@@ -53,7 +53,7 @@ char *lib_cfg_path(struct cfg_parse *p, const char *v)
 {
 	char *out;
 
-	if (v[0] == '/' || !p->dir)
+	if (v[0] == '/' || !p->dir || strstr(v, "://")) /* a URI: database (PostgreSQL) */
 		return strdup(v);
 	if (asprintf(&out, "%s/%s", p->dir, v) < 0)
 		return NULL;

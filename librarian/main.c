@@ -266,9 +266,9 @@ static int self_check(struct lib_store *store, const char *path)
 {
 	int bad;
 
-	sqlite3_exec(store->db, "BEGIN", NULL, NULL, NULL);
-	bad = lib_store_check(store->db, stderr, true);
-	sqlite3_exec(store->db, "COMMIT", NULL, NULL, NULL);
+	lib_store_begin_read(store);
+	bad = lib_store_check(store, stderr, true);
+	lib_store_commit(store);
 	if (bad)
 		fprintf(stderr,
 			"librarian: %s: the catalogue failed its check at start (%d violations above); not serving it. Restore a backup, or repair it and run `librarian check`\n",
@@ -281,7 +281,8 @@ static struct lib_store *serve_store(struct lib_config *cfg)
 {
 	struct lib_store *store = NULL;
 	struct lib_err e = { 0 };
-	int lockfd = lock_db(cfg->db_path);
+	/* PostgreSQL: not a file; the server's catalogue (docs/HA.md) */
+	int lockfd = lib_store_is_pg(cfg->db_path) ? 0 : lock_db(cfg->db_path);
 
 	if (lockfd < 0) {
 		fprintf(stderr, "librarian: %s: %s\n", cfg->db_path,

@@ -154,73 +154,93 @@ uint64_t lib_random(struct lib_store *s)
 
 int lib_sql_fail(struct lib_store *s, struct lib_err *e)
 {
+	if (!s->db)
+		return lib_pg_fail(s, e);
 	int rc = sqlite3_errcode(s->db);
 	int err = (rc == SQLITE_FULL) ? ENOSPC : (rc == SQLITE_BUSY) ? EBUSY : EIO;
 
 	return lib_fail(e, err, "database error: %s", sqlite3_errmsg(s->db));
 }
 
-sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql)
+lib_st *lib_stmt(struct lib_store *s, const char *sql)
 {
-	sqlite3_stmt *st;
+	lib_st st = { 0 }, *out;
 	char *text;
 	int i, rc;
 
 	for (i = 0; i < s->nst; i++) {
 		if (s->sql[i] == sql) {
-			sqlite3_reset(s->st[i]);
-			sqlite3_clear_bindings(s->st[i]);
-			return s->st[i];
+			if (s->st[i].sq) {
+				sqlite3_reset(s->st[i].sq);
+				sqlite3_clear_bindings(s->st[i].sq);
+			} else {
+				lib_pg_reset(s->st[i].pg);
+			}
+			return &s->st[i];
 		}
 	}
-	text = lib_sql_expand(sql);
-	if (!text)
-		return NULL;
-	rc = sqlite3_prepare_v3(s->db, text, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
-	free(text);
-	if (rc != SQLITE_OK)
-		return NULL;
+	if (s->pg) {
+		st.pg = lib_pg_prepare(s, sql);
+		if (!st.pg)
+			return NULL;
+	} else {
+		text = lib_sql_expand(sql);
+		if (!text)
+			return NULL;
+		rc = sqlite3_prepare_v3(s->db, text, -1, SQLITE_PREPARE_PERSISTENT, &st.sq, NULL);
+		free(text);
+		if (rc != SQLITE_OK)
+			return NULL;
+	}
 	if (s->nst < LIB_STMT_CACHE) {
 		s->sql[s->nst] = sql;
-		s->st[s->nst++] = st;
+		s->st[s->nst] = st;
+		return &s->st[s->nst++];
 	}
 	/* else: leaks one statement per call; the cache is sized for every call site */
-	return st;
+	out = malloc(sizeof(*out));
+	if (out)
+		*out = st;
+	return out;
 }
 
-int lib_stmt_run(struct lib_store *s, sqlite3_stmt *st, struct lib_err *e)
+int lib_stmt_run(struct lib_store *s, lib_st *st, struct lib_err *e)
 {
 	int rc;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return lib_sql_fail(s, e);
+	rc = lib_step(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		/* the message before the reset: PostgreSQL's is in the result */
+		int r = lib_sql_fail(s, e);
+
+		lib_reset(st);
+		return r;
+	}
+	lib_reset(st);
 	return 0;
 }
 
-int lib_stmt_ids(struct lib_store *s, sqlite3_stmt *st, lib_id_fn *fn, void *arg, struct lib_err *e)
+int lib_stmt_ids(struct lib_store *s, lib_st *st, lib_id_fn *fn, void *arg, struct lib_err *e)
 {
 	int rc = SQLITE_DONE, r = 0;
 
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		r = fn(arg, sqlite3_column_int64(st, 0));
-	sqlite3_reset(st);
+	while (r == 0 && (rc = lib_step(st)) == SQLITE_ROW)
+		r = fn(arg, lib_col_int64(st, 0));
+	lib_reset(st);
 	if (r == 0 && rc != SQLITE_DONE)
 		return lib_sql_fail(s, e);
 	return r;
 }
 
-int lib_stmt_counts(struct lib_store *s, sqlite3_stmt *st, lib_count_fn *fn, void *arg,
-		    struct lib_err *e)
+int lib_stmt_counts(struct lib_store *s, lib_st *st, lib_count_fn *fn, void *arg, struct lib_err *e)
 {
 	int rc = SQLITE_DONE, r = 0;
 
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		r = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-	sqlite3_reset(st);
+	while (r == 0 && (rc = lib_step(st)) == SQLITE_ROW)
+		r = fn(arg, lib_col_int64(st, 0), lib_col_int64(st, 1));
+	lib_reset(st);
 	if (r == 0 && rc != SQLITE_DONE)
 		return lib_sql_fail(s, e);
 	return r;
@@ -242,36 +262,48 @@ static int exec(struct lib_store *s, const char *sql, struct lib_err *e)
 	return 0;
 }
 
+/* SQL of a transaction's control on either store: 0 or -EIO. */
+static int control(struct lib_store *s, const char *sql)
+{
+	if (s->pg)
+		return lib_pg_exec(s, sql);
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
 int lib_store_begin(struct lib_store *s)
 {
+	if (s->pg)
+		return control(s, "BEGIN");
 	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
 /* A read transaction: one snapshot of the last commit (WAL), blocking no writer. */
 int lib_store_begin_read(struct lib_store *s)
 {
+	if (s->pg)
+		return control(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
 	return sqlite3_exec(s->db, "BEGIN DEFERRED", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
 int lib_store_commit(struct lib_store *s)
 {
-	return sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	return control(s, "COMMIT");
 }
 
 void lib_store_rollback(struct lib_store *s)
 {
-	if (!sqlite3_get_autocommit(s->db))
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	if (lib_store_in_transaction(s))
+		control(s, "ROLLBACK");
 }
 
 bool lib_store_in_transaction(struct lib_store *s)
 {
-	return !sqlite3_get_autocommit(s->db);
+	return s->pg ? lib_pg_in_transaction(s) : !sqlite3_get_autocommit(s->db);
 }
 
 int lib_store_savepoint(struct lib_store *s, struct lib_err *e)
 {
-	if (sqlite3_exec(s->db, "SAVEPOINT req", NULL, NULL, NULL) != SQLITE_OK)
+	if (control(s, "SAVEPOINT req") < 0)
 		return lib_sql_fail(s, e);
 	return 0;
 }
@@ -279,24 +311,21 @@ int lib_store_savepoint(struct lib_store *s, struct lib_err *e)
 int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e)
 {
 	if (undo)
-		return sqlite3_exec(s->db, "ROLLBACK TO req; RELEASE req", NULL, NULL, NULL) ==
-				       SQLITE_OK ?
-			       0 :
-			       -EIO;
-	if (sqlite3_exec(s->db, "RELEASE req", NULL, NULL, NULL) != SQLITE_OK)
+		return control(s, "ROLLBACK TO SAVEPOINT req; RELEASE SAVEPOINT req");
+	if (control(s, "RELEASE SAVEPOINT req") < 0)
 		return lib_sql_fail(s, e);
 	return 0;
 }
 
 static int64_t user_version(struct lib_store *s)
 {
-	sqlite3_stmt *st = lib_stmt(s, "PRAGMA user_version");
+	lib_st *st = lib_stmt(s, "PRAGMA user_version");
 	int64_t v = -1;
 
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
+	if (st && lib_step(st) == SQLITE_ROW)
+		v = lib_col_int64(st, 0);
 	if (st)
-		sqlite3_reset(st);
+		lib_reset(st);
 	return v;
 }
 
@@ -410,6 +439,13 @@ int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 
 	if (!s)
 		return lib_fail(e, ENOMEM, "out of memory");
+	if (lib_store_is_pg(path)) {
+		r = lib_pg_open(s, path, create, false, e);
+		if (r < 0)
+			goto fail;
+		*out = s;
+		return 0;
+	}
 	if (sqlite3_open_v2(path, &s->db, flags, lib_wal_vfs()) != SQLITE_OK) {
 		r = lib_fail(e, errno == ENOENT ? ENOENT : EIO, "%s: cannot open database: %s",
 			     path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -436,9 +472,22 @@ fail:
  */
 int lib_store_open_reader(struct lib_store *main, struct lib_store **out, struct lib_err *e)
 {
-	const char *path = sqlite3_db_filename(main->db, "main");
+	const char *path = main->db ? sqlite3_db_filename(main->db, "main") : NULL;
 	struct lib_store *s;
+	int r;
 
+	if (main->pg) {
+		s = store_alloc(main->cfg);
+		if (!s)
+			return lib_fail(e, ENOMEM, "out of memory");
+		r = lib_pg_open(s, lib_pg_conninfo(main), false, true, e);
+		if (r < 0) {
+			lib_store_close(s);
+			return r;
+		}
+		*out = s;
+		return 0;
+	}
 	if (!path || !*path)
 		return lib_fail(e, EOPNOTSUPP, "the catalogue is not a file");
 	s = store_alloc(main->cfg);
@@ -464,10 +513,15 @@ void lib_store_close(struct lib_store *s)
 	if (!s)
 		return;
 	lib_store_checkpointer(s, false, NULL);
-	for (int i = 0; i < s->nst; i++)
-		sqlite3_finalize(s->st[i]);
+	for (int i = 0; i < s->nst; i++) {
+		if (s->st[i].sq)
+			sqlite3_finalize(s->st[i].sq);
+		else
+			lib_pg_finalize(s->st[i].pg);
+	}
 	if (s->db)
 		sqlite3_close(s->db);
+	lib_pg_close(s);
 	free(s->node_state);
 	free(s->ig_changed);
 	free(s);
@@ -478,11 +532,13 @@ void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out)
 	int hi;
 
 	memset(out, 0, sizeof(*out));
+	if (!s->db)
+		return;
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_HIT, &out->cache_hit, &hi, 0);
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_MISS, &out->cache_miss, &hi, 0);
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &out->cache_write, &hi, 0);
 	for (int i = 0; i < s->nst; i++)
-		out->vm_steps += sqlite3_stmt_status(s->st[i], SQLITE_STMTSTATUS_VM_STEP, 0);
+		out->vm_steps += sqlite3_stmt_status(s->st[i].sq, SQLITE_STMTSTATUS_VM_STEP, 0);
 }
 
 /* What a FREE book of config IG k holds may have changed (see lib_store). */

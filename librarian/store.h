@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The catalogue in SQLite: every SQL statement of the librarian is in a
+ * The catalogue in SQLite or PostgreSQL (docs/HA.md): every SQL statement of the librarian is in a
  * store*.c file, next to the function that runs it. Functions return 0 (or
  * a count) or a negative errno; a database error fills the struct lib_err
  * with SQLite's message. "Not found" is -ENOENT (-ENODATA for attributes)
@@ -24,11 +24,27 @@
 #define LIB_STMT_CACHE 96
 #define LIB_SCHEMA_VERSION 3 /* PRAGMA user_version of the catalogue */
 
+/*
+ * A prepared statement of either store. The store*.c files use only the
+ * lib_bind_*, lib_step, lib_col_* and lib_reset calls below, so each
+ * catalogue rule has one SQL text for both (in the dialect they share;
+ * store_pg.c translates the few differences when it prepares one).
+ */
+#define LIB_ROW SQLITE_ROW
+#define LIB_DONE SQLITE_DONE
+struct lib_pg;
+struct lib_pgst;
+typedef struct lib_st {
+	sqlite3_stmt *sq; /* SQLite's, or NULL */
+	struct lib_pgst *pg; /* PostgreSQL's (store_pg.c) */
+} lib_st;
+
 struct lib_store {
-	sqlite3 *db;
+	sqlite3 *db; /* NULL for PostgreSQL */
+	struct lib_pg *pg; /* the PostgreSQL connection (store_pg.c), or NULL */
 	const struct lib_config *cfg;
 	const char *sql[LIB_STMT_CACHE];
-	sqlite3_stmt *st[LIB_STMT_CACHE];
+	lib_st st[LIB_STMT_CACHE];
 	int nst;
 	uint64_t rand_state;
 	char *node_state; /* per config node: enum lib_node_state */
@@ -83,16 +99,94 @@ int lib_store_savepoint(struct lib_store *s, struct lib_err *e);
 int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e);
 int lib_sql_fail(struct lib_store *s, struct lib_err *e);
 /* A cached statement for sql (compared by address); book state names expanded. */
-sqlite3_stmt *lib_stmt(struct lib_store *s, const char *sql);
+lib_st *lib_stmt(struct lib_store *s, const char *sql);
 /* sql with every BOOK_* name replaced by its value (malloc'd), for one-off statements. */
 char *lib_sql_expand(const char *sql);
 /* Run st to its end (or first row) and reset it: 0 or -errno with e filled. */
-int lib_stmt_run(struct lib_store *s, sqlite3_stmt *st, struct lib_err *e);
+int lib_stmt_run(struct lib_store *s, lib_st *st, struct lib_err *e);
 /* Hand each row of st to fn: its first column, or its first two. */
-int lib_stmt_ids(struct lib_store *s, sqlite3_stmt *st, lib_id_fn *fn, void *arg,
-		 struct lib_err *e);
-int lib_stmt_counts(struct lib_store *s, sqlite3_stmt *st, lib_count_fn *fn, void *arg,
+int lib_stmt_ids(struct lib_store *s, lib_st *st, lib_id_fn *fn, void *arg, struct lib_err *e);
+int lib_stmt_counts(struct lib_store *s, lib_st *st, lib_count_fn *fn, void *arg,
 		    struct lib_err *e);
+
+/* store_pg.c: the PostgreSQL side of the statement calls. */
+bool lib_store_is_pg(const char *path); /* a libpq URI: postgresql:// or postgres:// */
+int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool reader,
+		struct lib_err *e);
+void lib_pg_close(struct lib_store *s);
+const char *lib_pg_conninfo(struct lib_store *s);
+struct lib_pgst *lib_pg_prepare(struct lib_store *s, const char *sql);
+void lib_pg_finalize(struct lib_pgst *p);
+int lib_pg_exec(struct lib_store *s, const char *sql); /* 0 or -EIO */
+int lib_pg_fail(struct lib_store *s, struct lib_err *e);
+bool lib_pg_in_transaction(struct lib_store *s);
+int lib_pg_changes(struct lib_store *s);
+void lib_pg_bind_int64(struct lib_pgst *p, int i, int64_t v);
+void lib_pg_bind_text(struct lib_pgst *p, int i, const char *v);
+int lib_pg_step(struct lib_pgst *p);
+void lib_pg_reset(struct lib_pgst *p);
+int64_t lib_pg_col_int64(struct lib_pgst *p, int i);
+const char *lib_pg_col_text(struct lib_pgst *p, int i);
+bool lib_pg_col_null(struct lib_pgst *p, int i);
+int lib_pg_col_count(struct lib_pgst *p);
+
+static inline void lib_bind_int64(lib_st *st, int i, int64_t v)
+{
+	if (st->sq)
+		sqlite3_bind_int64(st->sq, i, v);
+	else
+		lib_pg_bind_int64(st->pg, i, v);
+}
+
+/* The text is copied (PostgreSQL) or must live until the statement is reset (SQLite). */
+static inline void lib_bind_text(lib_st *st, int i, const char *v)
+{
+	if (st->sq)
+		sqlite3_bind_text(st->sq, i, v, -1, SQLITE_STATIC);
+	else
+		lib_pg_bind_text(st->pg, i, v);
+}
+
+/* LIB_ROW, LIB_DONE or another value: an error (lib_sql_fail() names it). */
+static inline int lib_step(lib_st *st)
+{
+	return st->sq ? sqlite3_step(st->sq) : lib_pg_step(st->pg);
+}
+
+static inline void lib_reset(lib_st *st)
+{
+	if (st->sq)
+		sqlite3_reset(st->sq);
+	else
+		lib_pg_reset(st->pg);
+}
+
+static inline int64_t lib_col_int64(lib_st *st, int i)
+{
+	return st->sq ? sqlite3_column_int64(st->sq, i) : lib_pg_col_int64(st->pg, i);
+}
+
+/* NULL for SQL NULL. */
+static inline const char *lib_col_text(lib_st *st, int i)
+{
+	return st->sq ? (const char *)sqlite3_column_text(st->sq, i) : lib_pg_col_text(st->pg, i);
+}
+
+static inline bool lib_col_null(lib_st *st, int i)
+{
+	return st->sq ? sqlite3_column_type(st->sq, i) == SQLITE_NULL : lib_pg_col_null(st->pg, i);
+}
+
+static inline int lib_col_count(lib_st *st)
+{
+	return st->sq ? sqlite3_column_count(st->sq) : lib_pg_col_count(st->pg);
+}
+
+/* Rows the last INSERT, UPDATE or DELETE changed. */
+static inline int lib_changes(struct lib_store *s)
+{
+	return s->db ? sqlite3_changes(s->db) : lib_pg_changes(s);
+}
 uint64_t lib_random(struct lib_store *s);
 void lib_store_ig_changed(struct lib_store *s, int k);
 
@@ -117,7 +211,7 @@ int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e);
 
 /* store_tools.c: the offline tools (check, backup). */
 /* The violations found (listed in report); quick: PRAGMA quick_check, not integrity_check. */
-int lib_store_check(sqlite3 *db, FILE *report, bool quick);
+int lib_store_check(struct lib_store *s, FILE *report, bool quick);
 int lib_store_forget_zeroed(sqlite3 *db);
 /* The violations found (listed in report), or -errno with msg. */
 int lib_store_check_file(const char *path, FILE *report, char *msg, size_t len);

@@ -10,72 +10,72 @@
 
 int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e)
 {
-	sqlite3_stmt *st =
-		lib_stmt(s, "SELECT (SELECT total(free) FROM igs), (SELECT total(zero) FROM igs),"
-			    " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
-			    " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
-			    " (SELECT count(*) FROM activations)");
+	lib_st *st = lib_stmt(s,
+			      "SELECT (SELECT total(free) FROM igs), (SELECT total(zero) FROM igs),"
+			      " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
+			      " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
+			      " (SELECT count(*) FROM activations)");
 	int rc;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		out->free = sqlite3_column_int64(st, 0);
-		out->zero = sqlite3_column_int64(st, 1);
-		out->zombie = sqlite3_column_int64(st, 2);
-		out->inuse = sqlite3_column_int64(st, 3);
-		out->shelves = sqlite3_column_int64(st, 4);
-		out->activations = sqlite3_column_int64(st, 5);
+	rc = lib_step(st);
+	if (rc == LIB_ROW) {
+		out->free = lib_col_int64(st, 0);
+		out->zero = lib_col_int64(st, 1);
+		out->zombie = lib_col_int64(st, 2);
+		out->inuse = lib_col_int64(st, 3);
+		out->shelves = lib_col_int64(st, 4);
+		out->activations = lib_col_int64(st, 5);
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : lib_sql_fail(s, e);
+	lib_reset(st);
+	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);
 }
 
 int lib_store_shelf_books(struct lib_store *s, int64_t shelf, int64_t offset, int64_t limit,
 			  lib_id_fn *fn, void *arg, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE shelf = ?1 AND seq >= ?2"
-				       " ORDER BY seq LIMIT ?3");
+	lib_st *st = lib_stmt(s, "SELECT id FROM books WHERE shelf = ?1 AND seq >= ?2"
+				 " ORDER BY seq LIMIT ?3");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, shelf);
-	sqlite3_bind_int64(st, 2, offset);
-	sqlite3_bind_int64(st, 3, limit);
+	lib_bind_int64(st, 1, shelf);
+	lib_bind_int64(st, 2, offset);
+	lib_bind_int64(st, 3, limit);
 	return lib_stmt_ids(s, st, fn, arg, e);
 }
 
 int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, void *arg,
 			struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id >> 32, count(*) FROM books WHERE shelf = ?1"
-				       " GROUP BY 1 ORDER BY 1");
+	lib_st *st = lib_stmt(s, "SELECT id >> 32, count(*) FROM books WHERE shelf = ?1"
+				 " GROUP BY 1 ORDER BY 1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, shelf);
+	lib_bind_int64(st, 1, shelf);
 	return lib_stmt_counts(s, st, fn, arg, e);
 }
 
 /* The shelf may have written them: they are no longer known to be zero. */
 int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE, shelf = NULL,"
-				       " seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
+	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE, shelf = NULL,"
+				 " seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
 	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, shelf);
-	sqlite3_bind_int64(st, 2, keep);
+	lib_bind_int64(st, 1, shelf);
+	lib_bind_int64(st, 2, keep);
 	r = lib_stmt_run(s, st, e);
-	return r < 0 ? r : sqlite3_changes(s->db);
+	return r < 0 ? r : lib_changes(s);
 }
 
 int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id)
 {
-	sqlite3_stmt *st;
+	lib_st *st;
 	int rc;
 
 	if (desc)
@@ -86,15 +86,15 @@ int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, 
 				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
 	if (!st)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, lo);
-	sqlite3_bind_int64(st, 2, hi);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	if (rc == SQLITE_ROW)
+	lib_bind_int64(st, 1, lo);
+	lib_bind_int64(st, 2, hi);
+	rc = lib_step(st);
+	if (rc == LIB_ROW)
+		*id = lib_col_int64(st, 0);
+	lib_reset(st);
+	if (rc == LIB_ROW)
 		return 0;
-	return rc == SQLITE_DONE ? -ENOENT : -EIO;
+	return rc == LIB_DONE ? -ENOENT : -EIO;
 }
 
 /*
@@ -104,18 +104,18 @@ int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, 
 int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
 			struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = BOOK_INUSE, shelf = ?2, seq = ?3"
-				       " WHERE id = ?1 AND state = BOOK_FREE AND zeroed = 1"
-				       " AND shelf IS NULL");
+	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_INUSE, shelf = ?2, seq = ?3"
+				 " WHERE id = ?1 AND state = BOOK_FREE AND zeroed = 1"
+				 " AND shelf IS NULL");
 	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, shelf);
-	sqlite3_bind_int64(st, 3, seq);
+	lib_bind_int64(st, 1, id);
+	lib_bind_int64(st, 2, shelf);
+	lib_bind_int64(st, 3, seq);
 	r = lib_stmt_run(s, st, e);
-	if (r == 0 && sqlite3_changes(s->db) != 1)
+	if (r == 0 && lib_changes(s) != 1)
 		return lib_fail(
 			e, EIO,
 			"catalogue inconsistent: book [%lld, %lld] was picked as free but is not FREE, known zero and unowned; nothing was allocated (run librarian check)",
@@ -125,16 +125,15 @@ int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t 
 
 int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT ig, free, zero FROM igs");
-	int rc = SQLITE_DONE, r = 0;
+	lib_st *st = lib_stmt(s, "SELECT ig, free, zero FROM igs");
+	int rc = LIB_DONE, r = 0;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		r = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-		       sqlite3_column_int64(st, 2));
-	sqlite3_reset(st);
-	if (r == 0 && rc != SQLITE_DONE)
+	while (r == 0 && (rc = lib_step(st)) == LIB_ROW)
+		r = fn(arg, lib_col_int64(st, 0), lib_col_int64(st, 1), lib_col_int64(st, 2));
+	lib_reset(st);
+	if (r == 0 && rc != LIB_DONE)
 		return lib_sql_fail(s, e);
 	return r;
 }
@@ -142,21 +141,21 @@ int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib
 int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero,
 			  struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE igs SET free = free + ?2, zero = zero + ?3"
-				       " WHERE ig = ?1");
+	lib_st *st = lib_stmt(s, "UPDATE igs SET free = free + ?2, zero = zero + ?3"
+				 " WHERE ig = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, ig);
-	sqlite3_bind_int64(st, 2, dfree);
-	sqlite3_bind_int64(st, 3, dzero);
+	lib_bind_int64(st, 1, ig);
+	lib_bind_int64(st, 2, dfree);
+	lib_bind_int64(st, 3, dzero);
 	return lib_stmt_run(s, st, e);
 }
 
 /* igs.free and igs.zero counted again from the books (IG changes, online). */
 int lib_store_ig_recount(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(
+	lib_st *st = lib_stmt(
 		s,
 		"UPDATE igs SET free = (SELECT count(*) FROM books WHERE state = BOOK_FREE"
 		" AND id BETWEEN ?2 AND ?3), zero = (SELECT count(*) FROM books"
@@ -164,9 +163,9 @@ int lib_store_ig_recount(struct lib_store *s, uint32_t ig, struct lib_err *e)
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, ig);
-	sqlite3_bind_int64(st, 2, lib_ig_first(ig));
-	sqlite3_bind_int64(st, 3, lib_ig_last(ig));
+	lib_bind_int64(st, 1, ig);
+	lib_bind_int64(st, 2, lib_ig_first(ig));
+	lib_bind_int64(st, 3, lib_ig_last(ig));
 	return lib_stmt_run(s, st, e);
 }
 
@@ -180,7 +179,7 @@ int64_t lib_store_ig_count(struct lib_store *s, uint32_t ig, enum lib_book_state
 		[BOOK_ZOMBIE] = "SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE"
 				" AND id BETWEEN ?1 AND ?2",
 	};
-	sqlite3_stmt *st;
+	lib_st *st;
 	int64_t n = 0;
 	int rc;
 
@@ -190,11 +189,11 @@ int64_t lib_store_ig_count(struct lib_store *s, uint32_t ig, enum lib_book_state
 	st = lib_stmt(s, sql[state]);
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
-	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? n : lib_sql_fail(s, e);
+	lib_bind_int64(st, 1, lib_ig_first(ig));
+	lib_bind_int64(st, 2, lib_ig_last(ig));
+	rc = lib_step(st);
+	if (rc == LIB_ROW)
+		n = lib_col_int64(st, 0);
+	lib_reset(st);
+	return rc == LIB_ROW ? n : lib_sql_fail(s, e);
 }

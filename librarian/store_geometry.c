@@ -16,16 +16,16 @@
 
 static int64_t query_int(struct lib_store *s, const char *sql, int64_t a, int64_t b, int64_t dflt)
 {
-	sqlite3_stmt *st = lib_stmt(s, sql);
+	lib_st *st = lib_stmt(s, sql);
 	int64_t v = dflt;
 
 	if (!st)
 		return dflt;
-	sqlite3_bind_int64(st, 1, a);
-	sqlite3_bind_int64(st, 2, b);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
+	lib_bind_int64(st, 1, a);
+	lib_bind_int64(st, 2, b);
+	if (lib_step(st) == LIB_ROW && !lib_col_null(st, 0))
+		v = lib_col_int64(st, 0);
+	lib_reset(st);
 	return v;
 }
 
@@ -36,7 +36,7 @@ static int64_t query_int(struct lib_store *s, const char *sql, int64_t a, int64_
 static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_t to, int state,
 			struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(
+	lib_st *st = lib_stmt(
 		s,
 		"WITH RECURSIVE c(x) AS (SELECT ?1 UNION ALL SELECT x + 1 FROM c WHERE x + 1 < ?2)"
 		" INSERT INTO books(id, state, zeroed) SELECT (?3 << 32) + x, ?4, ?5 FROM c");
@@ -45,11 +45,11 @@ static int insert_books(struct lib_store *s, uint32_t ig, uint64_t from, uint64_
 		return 0;
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, to);
-	sqlite3_bind_int64(st, 3, ig);
-	sqlite3_bind_int(st, 4, state);
-	sqlite3_bind_int(st, 5, state == BOOK_FREE && s->cfg->new_books_zero);
+	lib_bind_int64(st, 1, from);
+	lib_bind_int64(st, 2, to);
+	lib_bind_int64(st, 3, ig);
+	lib_bind_int64(st, 4, state);
+	lib_bind_int64(st, 5, state == BOOK_FREE && s->cfg->new_books_zero);
 	return lib_stmt_run(s, st, e);
 }
 
@@ -67,24 +67,25 @@ static int sync_book_size(struct lib_store *s, struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
 	int64_t bs = query_int(s, "SELECT value FROM meta WHERE key = 'book_size'", 0, 0, 0);
-	sqlite3_stmt *st;
+	lib_st *st;
 
 	if (bs && (uint64_t)bs != c->book_size)
 		return lib_fail(
 			e, EINVAL,
 			"%s: book_size %llu differs from the catalogue's %lld; the book size of an existing catalogue cannot change",
 			c->path, (unsigned long long)c->book_size, (long long)bs);
-	st = lib_stmt(s, "INSERT OR REPLACE INTO meta(key, value) VALUES ('book_size', ?1)");
+	st = lib_stmt(s, "INSERT INTO meta(key, value) VALUES ('book_size', ?1)"
+			 " ON CONFLICT(key) DO UPDATE SET value = excluded.value");
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, c->book_size);
+	lib_bind_int64(st, 1, c->book_size);
 	return lib_stmt_run(s, st, e);
 }
 
 static int sync_nodes(struct lib_store *s, struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
-	sqlite3_stmt *st;
+	lib_st *st;
 	int r;
 
 	/* nodes gone from the config must not hold activations */
@@ -92,24 +93,24 @@ static int sync_nodes(struct lib_store *s, struct lib_err *e)
 			 " ON sh.id = a.shelf");
 	if (!st)
 		return lib_sql_fail(s, e);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *node = (const char *)sqlite3_column_text(st, 0);
+	while (lib_step(st) == LIB_ROW) {
+		const char *node = lib_col_text(st, 0);
 
 		if (lib_config_find_node(c, node) < 0) {
 			r = lib_fail(
 				e, EBUSY,
 				"%s: node '%s' was removed from the fabric but holds an activation of shelf '%s'; deactivate it first",
-				c->path, node, (const char *)sqlite3_column_text(st, 1));
-			sqlite3_reset(st);
+				c->path, node, lib_col_text(st, 1));
+			lib_reset(st);
 			return r;
 		}
 	}
-	sqlite3_reset(st);
+	lib_reset(st);
 	for (int i = 0; i < c->nnodes; i++) {
-		st = lib_stmt(s, "INSERT OR IGNORE INTO nodes(name) VALUES (?1)");
+		st = lib_stmt(s, "INSERT INTO nodes(name) VALUES (?1) ON CONFLICT DO NOTHING");
 		if (!st)
 			return lib_sql_fail(s, e);
-		sqlite3_bind_text(st, 1, c->nodes[i].name, -1, SQLITE_STATIC);
+		lib_bind_text(st, 1, c->nodes[i].name);
 		r = lib_stmt_run(s, st, e);
 		if (r < 0)
 			return r;
@@ -124,7 +125,7 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 	const struct lib_config *c = s->cfg;
 	int k = lib_config_find_ig(c, ig);
 	uint64_t want = k < 0 ? 0 : c->igs[k].books;
-	sqlite3_stmt *st;
+	lib_st *st;
 	int r;
 
 	if (want == have)
@@ -145,8 +146,8 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 		st = lib_stmt(s, "DELETE FROM books WHERE id BETWEEN ?1 AND ?2");
 		if (!st)
 			return lib_sql_fail(s, e);
-		sqlite3_bind_int64(st, 1, lib_ig_first(ig) + (int64_t)want);
-		sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+		lib_bind_int64(st, 1, lib_ig_first(ig) + (int64_t)want);
+		lib_bind_int64(st, 2, lib_ig_last(ig));
 		r = lib_stmt_run(s, st, e);
 	} else {
 		r = insert_books(
@@ -158,13 +159,13 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 	if (k < 0) {
 		st = lib_stmt(s, "DELETE FROM igs WHERE ig = ?1");
 		if (st)
-			sqlite3_bind_int64(st, 1, ig);
+			lib_bind_int64(st, 1, ig);
 		return lib_stmt_run(s, st, e);
 	}
 	st = lib_stmt(s, "UPDATE igs SET books = ?2 WHERE ig = ?1");
 	if (st) {
-		sqlite3_bind_int64(st, 1, ig);
-		sqlite3_bind_int64(st, 2, want);
+		lib_bind_int64(st, 1, ig);
+		lib_bind_int64(st, 2, want);
 	}
 	r = lib_stmt_run(s, st, e);
 	return r < 0 ? r : lib_store_ig_recount(s, ig, e);
@@ -173,13 +174,13 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 /* IGs in the catalogue: keep, resize or drop each. */
 static int sync_old_igs(struct lib_store *s, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT ig, books FROM igs");
+	lib_st *st = lib_stmt(s, "SELECT ig, books FROM igs");
 	int64_t *old = NULL;
 	int nold = 0, cap = 0, r = 0;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (lib_step(st) == LIB_ROW) {
 		if (nold + 2 > cap) {
 			int64_t *n;
 
@@ -191,10 +192,10 @@ static int sync_old_igs(struct lib_store *s, struct lib_err *e)
 			}
 			old = n;
 		}
-		old[nold++] = sqlite3_column_int64(st, 0);
-		old[nold++] = sqlite3_column_int64(st, 1);
+		old[nold++] = lib_col_int64(st, 0);
+		old[nold++] = lib_col_int64(st, 1);
 	}
-	sqlite3_reset(st);
+	lib_reset(st);
 	for (int i = 0; i < nold && r == 0; i += 2)
 		r = resize_ig(s, old[i], old[i + 1], e);
 	free(old);
@@ -204,14 +205,14 @@ static int sync_old_igs(struct lib_store *s, struct lib_err *e)
 /* A module moved to another node: its free books are not known zero. */
 static int forget_moved_ig(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET zeroed = 0 WHERE state = BOOK_FREE"
-				       " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
+	lib_st *st = lib_stmt(s, "UPDATE books SET zeroed = 0 WHERE state = BOOK_FREE"
+				 " AND id BETWEEN ?1 AND ?2 AND zeroed <> 0");
 	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
-	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
+	lib_bind_int64(st, 1, lib_ig_first(ig));
+	lib_bind_int64(st, 2, lib_ig_last(ig));
 	r = lib_stmt_run(s, st, e);
 	return r < 0 ? r : lib_store_ig_recount(s, ig, e);
 }
@@ -221,17 +222,17 @@ static int sync_ig(struct lib_store *s, const struct lib_ig *g, struct lib_err *
 {
 	const char *node = s->cfg->nodes[g->node].name;
 	int state = s->node_state[g->node] != NODE_ONLINE ? BOOK_OFFLINE : BOOK_FREE;
-	sqlite3_stmt *st;
+	lib_st *st;
 	int r;
 
 	if (query_int(s, "SELECT count(*) FROM igs WHERE ig = ?1", g->ig, 0, 0)) {
 		st = lib_stmt(s, "UPDATE igs SET node = ?2 WHERE ig = ?1 AND node <> ?2");
 		if (!st)
 			return lib_sql_fail(s, e);
-		sqlite3_bind_int64(st, 1, g->ig);
-		sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
+		lib_bind_int64(st, 1, g->ig);
+		lib_bind_text(st, 2, node);
 		r = lib_stmt_run(s, st, e);
-		if (r == 0 && sqlite3_changes(s->db))
+		if (r == 0 && lib_changes(s))
 			r = forget_moved_ig(s, g->ig, e);
 		return r;
 	}
@@ -242,12 +243,11 @@ static int sync_ig(struct lib_store *s, const struct lib_ig *g, struct lib_err *
 		      "INSERT INTO igs(ig, node, books, free, zero) VALUES (?1, ?2, ?3, ?4, ?5)");
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, g->ig);
-	sqlite3_bind_text(st, 2, node, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, g->books);
-	sqlite3_bind_int64(st, 4, state == BOOK_FREE ? (int64_t)g->books : 0);
-	sqlite3_bind_int64(st, 5,
-			   state == BOOK_FREE && s->cfg->new_books_zero ? (int64_t)g->books : 0);
+	lib_bind_int64(st, 1, g->ig);
+	lib_bind_text(st, 2, node);
+	lib_bind_int64(st, 3, g->books);
+	lib_bind_int64(st, 4, state == BOOK_FREE ? (int64_t)g->books : 0);
+	lib_bind_int64(st, 5, state == BOOK_FREE && s->cfg->new_books_zero ? (int64_t)g->books : 0);
 	return lib_stmt_run(s, st, e);
 }
 
@@ -258,20 +258,19 @@ static int sync_ig(struct lib_store *s, const struct lib_ig *g, struct lib_err *
  */
 static int sync_fabric_uuid(struct lib_store *s, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT value FROM meta WHERE key = 'fabric_uuid'");
+	lib_st *st = lib_stmt(s, "SELECT value FROM meta WHERE key = 'fabric_uuid'");
 	unsigned char u[16];
 	int rc;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		snprintf(s->fabric_uuid, sizeof(s->fabric_uuid), "%s",
-			 (const char *)sqlite3_column_text(st, 0));
-	sqlite3_reset(st);
-	if (rc == SQLITE_ROW)
+	rc = lib_step(st);
+	if (rc == LIB_ROW)
+		snprintf(s->fabric_uuid, sizeof(s->fabric_uuid), "%s", lib_col_text(st, 0));
+	lib_reset(st);
+	if (rc == LIB_ROW)
 		return 0;
-	if (rc != SQLITE_DONE)
+	if (rc != LIB_DONE)
 		return lib_sql_fail(s, e);
 	if (RAND_bytes(u, sizeof(u)) != 1)
 		return lib_fail(e, EIO, "no random numbers for the fabric's UUID");
@@ -284,7 +283,7 @@ static int sync_fabric_uuid(struct lib_store *s, struct lib_err *e)
 	st = lib_stmt(s, "INSERT INTO meta(key, value) VALUES ('fabric_uuid', ?1)");
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_text(st, 1, s->fabric_uuid, -1, SQLITE_STATIC);
+	lib_bind_text(st, 1, s->fabric_uuid);
 	return lib_stmt_run(s, st, e);
 }
 
@@ -294,14 +293,14 @@ static int sync_tenants(struct lib_store *s, struct lib_err *e)
 	const struct lib_config *c = s->cfg;
 
 	for (int i = 0; i < c->nnodes; i++) {
-		sqlite3_stmt *st = lib_stmt(s, "UPDATE shelves SET tenant = ?2"
-					       " WHERE owner = ?1 AND tenant <> ?2");
+		lib_st *st = lib_stmt(s, "UPDATE shelves SET tenant = ?2"
+					 " WHERE owner = ?1 AND tenant <> ?2");
 		int t = c->nodes[i].tenant, r;
 
 		if (!st)
 			return lib_sql_fail(s, e);
-		sqlite3_bind_text(st, 1, c->nodes[i].name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, t >= 0 ? c->tenants[t].name : "", -1, SQLITE_STATIC);
+		lib_bind_text(st, 1, c->nodes[i].name);
+		lib_bind_text(st, 2, t >= 0 ? c->tenants[t].name : "");
 		if ((r = lib_stmt_run(s, st, e)) < 0)
 			return r;
 	}

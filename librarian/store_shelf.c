@@ -11,48 +11,45 @@
 
 #include "store.h"
 
-static int shelf_row(struct lib_store *s, sqlite3_stmt *st, struct lib_shelf *sh, struct lib_err *e)
+static int shelf_row(struct lib_store *s, lib_st *st, struct lib_shelf *sh, struct lib_err *e)
 {
-	int rc = sqlite3_step(st);
+	int rc = lib_step(st);
 
-	if (rc == SQLITE_ROW) {
-		sh->id = sqlite3_column_int64(st, 0);
-		sh->books = sqlite3_column_int64(st, 1);
-		sh->gen = sqlite3_column_int64(st, 2);
-		snprintf(sh->name, sizeof(sh->name), "%s",
-			 (const char *)sqlite3_column_text(st, 3));
-		snprintf(sh->owner, sizeof(sh->owner), "%s",
-			 (const char *)sqlite3_column_text(st, 4));
-		snprintf(sh->tenant, sizeof(sh->tenant), "%s",
-			 (const char *)sqlite3_column_text(st, 5));
+	if (rc == LIB_ROW) {
+		sh->id = lib_col_int64(st, 0);
+		sh->books = lib_col_int64(st, 1);
+		sh->gen = lib_col_int64(st, 2);
+		snprintf(sh->name, sizeof(sh->name), "%s", lib_col_text(st, 3));
+		snprintf(sh->owner, sizeof(sh->owner), "%s", lib_col_text(st, 4));
+		snprintf(sh->tenant, sizeof(sh->tenant), "%s", lib_col_text(st, 5));
 	}
-	sqlite3_reset(st);
-	if (rc == SQLITE_ROW)
+	lib_reset(st);
+	if (rc == LIB_ROW)
 		return 0;
-	return rc == SQLITE_DONE ? -ENOENT : lib_sql_fail(s, e);
+	return rc == LIB_DONE ? -ENOENT : lib_sql_fail(s, e);
 }
 
 int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf *sh,
 			 struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
-				       " WHERE name = ?1");
+	lib_st *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
+				 " WHERE name = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	lib_bind_text(st, 1, name);
 	return shelf_row(s, st, sh, e);
 }
 
 int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_shelf *sh,
 			      struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
-				       " WHERE uuid = ?1");
+	lib_st *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
+				 " WHERE uuid = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_text(st, 1, uuid, -1, SQLITE_STATIC);
+	lib_bind_text(st, 1, uuid);
 	return shelf_row(s, st, sh, e);
 }
 
@@ -80,22 +77,22 @@ static bool name_range(const char *prefix, char *hi, size_t len)
 }
 
 /* ?1 tenant, ?2 node, ?3 tag, ?4 low, ?5 high */
-static void bind_filter(sqlite3_stmt *st, const struct lib_shelf_filter *f, const char *lo,
+static void bind_filter(lib_st *st, const struct lib_shelf_filter *f, const char *lo,
 			const char *hi)
 {
 	if (f) {
-		sqlite3_bind_text(st, 1, f->tenant, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, f->node, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, f->tag ? f->tag : "", -1, SQLITE_STATIC);
+		lib_bind_text(st, 1, f->tenant);
+		lib_bind_text(st, 2, f->node);
+		lib_bind_text(st, 3, f->tag ? f->tag : "");
 	}
-	sqlite3_bind_text(st, 4, lo, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, hi, -1, SQLITE_STATIC);
+	lib_bind_text(st, 4, lo);
+	lib_bind_text(st, 5, hi);
 }
 
 int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
 			  int64_t *n, struct lib_err *e)
 {
-	sqlite3_stmt *st;
+	lib_st *st;
 	char hi[LIB_OLD_NAME_MAX + 2];
 	int rc;
 
@@ -115,81 +112,81 @@ int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct 
 		return lib_sql_fail(s, e);
 	if (f || prefix)
 		bind_filter(st, f, prefix ? prefix : "", hi);
-	rc = sqlite3_step(st);
-	*n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : lib_sql_fail(s, e);
+	rc = lib_step(st);
+	*n = rc == LIB_ROW ? lib_col_int64(st, 0) : 0;
+	lib_reset(st);
+	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);
 }
 
 int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
 			   const char *owner, const char *tenant, int64_t now, int64_t *id,
 			   struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s,
-				    "INSERT INTO shelves(name, uuid, owner, tenant, ctime, mtime)"
-				    " VALUES (?1, ?2, ?3, ?4, ?5, ?5)");
-	int r;
+	lib_st *st = lib_stmt(s, "INSERT INTO shelves(name, uuid, owner, tenant, ctime, mtime)"
+				 " VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING id");
+	int rc;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, uuid, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, tenant, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, now);
-	r = lib_stmt_run(s, st, e);
-	if (r == 0)
-		*id = sqlite3_last_insert_rowid(s->db);
-	return r;
+	lib_bind_text(st, 1, name);
+	lib_bind_text(st, 2, uuid);
+	lib_bind_text(st, 3, owner);
+	lib_bind_text(st, 4, tenant);
+	lib_bind_int64(st, 5, now);
+	rc = lib_step(st);
+	if (rc == LIB_ROW)
+		*id = lib_col_int64(st, 0);
+	lib_reset(st);
+	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);
 }
 
 /* Covering indexes (owner, books) and (tenant, name, books): no table lookups. */
 int lib_store_usage(struct lib_store *s, bool tenant, const char *key, int64_t *shelves,
 		    int64_t *books, struct lib_err *e)
 {
-	sqlite3_stmt *st = tenant ? lib_stmt(s, "SELECT count(*), total(books) FROM shelves"
-						" WHERE tenant = ?1") :
-				    lib_stmt(s, "SELECT count(*), total(books) FROM shelves"
-						" WHERE owner = ?1");
+	lib_st *st = tenant ? lib_stmt(s, "SELECT count(*), total(books) FROM shelves"
+					  " WHERE tenant = ?1") :
+			      lib_stmt(s, "SELECT count(*), total(books) FROM shelves"
+					  " WHERE owner = ?1");
 	int rc;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*shelves = sqlite3_column_int64(st, 0);
-		*books = sqlite3_column_int64(st, 1);
+	lib_bind_text(st, 1, key);
+	rc = lib_step(st);
+	if (rc == LIB_ROW) {
+		*shelves = lib_col_int64(st, 0);
+		*books = lib_col_int64(st, 1);
 	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : lib_sql_fail(s, e);
+	lib_reset(st);
+	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);
 }
 
 int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, int64_t now,
 			      struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE shelves SET books = ?2, mtime = ?3, gen = gen + 1"
-				       " WHERE id = ?1");
+	lib_st *st = lib_stmt(s, "UPDATE shelves SET books = ?2, mtime = ?3, gen = gen + 1"
+				 " WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, books);
-	sqlite3_bind_int64(st, 3, now);
+	lib_bind_int64(st, 1, id);
+	lib_bind_int64(st, 2, books);
+	lib_bind_int64(st, 3, now);
 	return lib_stmt_run(s, st, e);
 }
 
 int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, int64_t now,
 			   struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE shelves SET name = ?2, mtime = ?3, gen = gen + 1"
-				       " WHERE id = ?1");
+	lib_st *st = lib_stmt(s, "UPDATE shelves SET name = ?2, mtime = ?3, gen = gen + 1"
+				 " WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, now);
+	lib_bind_int64(st, 1, id);
+	lib_bind_text(st, 2, name);
+	lib_bind_int64(st, 3, now);
 	return lib_stmt_run(s, st, e);
 }
 
@@ -203,11 +200,11 @@ int lib_store_shelf_delete(struct lib_store *s, int64_t id, struct lib_err *e)
 	};
 
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
-		sqlite3_stmt *st = lib_stmt(s, sql[i]);
+		lib_st *st = lib_stmt(s, sql[i]);
 		int r;
 
 		if (st)
-			sqlite3_bind_int64(st, 1, id);
+			lib_bind_int64(st, 1, id);
 		r = lib_stmt_run(s, st, e);
 		if (r < 0)
 			return r;
@@ -216,33 +213,31 @@ int lib_store_shelf_delete(struct lib_store *s, int64_t id, struct lib_err *e)
 }
 
 /* Hand the rows of st (the columns of lib_store_shelf_show) to fn. */
-static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, void *arg,
+static int shelf_rows(struct lib_store *s, lib_st *st, lib_shelf_fn *fn, void *arg,
 		      struct lib_err *e)
 {
-	int rc = SQLITE_DONE, r = 0;
+	int rc = LIB_DONE, r = 0;
 
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (r == 0 && (rc = lib_step(st)) == LIB_ROW) {
 		struct lib_shelf_row row = {
-			.name = (const char *)sqlite3_column_text(st, 0),
-			.uuid = (const char *)sqlite3_column_text(st, 1),
-			.owner = (const char *)sqlite3_column_text(st, 2),
-			.ctime = sqlite3_column_int64(st, 3),
-			.mtime = sqlite3_column_int64(st, 4),
-			.books = sqlite3_column_int64(st, 5),
-			.gen = sqlite3_column_int64(st, 6),
-			.policy = (const char *)sqlite3_column_text(st, 7),
-			.tenant = (const char *)sqlite3_column_text(st, 8),
-			.access = (const char *)sqlite3_column_text(st, 9),
-			.size = (const char *)sqlite3_column_text(st, 10),
-			.activations = sqlite3_column_count(st) > 11 ?
-					       (const char *)sqlite3_column_text(st, 11) :
-					       NULL,
+			.name = lib_col_text(st, 0),
+			.uuid = lib_col_text(st, 1),
+			.owner = lib_col_text(st, 2),
+			.ctime = lib_col_int64(st, 3),
+			.mtime = lib_col_int64(st, 4),
+			.books = lib_col_int64(st, 5),
+			.gen = lib_col_int64(st, 6),
+			.policy = lib_col_text(st, 7),
+			.tenant = lib_col_text(st, 8),
+			.access = lib_col_text(st, 9),
+			.size = lib_col_text(st, 10),
+			.activations = lib_col_count(st) > 11 ? lib_col_text(st, 11) : NULL,
 		};
 
 		r = fn(arg, &row);
 	}
-	sqlite3_reset(st);
-	if (r == 0 && rc != SQLITE_DONE)
+	lib_reset(st);
+	if (r == 0 && rc != LIB_DONE)
 		return lib_sql_fail(s, e);
 	return r;
 }
@@ -251,17 +246,17 @@ static int shelf_rows(struct lib_store *s, sqlite3_stmt *st, lib_shelf_fn *fn, v
 	"s.name, s.uuid, s.owner, s.ctime, s.mtime, s.books, s.gen,"                      \
 	" (SELECT value FROM attrs WHERE shelf = s.id AND key = 'lfs.policy'), s.tenant," \
 	" (SELECT group_concat(who || ':' || level) FROM (SELECT who, level FROM access"  \
-	" WHERE shelf = s.id ORDER BY who)),"                                             \
+	" WHERE shelf = s.id ORDER BY who) AS g),"                                        \
 	" (SELECT value FROM attrs WHERE shelf = s.id AND key = '" LIB_ATTR_SIZE "')"
 
 int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void *arg,
 			 struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT " SHELF_COLUMNS " FROM shelves s WHERE id = ?1");
+	lib_st *st = lib_stmt(s, "SELECT " SHELF_COLUMNS " FROM shelves s WHERE id = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, id);
+	lib_bind_int64(st, 1, id);
 	return shelf_rows(s, st, fn, arg, e);
 }
 
@@ -274,7 +269,7 @@ int lib_store_shelf_list(struct lib_store *s, const char *prefix, const struct l
 			 struct lib_err *e)
 {
 	char hi[LIB_OLD_NAME_MAX + 2];
-	sqlite3_stmt *st;
+	lib_st *st;
 
 	if (!name_range(prefix, hi, sizeof(hi)))
 		return 0;
@@ -291,7 +286,7 @@ int lib_store_shelf_list(struct lib_store *s, const char *prefix, const struct l
 	if (!st)
 		return lib_sql_fail(s, e);
 	bind_filter(st, f, prefix ? prefix : "", hi);
-	sqlite3_bind_int64(st, 6, limit);
-	sqlite3_bind_int64(st, 7, offset);
+	lib_bind_int64(st, 6, limit);
+	lib_bind_int64(st, 7, offset);
 	return shelf_rows(s, st, fn, arg, e);
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The offline tools' work on a catalogue (librarian check, librarian backup):
- * they open the database file themselves, read-only or as a copy, without a
- * struct lib_store, and may run while a librarian serves it.
+ * they open the database file themselves, read-only or as a copy, and may
+ * run while a librarian serves it. The checks run on either store (a
+ * PostgreSQL catalogue is checked in one read-only snapshot); a backup of
+ * a PostgreSQL catalogue is pg_dump's (docs/HA.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,20 +98,20 @@ static const struct {
 	  " WHERE g.ig = b.id >> 32 AND (b.id & 4294967295) < g.books)",
 	  1 },
 	{ "shelf whose book count disagrees (shelf id, recorded, actual)",
-	  "SELECT s.id, s.books, (SELECT count(*) FROM books b WHERE b.shelf = s.id) AS n FROM shelves s"
-	  " WHERE n <> s.books",
+	  "SELECT * FROM (SELECT s.id, s.books, (SELECT count(*) FROM books b WHERE b.shelf = s.id) AS n"
+	  " FROM shelves s) AS c WHERE n <> books",
 	  1 },
 	{ "shelf whose book sequence has holes (shelf id, books, max seq)",
-	  "SELECT s.id, s.books, (SELECT max(seq) FROM books b WHERE b.shelf = s.id) AS m FROM shelves s"
-	  " WHERE s.books > 0 AND m <> s.books - 1",
+	  "SELECT * FROM (SELECT s.id, s.books, (SELECT max(seq) FROM books b WHERE b.shelf = s.id) AS m"
+	  " FROM shelves s) AS c WHERE books > 0 AND m <> books - 1",
 	  1 },
 	{ "IG whose free count disagrees (ig, recorded, actual)",
-	  "SELECT g.ig, g.free, (SELECT count(*) FROM books b WHERE b.state = BOOK_FREE AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
-	  " AS n FROM igs g WHERE n <> g.free",
+	  "SELECT * FROM (SELECT g.ig, g.free, (SELECT count(*) FROM books b WHERE b.state = BOOK_FREE AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
+	  " AS n FROM igs g) AS c WHERE n <> free",
 	  1 },
 	{ "IG whose book count disagrees (ig, recorded, actual)",
-	  "SELECT g.ig, g.books, (SELECT count(*) FROM books b WHERE b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295) AS n"
-	  " FROM igs g WHERE n <> g.books",
+	  "SELECT * FROM (SELECT g.ig, g.books, (SELECT count(*) FROM books b WHERE b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295) AS n"
+	  " FROM igs g) AS c WHERE n <> books",
 	  1 },
 	{ "attribute of a missing shelf (shelf id)",
 	  "SELECT shelf, 0, 0 FROM attrs a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)",
@@ -119,7 +121,7 @@ static const struct {
 	  1 },
 	{ "shelf with an exclusive activation and another activation (shelf id)",
 	  "SELECT shelf, count(*), 0 FROM activations GROUP BY shelf HAVING count(*) > 1"
-	  " AND sum(mode = 'rw') > 0",
+	  " AND sum(CASE WHEN mode = 'rw' THEN 1 ELSE 0 END) > 0",
 	  1 },
 	{ "book with an invalid zeroed flag (ig, book, zeroed)",
 	  "SELECT id >> 32, id & 4294967295, zeroed FROM books WHERE zeroed NOT IN (0, 1)", 2 },
@@ -127,8 +129,8 @@ static const struct {
 	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE zeroed <> 0 AND state IN (BOOK_ZOMBIE, BOOK_OFFLINE)",
 	  2 },
 	{ "IG whose count of known-zero free books disagrees (ig, recorded, actual)",
-	  "SELECT g.ig, g.zero, (SELECT count(*) FROM books b WHERE b.state = BOOK_FREE AND b.zeroed = 1 AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
-	  " AS n FROM igs g WHERE n <> g.zero",
+	  "SELECT * FROM (SELECT g.ig, g.zero, (SELECT count(*) FROM books b WHERE b.state = BOOK_FREE AND b.zeroed = 1 AND b.id BETWEEN g.ig << 32 AND (g.ig << 32) + 4294967295)"
+	  " AS n FROM igs g) AS c WHERE n <> zero",
 	  3 },
 	{ "access grant of a missing shelf (shelf id)",
 	  "SELECT shelf, 0, 0 FROM access a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)",
@@ -159,35 +161,75 @@ static int check_integrity(sqlite3 *db, FILE *rep, bool quick)
 }
 
 /* One query of checks[]: the violations it finds, the first ten printed. */
-static int check_one(sqlite3 *db, FILE *rep, const char *what, const char *sql)
+static int check_one(struct lib_store *s, FILE *rep, const char *what, const char *sql)
 {
-	sqlite3_stmt *st;
-	int n = 0;
+	struct lib_err e = { 0 };
+	lib_st *st = lib_stmt(s, sql);
+	int n = 0, rc;
 
-	if (prepare(db, sql, &st) != SQLITE_OK) {
-		fprintf(rep, "cannot check '%s': %s\n", what, sqlite3_errmsg(db));
+	if (!st) {
+		lib_sql_fail(s, &e);
+		fprintf(rep, "cannot check '%s': %s\n", what, e.msg);
 		return 1;
 	}
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = lib_step(st)) == LIB_ROW) {
 		if (n++ < 10)
-			fprintf(rep, "%s: %lld %lld %lld\n", what,
-				(long long)sqlite3_column_int64(st, 0),
-				(long long)sqlite3_column_int64(st, 1),
-				(long long)sqlite3_column_int64(st, 2));
+			fprintf(rep, "%s: %lld %lld %lld\n", what, (long long)lib_col_int64(st, 0),
+				(long long)lib_col_int64(st, 1), (long long)lib_col_int64(st, 2));
+	}
+	if (rc != LIB_DONE) {
+		lib_sql_fail(s, &e);
+		fprintf(rep, "cannot check '%s': %s\n", what, e.msg);
+		n++;
 	}
 	if (n > 10)
 		fprintf(rep, "%s: ... %d in all\n", what, n);
-	sqlite3_finalize(st);
+	lib_reset(st);
 	return n;
 }
 
-int lib_store_check(sqlite3 *db, FILE *rep, bool quick)
+/* A SQLite handle the tools opened, as a store for the checks (its statements, not its db). */
+static struct lib_store *wrap(sqlite3 *db)
 {
-	int64_t ver = db_version(db);
+	struct lib_store *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->db = db;
+	return s;
+}
+
+static void unwrap(struct lib_store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->nst; i++)
+		sqlite3_finalize(s->st[i].sq);
+	free(s);
+}
+
+/* A wrapped handle's checks; 1 if it cannot be wrapped. */
+static int check_db(sqlite3 *db, FILE *rep)
+{
+	struct lib_store *s = wrap(db);
+	int bad;
+
+	if (!s) {
+		fprintf(rep, "out of memory\n");
+		return 1;
+	}
+	bad = lib_store_check(s, rep, false);
+	unwrap(s);
+	return bad;
+}
+
+int lib_store_check(struct lib_store *s, FILE *rep, bool quick)
+{
+	/* PostgreSQL: its version was checked when it was opened */
+	int64_t ver = s->db ? db_version(s->db) : LIB_SCHEMA_VERSION;
 	int bad;
 
 	if (ver < 0) {
-		fprintf(rep, "cannot read the schema version: %s\n", sqlite3_errmsg(db));
+		fprintf(rep, "cannot read the schema version: %s\n", sqlite3_errmsg(s->db));
 		return 1;
 	}
 	if (ver < 1 || ver > LIB_SCHEMA_VERSION) {
@@ -196,12 +238,35 @@ int lib_store_check(sqlite3 *db, FILE *rep, bool quick)
 			(long long)ver, LIB_SCHEMA_VERSION);
 		return 1;
 	}
-	bad = check_integrity(db, rep, quick);
+	bad = s->db ? check_integrity(s->db, rep, quick) : 0;
 	if (bad < 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
 		if (checks[i].version <= ver)
-			bad += check_one(db, rep, checks[i].what, checks[i].sql);
+			bad += check_one(s, rep, checks[i].what, checks[i].sql);
+	return bad;
+}
+
+/* One snapshot of a PostgreSQL catalogue, checked. */
+static int check_pg(const char *uri, FILE *rep, char *msg, size_t len)
+{
+	struct lib_store *s = NULL;
+	struct lib_err e = { 0 };
+	int bad;
+
+	if (lib_store_open(uri, NULL, false, &s, &e) < 0) {
+		snprintf(msg, len, "%s", e.msg);
+		return -EIO;
+	}
+	if (lib_store_begin_read(s) < 0) {
+		lib_sql_fail(s, &e);
+		snprintf(msg, len, "%s", e.msg);
+		lib_store_close(s);
+		return -EIO;
+	}
+	bad = lib_store_check(s, rep, false);
+	lib_store_rollback(s);
+	lib_store_close(s);
 	return bad;
 }
 
@@ -210,6 +275,8 @@ int lib_store_check_file(const char *path, FILE *rep, char *msg, size_t len)
 	sqlite3 *h = NULL;
 	int bad;
 
+	if (lib_store_is_pg(path))
+		return check_pg(path, rep, msg, len);
 	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		snprintf(msg, len, "%s: %s", path, h ? sqlite3_errmsg(h) : "cannot open");
 		sqlite3_close(h);
@@ -217,7 +284,7 @@ int lib_store_check_file(const char *path, FILE *rep, char *msg, size_t len)
 	}
 	sqlite3_busy_timeout(h, 5000);
 	sqlite3_exec(h, "BEGIN", NULL, NULL, NULL); /* one consistent snapshot */
-	bad = lib_store_check(h, rep, false);
+	bad = check_db(h, rep);
 	sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
 	sqlite3_close(h);
 	return bad;
@@ -268,7 +335,7 @@ static int make_copy(const char *src, const char *tmp, FILE *rep, char *msg, siz
 		snprintf(msg, len, "%s: %s", tmp, sqlite3_errmsg(to));
 		goto out;
 	}
-	bad = lib_store_check(to, rep, false);
+	bad = check_db(to, rep);
 	if (bad) {
 		snprintf(msg, len, "the copy has %d consistency violations; not kept", bad);
 		goto out;
@@ -285,6 +352,11 @@ int lib_store_backup(const char *src, const char *dest, FILE *rep, char *msg, si
 	char tmp[4096];
 	int fd, r;
 
+	if (lib_store_is_pg(src)) {
+		snprintf(msg, len,
+			 "the catalogue is in PostgreSQL: back it up with pg_dump (docs/HA.md)");
+		return -EOPNOTSUPP;
+	}
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dest, (int)getpid()) >= (int)sizeof(tmp)) {
 		snprintf(msg, len, "destination path too long");
 		return -ENAMETOOLONG;

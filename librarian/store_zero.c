@@ -10,14 +10,14 @@
 int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn *fn, void *arg,
 		      struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_ZOMBIE"
-				       " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+	lib_st *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_ZOMBIE"
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
-	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
-	sqlite3_bind_int64(st, 3, limit);
+	lib_bind_int64(st, 1, lib_ig_first(ig));
+	lib_bind_int64(st, 2, lib_ig_last(ig));
+	lib_bind_int64(st, 3, limit);
 	return lib_stmt_ids(s, st, fn, arg, e);
 }
 
@@ -27,64 +27,65 @@ int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn
  */
 int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET state = ?2, zeroed = (?2 = BOOK_FREE)"
-				       " WHERE id = ?1 AND state = BOOK_ZOMBIE");
+	lib_st *st = lib_stmt(
+		s,
+		"UPDATE books SET state = ?2, zeroed = CASE WHEN ?2 = BOOK_FREE THEN 1 ELSE 0 END"
+		" WHERE id = ?1 AND state = BOOK_ZOMBIE");
 	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int(st, 2, offline ? BOOK_OFFLINE : BOOK_FREE);
+	lib_bind_int64(st, 1, id);
+	lib_bind_int64(st, 2, offline ? BOOK_OFFLINE : BOOK_FREE);
 	r = lib_stmt_run(s, st, e);
-	return r < 0 ? r : sqlite3_changes(s->db) > 0;
+	return r < 0 ? r : lib_changes(s) > 0;
 }
 
 int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit, lib_id_fn *fn,
 		      void *arg, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
-				       " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+	lib_st *st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, from > lib_ig_first(ig) ? from : lib_ig_first(ig));
-	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
-	sqlite3_bind_int64(st, 3, limit);
+	lib_bind_int64(st, 1, from > lib_ig_first(ig) ? from : lib_ig_first(ig));
+	lib_bind_int64(st, 2, lib_ig_last(ig));
+	lib_bind_int64(st, 3, limit);
 	return lib_stmt_ids(s, st, fn, arg, e);
 }
 
 int lib_store_book_checked(struct lib_store *s, int64_t id, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "UPDATE books SET zeroed = 1 WHERE id = ?1"
-				       " AND state = BOOK_FREE AND zeroed = 0");
+	lib_st *st = lib_stmt(s, "UPDATE books SET zeroed = 1 WHERE id = ?1"
+				 " AND state = BOOK_FREE AND zeroed = 0");
 	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, id);
+	lib_bind_int64(st, 1, id);
 	r = lib_stmt_run(s, st, e);
-	return r < 0 ? r : sqlite3_changes(s->db) > 0;
+	return r < 0 ? r : lib_changes(s) > 0;
 }
 
 /* They leave FREE, so the IG's free count drops by as many. */
 int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s,
-				    "UPDATE books SET state = BOOK_ZOMBIE WHERE id IN"
-				    " (SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
-				    " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3)");
+	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE WHERE id IN"
+				 " (SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 0"
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3)");
 	int64_t moved;
 	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
-	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
-	sqlite3_bind_int64(st, 3, limit);
+	lib_bind_int64(st, 1, lib_ig_first(ig));
+	lib_bind_int64(st, 2, lib_ig_last(ig));
+	lib_bind_int64(st, 3, limit);
 	r = lib_stmt_run(s, st, e);
 	if (r < 0)
 		return r;
-	moved = sqlite3_changes(s->db);
+	moved = lib_changes(s);
 	if (moved && (r = lib_store_ig_free_add(s, ig, -moved, 0, e)) < 0)
 		return r;
 	return moved;
@@ -92,17 +93,17 @@ int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct 
 
 int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
-	sqlite3_stmt *st = lib_stmt(s, "SELECT EXISTS (SELECT 1 FROM books WHERE state = BOOK_FREE"
-				       " AND zeroed = 0 AND id BETWEEN ?1 AND ?2)");
+	lib_st *st = lib_stmt(s, "SELECT EXISTS (SELECT 1 FROM books WHERE state = BOOK_FREE"
+				 " AND zeroed = 0 AND id BETWEEN ?1 AND ?2)");
 	int rc, has = 0;
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	sqlite3_bind_int64(st, 1, lib_ig_first(ig));
-	sqlite3_bind_int64(st, 2, lib_ig_last(ig));
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		has = sqlite3_column_int(st, 0) != 0;
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? has : lib_sql_fail(s, e);
+	lib_bind_int64(st, 1, lib_ig_first(ig));
+	lib_bind_int64(st, 2, lib_ig_last(ig));
+	rc = lib_step(st);
+	if (rc == LIB_ROW)
+		has = lib_col_int64(st, 0) != 0;
+	lib_reset(st);
+	return rc == LIB_ROW ? has : lib_sql_fail(s, e);
 }

@@ -11,10 +11,10 @@
 LT_NEW_BOOKS=unknown
 . tests/librarian/lib.sh
 
-db() { sqlite3 "file:$T/cat.db?mode=ro" "$1"; }
+db() { lt_sql "$1"; }
 # books of IG $1 in state $2 (and zeroed $3 if given), as "book book ..."
-in_state() { db "SELECT ifnull(group_concat(id & 4294967295, ' '), '') FROM (SELECT id FROM books WHERE id >> 32 = $1 AND state = $2 ${3:+AND zeroed = $3} ORDER BY id)"; }
-fp() { db "SELECT group_concat(id || ':' || state || ':' || zeroed || ':' || ifnull(shelf, '-') || ':' || ifnull(seq, '-'), ' ') FROM (SELECT * FROM books ORDER BY id)" | md5sum; db "SELECT group_concat(ig || '=' || free, ' ') FROM (SELECT * FROM igs ORDER BY ig)"; }
+in_state() { db "SELECT coalesce(group_concat(id & 4294967295, ' '), '') FROM (SELECT id FROM books WHERE id >> 32 = $1 AND state = $2 ${3:+AND zeroed = $3} ORDER BY id) AS b"; }
+fp() { db "SELECT group_concat(id || ':' || state || ':' || zeroed || ':' || coalesce(CAST(shelf AS TEXT), '-') || ':' || coalesce(CAST(seq AS TEXT), '-'), ' ') FROM (SELECT * FROM books ORDER BY id) AS b" | md5sum; db "SELECT group_concat(ig || '=' || free, ' ') FROM (SELECT * FROM igs ORDER BY ig) AS g"; }
 counts() { lc stats | jq -c '[.books.free, .books.zombie]'; }
 lmsg() { "$@" 2>&1 >/dev/null; }
 pairs() { jq -r '[.books[] | "\(.[0]):\(.[1])"] | join(" ")'; }
@@ -52,10 +52,10 @@ t_is "$(lc free.unknown '{"node":"n2","limit":2}' | pairs)" "2:0 2:1" "the admin
 t_is "$(counts)" "$c0" "listing changes nothing"
 
 # (2) reports: marked known zero, still FREE, free counts unchanged
-f0=$(db "SELECT group_concat(ig || '=' || free, ' ') FROM igs")
+f0=$(db "SELECT group_concat(ig || '=' || free, ' ') FROM (SELECT * FROM igs ORDER BY ig) AS g")
 t_is "$(checked n1 "$tok" '[[0,4],[0,5],[0,6]]')" '{"marked":3,"skipped":0}' "n1 reports 0:4-6 with the token: 3 marked"
 t_is "$(in_state 0 0 1)" "2 3 4 5 6" "0:4-6 are known zero now"
-t_is "$(db "SELECT group_concat(ig || '=' || free, ' ') FROM igs") $(counts)" "$f0 $c0" "free counts and stats unchanged"
+t_is "$(db "SELECT group_concat(ig || '=' || free, ' ') FROM (SELECT * FROM igs ORDER BY ig) AS g") $(counts)" "$f0 $c0" "free counts and stats unchanged"
 t_is "$(checked n1 "$tok" '[[0,4],[0,5]]')" '{"marked":0,"skipped":2}' "reported again: skipped (already known zero)"
 t_is "$(checked n1 "$tok" '[[0,0]]')" '{"marked":0,"skipped":1}' "an INUSE book is skipped"
 t_is "$(db "SELECT state FROM books WHERE id = 0")" "1" "and stays INUSE"
@@ -145,7 +145,7 @@ t_like "$(lmsg checked n2 "$tok" '[[2,5],[2]]')" "EINVAL: books\[1\] = \[2\] is 
 t_like "$(lmsg checked n2 "$tok" '{"a":1}')" "EINVAL: argument 'books' must be a list" "books not a list is refused"
 t_like "$(lmsg checked n2 "$tok" '[[2,5],[3,0]]')" "EPERM: book \[3, 0\] is in IG 3 of node 'n3'" "one foreign book refuses the whole report"
 t_like "$(lmsg checked n2 "$tok" '[[4294967298,5]]')" "EINVAL: books\[0\] = \[4294967298,5\] is not a book of the fabric \(\[ig, book\]\): IG 4294967298 is out of range" "IG 2^32 + 2 is refused, not taken for IG 2"
-t_is "$(db "SELECT zeroed FROM books WHERE id = (2 << 32) + 5")" 0 "so 2:5 was not marked by it"
+t_is "$(db "SELECT zeroed FROM books WHERE id = (CAST(2 AS BIGINT) << 32) + 5")" 0 "so 2:5 was not marked by it"
 for bad in '[0]' '"x"' '[-1,0]' '[0,4294967296]' '[65536,0]' '[4294967298,0]' '[0,0,0]'; do
 	t_like "$(lmsg ltls n2 free.unknown "{\"after\":$bad}")" "EINVAL: argument 'after' = .* must be an \[ig, book\] pair" "after $bad is refused, named"
 done

@@ -16,6 +16,12 @@ command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 
 T=$(mktemp -d /tmp/lfs-librarian.XXXXXX)
 SOCK=$T/sock
+# The catalogue: a SQLite file, or with LFS_TEST_STORE=pg a PostgreSQL
+# database of a cluster the test starts (lib-pg.sh); lt_sql queries either.
+LT_STORE=${LFS_TEST_STORE:-sqlite}
+LT_DB=$T/cat.db
+lt_sql() { sqlite3 "file:$T/cat.db?mode=ro" "$1"; }
+lt_sqlw() { sqlite3 "$T/cat.db" "$1"; } # changes it (the librarian stopped)
 LPID=
 PORT=
 export ASAN_OPTIONS="log_path=$T/asan:detect_leaks=1"
@@ -26,6 +32,7 @@ lt_cleanup() {
 		kill -9 "$LPID" 2>/dev/null
 		wait "$LPID" 2>/dev/null
 	fi
+	[ "$LT_STORE" = pg ] && lt_pg_stop
 	if [ -n "$LT_KEEP" ]; then
 		echo "# kept $T" >&2
 	else
@@ -33,6 +40,11 @@ lt_cleanup() {
 	fi
 }
 trap lt_cleanup EXIT
+case $LT_STORE in
+sqlite) ;;
+pg) . tests/librarian/lib-pg.sh ;;
+*) echo "Bail out! LFS_TEST_STORE=$LT_STORE: sqlite or pg"; exit 1 ;;
+esac
 
 # A free loopback TCP port below the ephemeral range (32768-60999), so that
 # no outgoing connection can hold it as its local port.
@@ -65,7 +77,7 @@ lt_conf() {
 	[ -n "$PORT" ] || PORT=$(lt_free_port)
 	cat >"$T/lib.conf" <<EOC
 librarian = {
-	database = "$T/cat.db";
+	database = "$LT_DB";
 	listen = [ "127.0.0.1:$PORT", "unix:$SOCK" ];
 	book_size = "8G";
 	keys_dir = "keys";
@@ -136,7 +148,7 @@ ltls() { local n=$1; shift; "$CLI" client --connect "127.0.0.1:$PORT" --node "$n
 # lerr ...: run a client command expected to fail; print its error code
 lerr() { "$@" 2>&1 >/dev/null | sed -n 's/^librarian: [^:]*: \([A-Z0-9]*\): .*/\1/p' | head -n 1; }
 
-lt_check_db() { "$LIB" check --db "$T/cat.db"; }
+lt_check_db() { "$LIB" check --db "$LT_DB"; }
 
 lt_done() {
 	local reports

@@ -197,9 +197,9 @@ t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,
 # shelves named under the old rule (128 characters, '+') are kept: shown, renamed, destroyed
 old=$(printf 'o%.0s' $(seq 120))+x
 lt_stop
-sqlite3 "$T/cat.db" "INSERT INTO shelves(name, uuid, owner, ctime, mtime, books, gen)
+lt_sqlw "INSERT INTO shelves(name, uuid, owner, ctime, mtime, books, gen)
 	VALUES ('$old', '00000000-0000-4000-8000-000000000001', 'n5', 1, 1, 1, 1);
-UPDATE books SET state = 1, shelf = last_insert_rowid(), seq = 0
+UPDATE books SET state = 1, shelf = (SELECT id FROM shelves WHERE name = '$old'), seq = 0
 	WHERE id = (SELECT min(id) FROM books WHERE state = 0 AND id >> 32 = 5);
 UPDATE igs SET free = free - 1, zero = zero - 1 WHERE ig = 5;
 INSERT INTO attrs(shelf, key, value) SELECT id, 'lfs.policy', 'RandomBooks' FROM shelves WHERE name = '$old';

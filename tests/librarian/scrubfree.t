@@ -9,13 +9,13 @@ LT_NEW_BOOKS=unknown
 . tests/librarian/lib.sh
 
 # db SQL: one value from the catalogue (read-only; fine while the daemon serves)
-db() { sqlite3 "file:$T/cat.db?mode=ro" "$1"; }
+db() { lt_sql "$1"; }
 # books of IG $1 in state $2 (and zeroed $3 if given), as "book book ..."
-in_state() { db "SELECT ifnull(group_concat(id & 4294967295, ' '), '') FROM (SELECT id FROM books WHERE id >> 32 = $1 AND state = $2 ${3:+AND zeroed = $3} ORDER BY id)"; }
+in_state() { db "SELECT coalesce(group_concat(id & 4294967295, ' '), '') FROM (SELECT id FROM books WHERE id >> 32 = $1 AND state = $2 ${3:+AND zeroed = $3} ORDER BY id) AS b"; }
 # every ZOMBIE book as "ig:book ..."
-zombies() { db "SELECT ifnull(group_concat((id >> 32) || ':' || (id & 4294967295), ' '), '') FROM (SELECT id FROM books WHERE state = 2 ORDER BY id)"; }
+zombies() { db "SELECT coalesce(group_concat((id >> 32) || ':' || (id & 4294967295), ' '), '') FROM (SELECT id FROM books WHERE state = 2 ORDER BY id) AS b"; }
 # a fingerprint of every book's state, flag and shelf and of every IG's free count
-fp() { db "SELECT group_concat(id || ':' || state || ':' || zeroed || ':' || ifnull(shelf, '-') || ':' || ifnull(seq, '-'), ' ') FROM (SELECT * FROM books ORDER BY id)" | md5sum; db "SELECT group_concat(ig || '=' || free, ' ') FROM (SELECT * FROM igs ORDER BY ig)"; }
+fp() { db "SELECT group_concat(id || ':' || state || ':' || zeroed || ':' || coalesce(CAST(shelf AS TEXT), '-') || ':' || coalesce(CAST(seq AS TEXT), '-'), ' ') FROM (SELECT * FROM books ORDER BY id) AS b" | md5sum; db "SELECT group_concat(ig || '=' || free, ' ') FROM (SELECT * FROM igs ORDER BY ig) AS g"; }
 # free and zombie counts from stats
 counts() { lc stats | jq -c '[.books.free, .books.zombie]'; }
 igfree() { db "SELECT free FROM igs WHERE ig = $1"; }

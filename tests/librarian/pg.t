@@ -1,0 +1,81 @@
+#!/bin/bash
+# The librarian on a PostgreSQL catalogue (docs/HA.md): a cluster of the
+# test's own (initdb and pg_ctl in a temporary directory, a unix socket
+# there only; tests/librarian/lib-pg.sh). The store's own checks (grow,
+# release, destroy, zeroing, restart, kill -9, librarian check finding a
+# damaged row, backup pointing to pg_dump), then the core host test files
+# run against the same cluster, each in a database of its own.
+[ -x "${PGBIN:-/usr/lib/postgresql/15/bin}/initdb" ] || { echo "1..0 # SKIP no PostgreSQL 15 (apt-get install postgresql-15)"; exit 77; }
+export LFS_TEST_STORE=pg
+. tests/lib/tap.sh
+. tests/librarian/lib.sh
+
+lt_keys admin n1 n2
+lt_conf "$LT_FABRIC" 'share = "rw";'
+lt_start || { t_ok 1 "librarian starts on PostgreSQL"; lt_done; }
+t_ok 0 "librarian starts on an empty PostgreSQL database and creates the catalogue"
+t_is "$(lt_sql "SELECT value FROM meta WHERE key = 'schema_version'")" 3 "schema version 3"
+t_is "$(lt_sql "SELECT count(*) FROM books")" 140 "every book of the fabric is a row"
+books() { lc stats | jq -c '[.books.free, .books.inuse, .books.zombie]'; }
+
+# create, grow, shrink, destroy, zero: the book state machine
+t_is "$(ltls n1 shelf.create '{"name":"a","books":8}' | jq '.map | length')" 8 "create: 8 books"
+t_is "$(ltls n1 shelf.resize '{"name":"a","books":12}' | jq '.added | length')" 4 "grow to 12: 4 books added"
+t_is "$(lt_sql "SELECT count(*), min(seq), max(seq) FROM books WHERE shelf = (SELECT id FROM shelves WHERE name = 'a')")" "12|0|11" "the shelf's books are positions 0-11"
+t_is "$(books)" "[128,12,0]" "stats: 12 in use"
+t_is "$(ltls n1 shelf.resize '{"name":"a","books":3}' | jq -r .books)" 3 "shrink to 3"
+t_is "$(books)" "[128,3,9]" "the 9 released books are zombies"
+t_is "$(ltls n1 shelf.activate '{"name":"a"}' | jq -c '[.activations[].node]')" '["n1"]' "activate"
+t_is "$(ltls n1 heartbeat | jq -c '[.activations[].name]')" '["a"]' "heartbeat lists the activation"
+t_is "$(lerr ltls n1 shelf.destroy '{"name":"a"}')" EBUSY "an active shelf is not destroyed"
+t_is "$(ltls n1 shelf.deactivate '{"name":"a"}' | jq -c .)" '{"name":"a","node":"n1"}' "deactivate"
+t_is "$(ltls n1 shelf.destroy '{"name":"a"}' | jq -r .zombies)" 3 "destroy: its 3 books become zombies"
+z=$(lc zombie.list | jq -c .books)
+t_is "$(jq length <<<"$z")" 12 "zombie.list: 12 books to zero"
+lc zombie.zeroed "{\"books\":$z}" >/dev/null
+t_is "$(books)" "[140,0,0]" "zeroed: every book is free again"
+t_is "$(lc stats | jq .free_known_zero)" 140 "and known zero"
+t_is "$(lt_sql "SELECT count(*) FROM books WHERE state = 0 AND zeroed = 1")" 140 "the rows say so"
+
+# a failed request changes nothing (its savepoint is undone)
+t_is "$(lerr ltls n1 shelf.create '{"name":"big","books":41,"policy":"LocalNode"}')" ENOSPC "a shelf larger than the node's memory is refused (LocalNode)"
+t_is "$(lc shelf.list | jq '.shelves | length') $(books)" "0 [140,0,0]" "and left nothing behind"
+
+# restart and kill -9 keep what was acknowledged
+ltls n2 shelf.create '{"name":"keep","books":5}' >/dev/null
+lc attr.set '{"name":"keep","key":"user.k","value":"v"}' >/dev/null
+lt_stop
+lt_start || t_diag "restart failed"
+t_is "$(lc shelf.get '{"name":"keep"}' | jq -r '[.books, .owner] | join(" ")') $(lc attr.get '{"name":"keep","key":"user.k"}' | jq -r .value)" "5 n2 v" "a restart keeps shelves and attributes"
+lc shelf.create '{"name":"acked","books":2}' >/dev/null
+lt_kill9
+lt_start || t_diag "restart after kill -9 failed"
+t_is "$(lc shelf.get '{"name":"acked"}' | jq -r .books)" 2 "kill -9 loses no acknowledged shelf"
+t_is "$(books)" "[133,7,0]" "and no book"
+
+# librarian check on the server's catalogue
+t_like "$("$LIB" check --db "$LT_DB")" "consistent" "librarian check: consistent"
+lt_stop
+lt_sqlw "UPDATE books SET state = 2 WHERE id = (SELECT min(id) FROM books WHERE state = 1)"
+out=$("$LIB" check --db "$LT_DB" 2>&1)
+t_is "$?" 1 "a book flipped from INUSE to ZOMBIE: check exits 1"
+t_like "$out" "INUSE book not on exactly one shelf" "  naming the violation"
+"$LIB" -c "$T/lib.conf" >"$T/refused.log" 2>&1
+t_is "$?" 1 "the librarian refuses to serve it"
+t_like "$(cat "$T/refused.log")" "failed its check at start" "  and says why"
+lt_sqlw "UPDATE books SET state = 1 WHERE state = 2 AND shelf IS NOT NULL"
+t_like "$("$LIB" check --db "$LT_DB")" "consistent" "repaired: consistent again"
+
+# backup is pg_dump's
+t_like "$("$LIB" backup --db "$LT_DB" "$T/copy.db" 2>&1)" "pg_dump" "librarian backup points to pg_dump"
+t_ok "$([ ! -e "$T/copy.db" ]; echo $?)" "  and writes nothing"
+
+# the core host test files against the same cluster
+export LT_PG_HOST
+for f in ops checkfree scrubfree; do
+	LFS_TEST_STORE=pg bash "tests/librarian/$f.t" >"$T/$f.log" 2>&1
+	rc=$?
+	t_ok "$rc" "$f.t against PostgreSQL: $(grep -c '^ok' "$T/$f.log") passed, $(grep -c '^not ok' "$T/$f.log") failed"
+	[ "$rc" -eq 0 ] || grep -A4 '^not ok' "$T/$f.log" | head -n 40 | sed 's/^/#   /'
+done
+lt_done
