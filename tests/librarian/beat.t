@@ -1,4 +1,5 @@
 #!/bin/bash
+# LFS-TEST: host alone
 # The lease thread (librarian/beat.c, docs/LIBRARIAN.md): once the event
 # loop has answered a heartbeat on a connection with nothing else to do, the
 # thread answers that connection's heartbeats beside the loop's work. Here

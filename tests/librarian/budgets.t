@@ -1,6 +1,6 @@
 #!/bin/bash
 # LFS-TEST: host alone
-# Who gets a place among the connections (issue 30, items 2 and 3).
+# Who gets a place among the connections (a replayed ClientHello, one node holding every connection).
 # (1) A ClientHello of n1 recorded on the wire and replayed byte for byte
 # from 127.0.0.2-9 up to the handshake budget: its PSK binder checks out,
 # but only a finished handshake proves a key, so the replays hold at most

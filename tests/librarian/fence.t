@@ -1,4 +1,5 @@
 #!/bin/bash
+# LFS-TEST: host alone
 # The librarian's side of fencing (docs/FENCING.md): a holder is live until
 # lease_time + fence_grace after the librarian last read a request of it, on
 # a service clock that does not count the librarian's own stalls. A takeover,
