@@ -90,6 +90,35 @@ release h10
 wait
 t_like "$(nlraw fence uuid=hex:$u)" "^error ENOENT: no file of UUID" "closed (its mapper died of SIGBUS): a fence by its UUID gets ENOENT"
 t_run "c opens again" same_but_spun $L/c
+# A copy stalled in a user page fault across the deadline (issue 30): a
+# write into g from a userfaultfd page nobody serves, h open and mapped,
+# written and stored every 20 ms. At the deadline both refuse at once, and
+# a renewal that arrives late makes neither writable again.
+t_run "g and h" sh -c "fsops open $L/g rwc pwrite 0 4096 0 >/dev/null && fsops open $L/h rwc pwrite 0 4096 0 >/dev/null"
+hold h11 stuckio $L/g $L/h
+t_run "a write into g waits for a userfaultfd page nobody serves" wait_for 20 grep -q stuck /tmp/h11.out
+up_fault norenew
+t_run "the server stops renewing: the lease runs out" wait_for 30 grep -q fenced /tmp/h11.out
+t_like "$(grep '^h ' /tmp/h11.out)" "^h write refused store refused store_after_ms -?[0-9]+$" \
+	"  h: pwrite and stores refused, while the write into g is stuck"
+after=$(sed -n 's/.*store_after_ms //p' /tmp/h11.out)
+t_run "  the last store went through at most 1 s after the first refused pwrite (${after:-none} ms)" \
+	test "${after:-99999}" -le 1000
+t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:4000)" ok "a renewal after the deadline is taken"
+t_like "$(dmesg | grep 'renewed after its deadline')" "a new lease \(epoch [0-9]+\); what the old one covered stays fenced" \
+	"  as a new lease"
+echo go >&11
+t_run "  the helper goes on" wait_for 20 grep -q '^stuck write' /tmp/h11.out
+t_is "$(grep '^after' /tmp/h11.out | tr '\n' ' ')" "after write error EIO after store SIGBUS " \
+	"  h stays refused: pwrite EIO, a store SIGBUS"
+t_is "$(grep '^stuck write' /tmp/h11.out)" "stuck write error EIO" \
+	"  the write into g, its page served after the deadline, stores nothing: EIO"
+release h11
+wait
+t_is "$(up_state nr_active)" 0 "closed: the activations are over"
+t_is "$(fs fsops open $L/g r pread 0 4096)" "ok sum 0 of 4096" "g holds none of the stuck write's bytes"
+t_is "$(fs fsops open $L/h rw pwrite 0 1 7)" "ok ok" "h opened again under the new lease: writable"
+up_fault
 ns_check_idle "the end"
 t_run "umount" umount $L
 up_stop
