@@ -95,10 +95,12 @@ t_run "c opens again" same_but_spun $L/c
 # written and stored every 20 ms. At the deadline both refuse at once, and
 # a renewal that arrives late makes neither writable again.
 t_run "g and h" sh -c "fsops open $L/g rwc pwrite 0 4096 0 >/dev/null && fsops open $L/h rwc pwrite 0 4096 0 >/dev/null"
-hold h11 stuckio $L/g $L/h
-t_run "a write into g waits for a userfaultfd page nobody serves" wait_for 20 grep -q stuck /tmp/h11.out
+mkfifo /tmp/h11.in
+stuckio $L/g $L/h </tmp/h11.in >/tmp/h11.out 2>&1 &
+exec 11>/tmp/h11.in
+t_run "a write into g waits for a userfaultfd page nobody serves" wait_for 20 grep -qx stuck /tmp/h11.out
 up_fault norenew
-t_run "the server stops renewing: the lease runs out" wait_for 30 grep -q fenced /tmp/h11.out
+t_run "the server stops renewing: the lease runs out" wait_for 40 grep -qx fenced /tmp/h11.out
 t_like "$(grep '^h ' /tmp/h11.out)" "^h write refused store refused store_after_ms -?[0-9]+$" \
 	"  h: pwrite and stores refused, while the write into g is stuck"
 after=$(sed -n 's/.*store_after_ms //p' /tmp/h11.out)
@@ -116,9 +118,11 @@ t_is "$(grep '^stuck write' /tmp/h11.out)" "stuck write error EIO" \
 release h11
 wait
 t_is "$(up_state nr_active)" 0 "closed: the activations are over"
+up_fault
+t_run "the server renews again" wait_for 20 sh -c \
+	"nlraw -p lease_get | grep -q 'lease_left=[1-9]'"
 t_is "$(fs fsops open $L/g r pread 0 4096)" "ok sum 0 of 4096" "g holds none of the stuck write's bytes"
 t_is "$(fs fsops open $L/h rw pwrite 0 1 7)" "ok ok" "h opened again under the new lease: writable"
-up_fault
 ns_check_idle "the end"
 t_run "umount" umount $L
 up_stop
