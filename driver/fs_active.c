@@ -393,7 +393,8 @@ static bool lfs_fs_victim(struct lfs_inode *li, const char *name, const uuid_t *
 		return uuid_equal(&li->uuid, uuid);
 	if (name)
 		return !strcmp(li->name, name);
-	return READ_ONCE(li->leased) && lfs_lease_over(li->lease_epoch);
+	return READ_ONCE(li->leased) &&
+	       lfs_lease_over(READ_ONCE(li->lease_epoch));
 }
 
 /*

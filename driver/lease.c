@@ -169,9 +169,12 @@ static void lfs_lease_extend(u64 deadline)
 		WRITE_ONCE(lfs_lease_epoch, lfs_lease_epoch + 1);
 		smp_wmb(); /* the epoch before the deadline: lfs_lease_over() */
 		WRITE_ONCE(lfs_lease_deadline, deadline);
-		if (lfs_lease_ms)
-			pr_notice("the node's lease was renewed after its deadline: a new lease (epoch %llu); what the old one covered stays fenced\n",
-				  lfs_lease_epoch);
+		if (!lfs_lease_ms)
+			return;
+		pr_notice("the node's lease was renewed after its deadline: a new lease (epoch %llu); what the old one covered stays fenced\n",
+			  lfs_lease_epoch);
+		/* the timer, re-armed now, may not have fired for the old one */
+		queue_work(system_highpri_wq, &lfs_fence_work);
 	} else if (deadline > lfs_lease_deadline) {
 		WRITE_ONCE(lfs_lease_deadline, deadline);
 	}
