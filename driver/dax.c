@@ -5,6 +5,7 @@
  * does for a target, and the device's setup and teardown.
  */
 #include <linux/dax.h>
+#include <linux/sizes.h>
 #include <linux/uio.h>
 
 #include "lfs.h"
@@ -30,8 +31,10 @@ static struct dax_device *lfs_dax_pgoff(struct lfs_shelf *shelf, pgoff_t *pgoff,
 	*pgoff = fabric->dax_pgoff + ((pgoff_t)ext->book << shift) + within;
 	rcu_read_unlock();
 
+	/* at most 2 MiB: a DAX filesystem's copy asks again (FENCING.md) */
 	if (nr_pages)
-		*nr_pages = min_t(long, *nr_pages, (1L << shift) - within);
+		*nr_pages = min3(*nr_pages, (1L << shift) - (long)within,
+				 (long)(SZ_2M >> PAGE_SHIFT));
 	return fabric->dax_dev;
 }
 

@@ -53,13 +53,16 @@ struct lfs_inode {
 	unsigned int nr_open;
 	bool act_write; /* shared read-write, not read-only */
 	bool leased; /* covered by the node's lease (READ_ONCE) */
+	u64 lease_epoch; /* the lease's epoch at the activation */
 	bool dead; /* destroyed */
 	bool fenced; /* revoked until the last release (READ_ONCE) */
+	struct list_head fencing; /* in a fence's list (lfs_fs_fence()) */
 	struct lfs_fmap __rcu *map;
 	/* held for reading while writeback uses the map's fabric devices */
 	struct rw_semaphore map_sem;
-	struct list_head active; /* in lfs_fs_active, under lfs_lock */
-	char name[LFS_NAME_MAX + 1]; /* for fences by name; under lfs_lock */
+	/* in lfs_fs_active, changed under lfs_lock and lfs_fs_active_lock */
+	struct list_head active;
+	char name[LFS_NAME_MAX + 1]; /* for fences by name; as active */
 
 	/*
 	 * The size the server knows (lfs.size). size_lock orders the upcalls

@@ -16,10 +16,19 @@
 
 #include "fs.h"
 
-/* Active files (struct lfs_inode.active), under lfs_lock. */
+/*
+ * Active files (struct lfs_inode.active): changed under lfs_lock and
+ * lfs_fs_active_lock, read under either. A fence walks it under the
+ * spinlock alone, so that no long holder of lfs_lock delays it.
+ */
 static LIST_HEAD(lfs_fs_active);
+static DEFINE_SPINLOCK(lfs_fs_active_lock);
 
-/* read() and write() between their fence check and their end. */
+/*
+ * A chunk of read() or write() between its fence check and its end. The
+ * chunk copies with page faults disabled (fs_file.c): a revocation waits
+ * for no user page fault.
+ */
 DEFINE_STATIC_SRCU(lfs_fs_srcu);
 
 int lfs_fs_srcu_lock(void)
@@ -32,11 +41,16 @@ void lfs_fs_srcu_unlock(int idx)
 	srcu_read_unlock(&lfs_fs_srcu, idx);
 }
 
-/* Lockless: read, write, faults and the iomap ask. */
+/*
+ * Lockless: read, write, faults and the iomap ask. A leased file is fenced
+ * from the deadline of the lease it was activated under on, whatever comes
+ * after (lfs_lease_over()).
+ */
 bool lfs_file_fenced(struct lfs_inode *li)
 {
 	return READ_ONCE(li->fenced) ||
-	       (READ_ONCE(li->leased) && lfs_lease_expired());
+	       (READ_ONCE(li->leased) &&
+		lfs_lease_over(READ_ONCE(li->lease_epoch)));
 }
 
 /* Under lfs_lock. */
@@ -87,8 +101,10 @@ unsigned int lfs_fs_nr_active(void)
 void lfs_fs_rename_active(struct lfs_inode *li, const char *name)
 {
 	mutex_lock(&lfs_lock);
+	spin_lock(&lfs_fs_active_lock);
 	if (!list_empty(&li->active))
 		strscpy(li->name, name, sizeof(li->name));
+	spin_unlock(&lfs_fs_active_lock);
 	mutex_unlock(&lfs_lock);
 }
 
@@ -104,14 +120,19 @@ static int lfs_activate_not_shelf(const char *name)
 	return 0;
 }
 
-/* A first activation: not a shelf here, and a lease if it is leased. */
-static int lfs_activate_check(const char *name, const struct lfs_up_attrs *at)
+/*
+ * A first activation: not a shelf here, and a lease if it is leased (its
+ * epoch in *@epoch).
+ */
+static int lfs_activate_check(const char *name, const struct lfs_up_attrs *at,
+			      u64 *epoch)
 {
 	int ret = lfs_activate_not_shelf(name);
 
 	if (ret)
 		return ret;
-	return at->leased ? lfs_lease_check(NULL) : 0;
+	*epoch = 0;
+	return at->leased ? lfs_lease_check(NULL, epoch) : 0;
 }
 
 /* Take an OPEN's answer in: the map, the attributes, the active list. */
@@ -121,6 +142,7 @@ static int lfs_activate_install(struct inode *inode, const char *name,
 	struct lfs_inode *li = LFS_I(inode);
 	struct lfs_fmap *old = lfs_fmap_get(li), *map;
 	bool first = !li->nr_open;
+	u64 epoch = 0;
 	int ret = 0;
 
 	if (!uuid_equal(&r->attrs.uuid, &li->uuid))
@@ -129,7 +151,7 @@ static int lfs_activate_install(struct inode *inode, const char *name,
 		return -EIO;
 	mutex_lock(&lfs_lock);
 	if (first)
-		ret = lfs_activate_check(name, &r->attrs);
+		ret = lfs_activate_check(name, &r->attrs, &epoch);
 	map = ret ? ERR_PTR(ret) : lfs_fmap_build(r, old);
 	if (!ret && IS_ERR(map)) {
 		/* it passed upreply.c's check: something changed since */
@@ -138,9 +160,12 @@ static int lfs_activate_install(struct inode *inode, const char *name,
 		map = ERR_PTR(-EIO);
 	}
 	if (!IS_ERR(map) && first) {
+		WRITE_ONCE(li->lease_epoch, epoch);
+		WRITE_ONCE(li->leased, r->attrs.leased);
+		spin_lock(&lfs_fs_active_lock);
 		strscpy(li->name, name, sizeof(li->name));
 		list_add_tail(&li->active, &lfs_fs_active);
-		WRITE_ONCE(li->leased, r->attrs.leased);
+		spin_unlock(&lfs_fs_active_lock);
 	}
 	mutex_unlock(&lfs_lock);
 	if (IS_ERR(map))
@@ -289,7 +314,9 @@ static void lfs_deactivate(struct inode *inode, struct dentry *dentry)
 	RCU_INIT_POINTER(li->map, NULL);
 	up_write(&li->map_sem);
 	mutex_lock(&lfs_lock);
+	spin_lock(&lfs_fs_active_lock);
 	list_del_init(&li->active);
+	spin_unlock(&lfs_fs_active_lock);
 	mutex_unlock(&lfs_lock);
 	lfs_fmap_release(map, 0);
 
@@ -311,21 +338,50 @@ void lfs_release_activation(struct inode *inode, struct dentry *dentry)
 }
 
 /*
- * Revoke a file whose fenced flag is set: wait for reads and writes that
- * passed their check, then unmap every mapping under the invalidate lock,
- * inside which each fault checks the flag. Without lfs_lock or the
- * invalidate lock held.
+ * The revocation of a file whose fenced flag is set, in two passes: its
+ * mappings are unmapped at once, without waiting for anything (a racing
+ * fault may map a page again); then, once the chunks of read and write
+ * that passed their check have ended (bounded: they take no user page
+ * fault), again under the invalidate lock, inside which each fault checks
+ * the flag. Without lfs_lock or an invalidate lock held.
  */
-void lfs_file_revoke(struct lfs_inode *li, const char *why)
+static void lfs_file_revoke_wait(struct lfs_inode *li, const char *why)
 {
 	struct address_space *mapping = li->vfs.i_mapping;
 
-	synchronize_srcu(&lfs_fs_srcu);
 	filemap_invalidate_lock(mapping);
 	unmap_mapping_range(mapping, 0, 0, 1);
 	filemap_invalidate_unlock(mapping);
 	pr_warn("file '%s' of the lfs filesystem revoked (%s): faults get SIGBUS, read and write EIO until it is closed\n",
 		li->name, why);
+}
+
+/* Revoke one file whose fenced flag is set (fs_file.c). */
+void lfs_file_revoke(struct lfs_inode *li, const char *why)
+{
+	unmap_mapping_range(li->vfs.i_mapping, 0, 0, 1);
+	synchronize_srcu(&lfs_fs_srcu);
+	lfs_file_revoke_wait(li, why);
+}
+
+/*
+ * Revoke the files of @victims, each flagged and held by lfs_fs_fence():
+ * every mapping is gone before anything is waited for.
+ */
+static void lfs_files_revoke(struct list_head *victims, const char *why)
+{
+	struct lfs_inode *li, *next;
+
+	list_for_each_entry(li, victims, fencing)
+		unmap_mapping_range(li->vfs.i_mapping, 0, 0, 1);
+	if (list_empty(victims))
+		return;
+	synchronize_srcu(&lfs_fs_srcu);
+	list_for_each_entry_safe(li, next, victims, fencing) {
+		lfs_file_revoke_wait(li, why);
+		list_del_init(&li->fencing);
+		iput(&li->vfs);
+	}
 }
 
 /* Is @li the file to fence: of @uuid, else named @name, else leased? */
@@ -337,42 +393,31 @@ static bool lfs_fs_victim(struct lfs_inode *li, const char *name, const uuid_t *
 		return uuid_equal(&li->uuid, uuid);
 	if (name)
 		return !strcmp(li->name, name);
-	return READ_ONCE(li->leased);
-}
-
-/* The next active file to fence, as lfs_fs_victim() says. */
-static struct lfs_inode *lfs_fs_next_victim(const char *name, const uuid_t *uuid)
-{
-	struct lfs_inode *li;
-
-	mutex_lock(&lfs_lock);
-	list_for_each_entry(li, &lfs_fs_active, active) {
-		if (!lfs_fs_victim(li, name, uuid))
-			continue;
-		if (!igrab(&li->vfs))
-			continue;
-		WRITE_ONCE(li->fenced, true);
-		mutex_unlock(&lfs_lock);
-		return li;
-	}
-	mutex_unlock(&lfs_lock);
-	return NULL;
+	return READ_ONCE(li->leased) &&
+	       lfs_lease_over(READ_ONCE(li->lease_epoch));
 }
 
 /*
  * Fence the active file of @uuid, or the files named @name
- * (LFS_CMD_SHELF_FENCE), or every leased one if both are NULL (the lease
- * expired). Returns how many were revoked now.
+ * (LFS_CMD_SHELF_FENCE), or every leased one whose lease ran out if both
+ * are NULL. Every flag is set in one pass under lfs_fs_active_lock, then
+ * the files are revoked. Returns how many were fenced now.
  */
 unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why)
 {
+	LIST_HEAD(victims);
 	struct lfs_inode *li;
 	unsigned int n = 0;
 
-	while ((li = lfs_fs_next_victim(name, uuid))) {
-		lfs_file_revoke(li, why);
-		iput(&li->vfs);
+	spin_lock(&lfs_fs_active_lock);
+	list_for_each_entry(li, &lfs_fs_active, active) {
+		if (!lfs_fs_victim(li, name, uuid) || !igrab(&li->vfs))
+			continue;
+		WRITE_ONCE(li->fenced, true);
+		list_add_tail(&li->fencing, &victims);
 		n++;
 	}
+	spin_unlock(&lfs_fs_active_lock);
+	lfs_files_revoke(&victims, why);
 	return n;
 }

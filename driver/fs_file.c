@@ -15,6 +15,8 @@
 #include <linux/dax.h>
 #include <linux/huge_mm.h>
 #include <linux/pagemap.h>
+#include <linux/sizes.h>
+#include <linux/uaccess.h>
 #include <linux/uio.h>
 
 #include "fs.h"
@@ -155,11 +157,94 @@ out_unlock:
 	return ret;
 }
 
+/* Bytes a read or write copies between two checks of the fence. */
+#define LFS_IO_CHUNK SZ_2M
+
+/*
+ * One chunk of a read or write: checked against the fence, copied inside
+ * lfs_fs_srcu (a revocation waits for it) with page faults disabled, so
+ * that a user page nobody serves (a userfaultfd, a hung FUSE daemon) stalls
+ * no fence. Returns what dax_iomap_rw() did: short, or EFAULT, where a user
+ * page is not there.
+ */
+static ssize_t lfs_dax_rw_chunk(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct lfs_inode *li = LFS_I(file_inode(iocb->ki_filp));
+	size_t count = iov_iter_count(iter), left = 0;
+	ssize_t ret;
+	int idx;
+
+	if (count > LFS_IO_CHUNK) {
+		left = count - LFS_IO_CHUNK;
+		iov_iter_truncate(iter, LFS_IO_CHUNK);
+	}
+	idx = lfs_fs_srcu_lock();
+	if (lfs_file_fenced(li)) {
+		ret = -EIO;
+	} else {
+		pagefault_disable();
+		ret = dax_iomap_rw(iocb, iter, &lfs_iomap_ops);
+		pagefault_enable();
+	}
+	lfs_fs_srcu_unlock(idx);
+	iov_iter_reexpand(iter, iov_iter_count(iter) + left);
+	return ret;
+}
+
+/* Fault in the user pages of the next chunk; false if none could be. */
+static bool lfs_fault_in(struct iov_iter *iter)
+{
+	size_t n = min_t(size_t, iov_iter_count(iter), LFS_IO_CHUNK);
+
+	if (iov_iter_rw(iter) == WRITE)
+		return fault_in_iov_iter_readable(iter, n) < n;
+	return fault_in_iov_iter_writeable(iter, n) < n;
+}
+
+/*
+ * read() and write() through the DAX mapping, in chunks of at most 2 MiB,
+ * the fence checked before each (docs/FENCING.md): a fenced file stores
+ * nothing more, however long the write. The user pages a chunk could not
+ * reach are faulted in between chunks, outside lfs_fs_srcu; a chunk that
+ * does nothing after that ends the call (the end of the file, or a page
+ * taken away again: a short count).
+ */
+static ssize_t lfs_dax_rw(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct inode *inode = file_inode(iocb->ki_filp);
+	ssize_t done = 0, ret = 0;
+	bool faulted = false;
+
+	while (iov_iter_count(iter)) {
+		ret = lfs_dax_rw_chunk(iocb, iter);
+		if (ret > 0) {
+			done += ret;
+			faulted = false;
+			continue;
+		}
+		/* EFAULT: a user page is not there; 0: a read at the end */
+		if (ret != -EFAULT &&
+		    (ret || iocb->ki_pos >= i_size_read(inode)))
+			break;
+		if (faulted)
+			break;
+		if (iocb->ki_flags & IOCB_NOWAIT) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (!lfs_fault_in(iter)) {
+			ret = -EFAULT;
+			break;
+		}
+		faulted = true;
+	}
+	return done ? done : ret;
+}
+
 static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	ssize_t ret;
-	int idx;
 
 	if (!iov_iter_count(to))
 		return 0;
@@ -169,12 +254,7 @@ static ssize_t lfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	} else {
 		inode_lock_shared(inode);
 	}
-	idx = lfs_fs_srcu_lock();
-	if (lfs_file_fenced(LFS_I(inode)))
-		ret = -EIO;
-	else
-		ret = dax_iomap_rw(iocb, to, &lfs_iomap_ops);
-	lfs_fs_srcu_unlock(idx);
+	ret = lfs_dax_rw(iocb, to);
 	inode_unlock_shared(inode);
 	return ret;
 }
@@ -219,7 +299,6 @@ static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	ssize_t ret;
-	int idx;
 
 	if (iocb->ki_flags & IOCB_NOWAIT) {
 		if (!inode_trylock(inode))
@@ -233,12 +312,7 @@ static ssize_t lfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	ret = lfs_write_prepare(iocb, ret);
 	if (ret)
 		goto out_unlock;
-	idx = lfs_fs_srcu_lock();
-	if (lfs_file_fenced(LFS_I(inode)))
-		ret = -EIO;
-	else
-		ret = dax_iomap_rw(iocb, from, &lfs_iomap_ops);
-	lfs_fs_srcu_unlock(idx);
+	ret = lfs_dax_rw(iocb, from);
 	if (ret > 0 && iocb->ki_pos > i_size_read(inode))
 		i_size_write(inode, iocb->ki_pos);
 out_unlock:

@@ -28,10 +28,12 @@ struct inode *lfs_alloc_inode(struct super_block *sb)
 	li->nr_open = 0;
 	li->act_write = false;
 	li->leased = false;
+	li->lease_epoch = 0;
 	li->dead = false;
 	li->fenced = false;
 	RCU_INIT_POINTER(li->map, NULL);
 	INIT_LIST_HEAD(&li->active);
+	INIT_LIST_HEAD(&li->fencing);
 	li->name[0] = '\0';
 	li->server_size = 0;
 	return &li->vfs;

@@ -6,13 +6,22 @@
  * giving the time the heartbeat was sent; the deadline only moves forward.
  * Every shelf created with LFS_A_LEASED is covered, and every file of the
  * filesystem whose OPEN the server answered with LFS_A_LEASED (fs_map.c:
- * those are revoked, never a reason to reset). When the deadline passes
- * an hrtimer fires: with LFS_FENCE_RESET and any covered shelf open, the
- * machine restarts from the timer itself (a page a DAX filesystem mapped
- * cannot be taken back, so nothing short of stopping the CPUs stops its
- * stores); otherwise the covered shelves are fenced from a work item. The
- * bio and DAX paths also compare the clock with the deadline, so a late
- * timer lets nothing through.
+ * those are revoked, never a reason to reset).
+ *
+ * Each covered object records the lease epoch it was activated under, and
+ * is fenced from the instant that epoch's deadline passes: every check
+ * (bios, DAX accesses, read, write, faults) compares the clock with the
+ * deadline, locklessly, so all covered objects refuse at once, before any
+ * work item runs, and however late the timer. A renewal that arrives after
+ * the deadline starts a new epoch: it never makes an object of the old one
+ * writable again; only a new activation does.
+ *
+ * When the deadline passes an hrtimer fires: with LFS_FENCE_RESET and any
+ * covered shelf open, the machine restarts from the timer itself (a page a
+ * DAX filesystem mapped cannot be taken back, so nothing short of stopping
+ * the CPUs stops its stores); otherwise a work item unmaps every covered
+ * file's mappings first, without waiting for anything, then waits for the
+ * reads and writes in flight and fences the shelves (docs/FENCING.md).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,8 +33,10 @@
 
 #include "lfs.h"
 
-static DEFINE_SPINLOCK(lfs_lease_lock);
+static DEFINE_SPINLOCK(lfs_lease_lock); /* orders renewals */
 static u64 lfs_lease_deadline; /* CLOCK_BOOTTIME ns; valid if lfs_lease_ms */
+/* The lease's epoch: a new one for a renewal after the deadline. */
+static u64 lfs_lease_epoch = 1;
 static u32 lfs_lease_ms; /* 0: no lease enforced */
 static u32 lfs_lease_action = LFS_FENCE_RESET;
 static struct hrtimer lfs_lease_timer;
@@ -47,13 +58,21 @@ void lfs_io_unlock(int idx)
 	srcu_read_unlock(&lfs_io_srcu, idx);
 }
 
-/* Has the node's lease run out? Lockless: the bio and DAX paths ask. */
-bool lfs_lease_expired(void)
+/*
+ * Has the lease of @epoch run out, now or before? Lockless: every access
+ * to a covered object asks. A deadline read here belongs to @epoch if the
+ * epoch read after it is still @epoch (lfs_lease_renew() writes them in the
+ * other order); once the deadline has passed, an epoch never comes back.
+ */
+bool lfs_lease_over(u64 epoch)
 {
-	return READ_ONCE(lfs_lease_ms) &&
-	       ktime_get_boottime_ns() >= READ_ONCE(lfs_lease_deadline);
-}
+	u64 deadline = READ_ONCE(lfs_lease_deadline);
 
+	smp_rmb(); /* pairs with smp_wmb() in lfs_lease_renew() */
+	if (READ_ONCE(lfs_lease_epoch) != epoch)
+		return true;
+	return ktime_get_boottime_ns() >= deadline;
+}
 
 /*
  * Fence one shelf: from now on its bios fail and its DAX device is dead, and
@@ -97,19 +116,23 @@ void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
 			  shelf->name, why);
 }
 
-/* Files of the filesystem are revoked after the shelves, outside lfs_lock. */
+/*
+ * Every object the lapsed lease covered refuses already (lfs_lease_over()).
+ * The files of the filesystem are revoked first, outside lfs_lock: their
+ * mappings go before anything is waited for. Then the shelves, each of
+ * which waits for its I/O in flight.
+ */
 static void lfs_fence_leased(struct work_struct *work)
 {
 	struct lfs_shelf *shelf;
 
+	lfs_fs_fence(NULL, NULL, "the node's lease expired");
 	mutex_lock(&lfs_lock);
 	list_for_each_entry(shelf, &lfs_shelves, node)
 		if (shelf->leased && lfs_shelf_live(shelf) &&
-		    lfs_lease_expired())
+		    lfs_lease_over(shelf->lease_epoch))
 			lfs_shelf_fence(shelf, "the node's lease expired");
 	mutex_unlock(&lfs_lock);
-	if (lfs_lease_expired())
-		lfs_fs_fence(NULL, NULL, "the node's lease expired");
 }
 
 static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)
@@ -130,6 +153,31 @@ static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)
 	}
 	queue_work(system_highpri_wq, &lfs_fence_work);
 	return HRTIMER_NORESTART;
+}
+
+/*
+ * Move the deadline to @deadline if it is later. A lease whose deadline has
+ * passed (or none) gets a new epoch: what the old one covered stays fenced,
+ * since the librarian may have given it to another node. The clock is read
+ * under lfs_lease_lock, after any renewal before it.
+ */
+static void lfs_lease_extend(u64 deadline)
+{
+	lockdep_assert_held(&lfs_lease_lock);
+	if (!lfs_lease_ms ||
+	    ktime_get_boottime_ns() >= lfs_lease_deadline) {
+		WRITE_ONCE(lfs_lease_epoch, lfs_lease_epoch + 1);
+		smp_wmb(); /* the epoch before the deadline: lfs_lease_over() */
+		WRITE_ONCE(lfs_lease_deadline, deadline);
+		if (!lfs_lease_ms)
+			return;
+		pr_notice("the node's lease was renewed after its deadline: a new lease (epoch %llu); what the old one covered stays fenced\n",
+			  lfs_lease_epoch);
+		/* the timer, re-armed now, may not have fired for the old one */
+		queue_work(system_highpri_wq, &lfs_fence_work);
+	} else if (deadline > lfs_lease_deadline) {
+		WRITE_ONCE(lfs_lease_deadline, deadline);
+	}
 }
 
 /* A renewal the librarian received, sent at @start (CLOCK_BOOTTIME ns). */
@@ -169,8 +217,7 @@ int lfs_lease_renew(u64 start, u32 ms, int action,
 	spin_lock(&lfs_lease_lock);
 	if (action >= 0)
 		WRITE_ONCE(lfs_lease_action, action);
-	if (!lfs_lease_ms || deadline > lfs_lease_deadline)
-		WRITE_ONCE(lfs_lease_deadline, deadline);
+	lfs_lease_extend(deadline);
 	deadline = lfs_lease_deadline;
 	WRITE_ONCE(lfs_lease_ms, ms);
 	spin_unlock(&lfs_lease_lock);
@@ -204,20 +251,28 @@ unsigned int lfs_fenced_shelves(void)
 	return n;
 }
 
-/* Can a leased shelf be created now? */
-int lfs_lease_check(struct netlink_ext_ack *extack)
+/*
+ * Can a leased shelf or file be activated now? If so, *@epoch is the
+ * lease's epoch, which the object keeps: when that lease runs out, the
+ * object is fenced.
+ */
+int lfs_lease_check(struct netlink_ext_ack *extack, u64 *epoch)
 {
-	if (!READ_ONCE(lfs_lease_ms)) {
+	int ret = 0;
+
+	spin_lock(&lfs_lease_lock);
+	*epoch = lfs_lease_epoch;
+	if (!lfs_lease_ms) {
 		NL_SET_ERR_MSG(extack,
 			       "this node holds no lease: is the node agent (lfs-agent) running?");
-		return -ENOLCK;
-	}
-	if (lfs_lease_expired()) {
+		ret = -ENOLCK;
+	} else if (lfs_lease_over(*epoch)) {
 		NL_SET_ERR_MSG(extack,
 			       "this node's lease expired: no leased shelf until the agent renews it");
-		return -ENOLCK;
+		ret = -ENOLCK;
 	}
-	return 0;
+	spin_unlock(&lfs_lease_lock);
+	return ret;
 }
 
 void lfs_lease_get(u32 *ms, s64 *left_ms, u32 *action)

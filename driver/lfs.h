@@ -84,6 +84,7 @@ struct lfs_shelf {
 	/* Fencing (lease.c): covered by the node's lease; fenced for good. */
 	bool leased;
 	bool fenced;
+	u64 lease_epoch; /* the lease's epoch at its creation, if leased */
 	atomic_t remaps; /* bios remapped to a fabric, not ended (disk.c) */
 	u64 created; /* CLOCK_BOOTTIME ns when the disk appeared */
 
@@ -187,19 +188,19 @@ extern const struct attribute_group *lfs_disk_groups[];
 extern atomic_t lfs_leased_open;
 int lfs_io_lock(void);
 void lfs_io_unlock(int idx);
-bool lfs_lease_expired(void);
+bool lfs_lease_over(u64 epoch);
 
 /* May nothing reach this shelf's books any more? Inline: every bio asks. */
 static inline bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
 {
 	return READ_ONCE(shelf->fenced) ||
-	       (shelf->leased && lfs_lease_expired());
+	       (shelf->leased && lfs_lease_over(shelf->lease_epoch));
 }
 
 void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
 int lfs_lease_renew(u64 start, u32 ms, int action,
 		    struct netlink_ext_ack *extack);
-int lfs_lease_check(struct netlink_ext_ack *extack);
+int lfs_lease_check(struct netlink_ext_ack *extack, u64 *epoch);
 void lfs_lease_get(u32 *ms, s64 *left_ms, u32 *action);
 unsigned int lfs_leased_shelves(void);
 unsigned int lfs_fenced_shelves(void);

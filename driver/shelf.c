@@ -370,7 +370,7 @@ static int lfs_shelf_stage_first(struct lfs_shelf *shelf, unsigned int flags,
 	int ret;
 
 	if (flags & LFS_STAGE_LEASED) {
-		ret = lfs_lease_check(extack);
+		ret = lfs_lease_check(extack, &shelf->lease_epoch);
 		if (ret)
 			return ret;
 		shelf->leased = true;

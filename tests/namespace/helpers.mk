@@ -25,3 +25,9 @@ HELPERS += $(B)/shmcount
 $(B)/shmcount: $(NS_DIR)/shmcount.c
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) $(NS_CFLAGS) -o $@ $<
+
+# stuckio: a write stalled in a userfaultfd page across the lease's deadline
+HELPERS += $(B)/stuckio
+$(B)/stuckio: $(NS_DIR)/stuckio.c
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) $(NS_CFLAGS) -pthread -o $@ $<

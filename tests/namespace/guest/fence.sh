@@ -23,7 +23,8 @@ same_but_spun() {
 t_run "lfs.ko, IG 0 and 1" ns_setup
 t_run "the server renews a 4 s lease (fence action reset), OPEN is leased" \
 	up_start --lease 4000 --leased --fence-action reset
-t_like "$(nlraw -p lease_get)" $'lease_ms=4000\n.*fence_action=0' "the node holds the lease"
+t_is "$(nlraw -p lease_get | grep -E '^(lease_ms|fence_action)=' | tr '\n' ' ')" \
+	"lease_ms=4000 fence_action=0 " "the node holds the lease"
 t_run "mount" ns_mount
 dd if=/dev/urandom of=/tmp/data bs=1M count=4 status=none
 t_run "cp 4 MiB to a" cp /tmp/data $L/a
@@ -90,6 +91,39 @@ release h10
 wait
 t_like "$(nlraw fence uuid=hex:$u)" "^error ENOENT: no file of UUID" "closed (its mapper died of SIGBUS): a fence by its UUID gets ENOENT"
 t_run "c opens again" same_but_spun $L/c
+# A copy stalled in a user page fault across the deadline (issue 30): a
+# write into g from a userfaultfd page nobody serves, h open and mapped,
+# written and stored every 20 ms. At the deadline both refuse at once, and
+# a renewal that arrives late makes neither writable again.
+t_run "g and h" sh -c "fsops open $L/g rwc pwrite 0 4096 0 >/dev/null && fsops open $L/h rwc pwrite 0 4096 0 >/dev/null"
+mkfifo /tmp/h11.in
+stuckio $L/g $L/h </tmp/h11.in >/tmp/h11.out 2>&1 &
+exec 11>/tmp/h11.in
+t_run "a write into g waits for a userfaultfd page nobody serves" wait_for 20 grep -qx stuck /tmp/h11.out
+up_fault norenew
+t_run "the server stops renewing: the lease runs out" wait_for 40 grep -qx fenced /tmp/h11.out
+t_like "$(grep '^h ' /tmp/h11.out)" "^h write refused store refused store_after_ms -?[0-9]+$" \
+	"  h: pwrite and stores refused, while the write into g is stuck"
+after=$(sed -n 's/.*store_after_ms //p' /tmp/h11.out)
+t_run "  the last store went through at most 1 s after the first refused pwrite (${after:-none} ms)" \
+	test "${after:-99999}" -le 1000
+t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:4000)" ok "a renewal after the deadline is taken"
+t_like "$(dmesg | grep 'renewed after its deadline')" "a new lease \(epoch [0-9]+\); what the old one covered stays fenced" \
+	"  as a new lease"
+echo go >&11
+t_run "  the helper goes on" wait_for 20 grep -q '^stuck write' /tmp/h11.out
+t_is "$(grep '^after' /tmp/h11.out | tr '\n' ' ')" "after write error EIO after store SIGBUS " \
+	"  h stays refused: pwrite EIO, a store SIGBUS"
+t_is "$(grep '^stuck write' /tmp/h11.out)" "stuck write error EIO" \
+	"  the write into g, its page served after the deadline, stores nothing: EIO"
+release h11
+wait
+t_is "$(up_state nr_active)" 0 "closed: the activations are over"
+up_fault
+t_run "the server renews again" wait_for 20 sh -c \
+	"nlraw -p lease_get | grep -q 'lease_left=[1-9]'"
+t_is "$(fs fsops open $L/g r pread 0 4096)" "ok sum 0 of 4096" "g holds none of the stuck write's bytes"
+t_is "$(fs fsops open $L/h rw pwrite 0 1 7)" "ok ok" "h opened again under the new lease: writable"
 ns_check_idle "the end"
 t_run "umount" umount $L
 up_stop
