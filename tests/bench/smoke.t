@@ -37,7 +37,7 @@ run() {
 # table NAME HEADER ROW WHAT: NAME exited 0 and its log has a line matching
 # HEADER and one matching ROW (extended regexes)
 table() {
-	local rc=1 secs=? log=$OUT/$1.log
+	local rc=1 secs='?' log=$OUT/$1.log
 	[ -s "$OUT/$1.rc" ] && read -r rc secs <"$OUT/$1.rc"
 	t_diag "$1: ${secs} s, exit $rc ($log)"
 	if [ "$rc" = 0 ] && grep -Eq -- "$2" "$log" && grep -Eq -- "$3" "$log"; then
