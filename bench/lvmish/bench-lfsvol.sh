@@ -49,7 +49,9 @@ mkdir -p tests/out && OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX) || exit 1
 # LFS_BENCH_FABRIC: fabric device size in GiB (default 4; N <= (GiB * 16 - 1) / 4)
 fab=${LFS_BENCH_FABRIC:-4}
 [ "$((4 * N))" -le "$((fab * 16 - 1))" ] || { echo "$N iterations need more than ${fab} GiB fabrics" >&2; exit 2; }
-LV_NEW_BOOKS=unknown lv_start_librarian 64M "$((fab * 16 - 1))" 2 5 || exit 1
+# heartbeats every 5 s (none in the middle of a measurement); the librarian
+# wants fence_grace longer than that
+LV_NEW_BOOKS=unknown LV_GRACE=10 lv_start_librarian 64M "$((fab * 16 - 1))" 2 5 || exit 1
 "${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 --fabric-size "${fab}G" ${LFS_BENCH_MEM:+--mem "$LFS_BENCH_MEM"} \
 	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" --env BENCH_TRACES="${BENCH_TRACES:-5}" \
 	--env BENCH_STARTUP="${BENCH_STARTUP:-20}" \
