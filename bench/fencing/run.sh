@@ -13,6 +13,8 @@
 # docs/bench-fencing.md.
 #
 #   bench/fencing/run.sh [RUNS] [LEASE] [GRACE] [KVER]
+# Smallest (tests/bench/smoke.t): bench/fencing/run.sh 1. It builds the
+# module for KVER and the userspace first, unless LFS_KO is set (built).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 RUNS=${1:-20} LEASE=${2:-4} GRACE=${3:-2}
@@ -22,7 +24,7 @@ export KVER=${4:-${KVER:-6.1}}
 . tests/fencing/lib.sh
 trap 'fw_watch_stop; em_cleanup' EXIT
 if [ -z "${LFS_KO:-}" ]; then
-	make -s modules userspace helpers >/dev/null || exit 1
+	make -s module KVER="$(tools/kernels resolve "$KVER")" userspace helpers >/dev/null || exit 1
 fi
 EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2 || exit 1
 SHARE=$MACHINE_OUT/node1/share

@@ -6,12 +6,14 @@
 # changing host load over both.
 #   bench/librarian/ab.sh A-BINARY B-BINARY [BOOKS] [SECONDS] [ROUNDS] [SYNC]
 #   e.g. bench/librarian/ab.sh /tmp/librarian.old librarian/librarian 1000000 8 3 normal
-# Librarians that allocate only known-zero books need new_books = "zero" on
-# the fresh catalogue; builds before that refuse the setting. AB_CONF_A and
-# AB_CONF_B add settings to A's and B's librarian group, e.g.
-# AB_CONF_B='new_books = "zero";' for a build before against one after.
+# AB_CONF_A and AB_CONF_B add settings to A's and B's librarian group;
+# default new_books = "zero" (librarians allocate only known-zero books,
+# and the fresh catalogue's are taken as such); set one empty for a build
+# before that setting, which refuses it. AB_WARMUP: seconds of warm-up
+# (default 2). Smallest (tests/bench/smoke.t):
+#   AB_WARMUP=1 bench/librarian/ab.sh librarian/librarian librarian/librarian 40000 1 1 normal
 set -u
-[ $# -ge 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 A=$1 B=$2 BOOKS=${3:-1000000} SECS=${4:-8} ROUNDS=${5:-3} SYNC=${6:-normal}
 cd "$(dirname "$0")/../.." || exit 1
 { make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
@@ -35,7 +37,7 @@ librarian = {
 	listen = [ "127.0.0.1:$PORT", "unix:$T/sock" ];
 	book_size = "8G";
 	synchronous = "$SYNC";
-	$([ "$which" = A ] && echo "${AB_CONF_A:-}" || echo "${AB_CONF_B:-}")
+	$([ "$which" = A ] && echo "${AB_CONF_A-new_books = \"zero\";}" || echo "${AB_CONF_B-new_books = \"zero\";}")
 	admin = { key_file = "keys/admin.key"; };
 };
 fabric = { compact = { racks = 1; enclosures = 4; nodes = 10; books = $((BOOKS / 40)); power_domain = "enclosure"; }; };
@@ -46,7 +48,7 @@ EOC
 			kill -0 $pid 2>/dev/null || { cat "$T/log"; exit 1; }
 			sleep 0.05
 		done
-		$BENCH "127.0.0.1:$PORT" admin "$T/keys/admin.key" cycle 1 2 8 >/dev/null || exit 1
+		$BENCH "127.0.0.1:$PORT" admin "$T/keys/admin.key" cycle 1 "${AB_WARMUP:-2}" 8 >/dev/null || exit 1
 		a=$($LIB client --connect "unix:$T/sock" stats | jq -c .db)
 		out=$($BENCH "127.0.0.1:$PORT" admin "$T/keys/admin.key" cycle 1 "$SECS" 8) || exit 1
 		b=$($LIB client --connect "unix:$T/sock" stats | jq -c .db)

@@ -12,6 +12,7 @@
 #
 #   [PIN=1] bench/librarian/attack.sh [SECONDS] [ROUNDS] [INTERVAL_MS] [SYNC]
 #   e.g. PIN=1 bench/librarian/attack.sh 20 2 10 full
+# Smallest (tests/bench/smoke.t): bench/librarian/attack.sh 1 1 10 normal
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SECS=${1:-20} ROUNDS=${2:-2} INTERVAL=${3:-10} SYNC=${4:-full}

@@ -14,13 +14,16 @@
 #   loop 1 on books that went through a use and the agent's scrub (the pool
 #     in steady state: the librarian knows they read as zeroes, so udev skips
 #     probing the new shelf);
-#   loop 2 on books never used, which the agent's read-only check found to
-#     read as zeroes (new memory once the agent has looked at it);
-#   loop 3 on books never used that hold leftover bytes (1 MiB of random data
-#     at the start of each, written before the agent starts: the check finds
-#     them not zero, the content is unknown and udev probes).
+#   loop 2 on books never used, which the agent's check found to read as
+#     zeroes (new memory once the agent has looked at it);
+#   loop 3 on books never used that held leftover bytes (1 MiB of random data
+#     at the start of each, written before the agent starts: the check, the
+#     device being labelled, zeroed them).
+# The librarian takes new memory as unknown (new_books = "unknown"), as a
+# deployment does, and allocates only books known to read as zeroes, so
+# every shelf is known zero and udev skips probing it.
 # Then the plain path: the agent stopped, each command opening a TLS session
-# of its own, on books with leftover bytes as in loop 3.
+# of its own, on books zeroed by the check as in loop 3.
 # Traces (LFSVOL_TRACE, from spawn to exit) of create -a, deactivate and
 # activate, with the agent and without, on scrubbed books; the phases of a
 # TLS session of lfsvol's own (bench/lvmish/tlsphase.c); lfsvol --help.
@@ -30,7 +33,10 @@
 # Prints median and p90 per operation, the LVM2/lfsvol ratios per loop, the
 # median of each traced phase, and where the raw data is.
 # LFS_VMRUN overrides the VM runner (default tests/vm/vmrun); BENCH_TRACES
-# the number of traced runs (default 5).
+# the number of traced runs (default 5, at most ITERATIONS); BENCH_STARTUP
+# the runs of lfsvol --help (default 20).
+# Smallest (the smoke run of tests/bench/smoke.t):
+#   LFS_BENCH_FABRIC=1 BENCH_TRACES=1 BENCH_STARTUP=1 bench/lvmish/bench-lfsvol.sh 1
 set -u
 N=${1:-15}
 [ "$N" -ge 1 ] && [ "$N" -le 20 ] || { echo "ITERATIONS must be 1 to 20 (15 with 4 GiB fabrics), not $N" >&2; exit 2; }
@@ -39,13 +45,16 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lvmish/lib.sh
 trap lv_cleanup EXIT
 make -s -C bench "$PWD/build/lvmish-bench/timeit" "$PWD/build/lvmish-bench/tlsphase" || exit 1
-OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX)
+mkdir -p tests/out && OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX) || exit 1
 # LFS_BENCH_FABRIC: fabric device size in GiB (default 4; N <= (GiB * 16 - 1) / 4)
 fab=${LFS_BENCH_FABRIC:-4}
 [ "$((4 * N))" -le "$((fab * 16 - 1))" ] || { echo "$N iterations need more than ${fab} GiB fabrics" >&2; exit 2; }
-lv_start_librarian 64M "$((fab * 16 - 1))" 2 5 || exit 1
+# heartbeats every 5 s (none in the middle of a measurement); the librarian
+# wants fence_grace longer than that
+LV_NEW_BOOKS=unknown LV_GRACE=10 lv_start_librarian 64M "$((fab * 16 - 1))" 2 5 || exit 1
 "${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 --fabric-size "${fab}G" ${LFS_BENCH_MEM:+--mem "$LFS_BENCH_MEM"} \
 	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" --env BENCH_TRACES="${BENCH_TRACES:-5}" \
+	--env BENCH_STARTUP="${BENCH_STARTUP:-20}" \
 	bench/lvmish/guest-bench.sh >"$LV/vm.log" 2>&1
 rc=$?
 grep -v '^ok ' "$LV/vm.log" | grep -v '^#' | grep -v 'metadata update is NOT backed up' >&2
@@ -66,7 +75,7 @@ function ratios(s, what) {
 }
 END {
 	nops = split("lfsvol_create_a lfsvol_deactivate lfsvol_activate lvcreate lvchange_an lvchange_ay", base, " ")
-	nsuf = split("_fresh _unknown _plain", suf, " ")
+	nsuf = split("_fresh _dirty _plain", suf, " ")
 	printf "%-26s %4s %10s %10s\n", "operation", "n", "median ms", "p90 ms"
 	for (s = 0; s <= nsuf; s++) {
 		for (i = 1; i <= nops; i++) {
@@ -78,8 +87,8 @@ END {
 	printf "\nratios, LVM2 / lfsvol, medians of the operations run side by side:\n"
 	ratios("", "loop 1, agent, scrubbed books (the pool in service)")
 	ratios("_fresh", "loop 2, agent, never-used books checked zero by the agent")
-	ratios("_unknown", "loop 3, agent, never-used books with leftover bytes (udev probes)")
-	ratios("_plain", "plain path, no agent (own TLS session), books with leftover bytes")
+	ratios("_dirty", "loop 3, agent, never-used books with leftover bytes zeroed by the agent")
+	ratios("_plain", "plain path, no agent (own TLS session), books zeroed by the agent")
 }' "$OUT/share/times"
 # The traces: per command, the time from each phase to the next, medians
 # over the traced runs ("timeit: spawn" to "timeit: exit").

@@ -46,21 +46,18 @@ pvcreate -q -y /dev/pmem0 && vgcreate -q vgb /dev/pmem0 || exit 1
 insmod "${LFS_KO:-$LFS_TOP/driver/lfs.ko}" || exit 1
 # new fabric memory is labelled once: every attach checks the label
 L attach --init >/dev/null || exit 1
-L agent --once || exit 1
-# The pool in steady state: a used book comes back ZOMBIE, the agent zeroes
-# it and the librarian then knows it reads as zeroes. Books 0..N-1 of IG 1 go
-# through that cycle once; the others stay as the fabric came. The librarian
-# hands out the lowest free books first (RequestIG), so the first loop's
-# shelves get the scrubbed books and the second loop's the others.
-L create warm -s "${N}b" -p RequestIG --ig 1 >/dev/null && L remove warm >/dev/null &&
-	L scrub >/dev/null || exit 1
-# Books 2N..4N-1 hold leftover bytes (1 MiB of random data at the start of
-# each, at the fabric's 2 MiB data offset): loop 3 and the loop without the
-# agent get them. Books N..2N-1 stay as the fabric came (zeroes): loop 2.
+# The librarian takes new memory as unknown (new_books = "unknown") and
+# allocates only books known to read as zeroes: the running agent's check
+# reads every never-used book and, the device being labelled, zeroes those
+# that hold anything else. Books 2N..4N-1 hold leftover bytes (1 MiB of
+# random data at the start of each, at the fabric's 2 MiB data offset),
+# written before any agent ran: the check zeroes them (loop 3 and the loop
+# without the agent get them). The others read as zeroes (loops 1 and 2).
 for b in $(seq $((2 * N)) $((4 * N - 1))); do
 	head -c 1M /dev/urandom | dd of=/dev/pmem1 bs=1M seek=$((2 + b * 64)) oflag=direct conv=notrunc \
 		status=none || exit 1
 done
+L agent --once || exit 1
 
 # lvm_ops NAME LABEL-SUFFIX (the suffix of the lfsvol loop it runs beside)
 lvm_ops() {
@@ -124,18 +121,26 @@ apid=$!
 for j in $(seq 300); do [ -S /run/lfs/agent.sock ] && break; sleep 0.1; done
 # the agent's start-up pass (attach, heartbeat, scrub) runs no command: wait
 L status >/dev/null || exit 1
-# and its read-only check of the never-used books must be over before any
-# measurement: it found the untouched ones zero and the others not
-nfree=$(( $(jq '.[] | select(.ig == 1) | .nr_books' < <("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json)) - N ))
+# and its check of the never-used books must be over before any
+# measurement: it found the untouched ones zero and zeroed the others
+nfree=$(jq '.[] | select(.ig == 1) | .nr_books' < <("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json))
 for j in $(seq 3000); do
 	L status --json | jq -r '.[0].agent.check' | grep -q '^idle' && break
 	sleep 0.1
 done
-got=$(L status --json | jq -c '.[0].agent | [.checked_zero, .checked_other]')
+got=$(L status --json | jq -c '.[0].agent | [.checked_zero, .zeroed_free, .checked_other]')
 L status --json | jq -r '"# agent check: \(.[0].agent.check)"'
 tail -n 20 /tmp/agent.log | sed 's/^/# agent.log: /'
-echo "# agent check of never-used books: [found zero, not zero] = $got in $((j / 10)) s"
-[ "$got" = "[$((nfree - 2 * N)),$((2 * N))]" ] || { echo "check found $got, not [$((nfree - 2 * N)),$((2 * N))]"; exit 1; }
+echo "# agent check of never-used books: [found zero, zeroed, neither] = $got in $((j / 10)) s"
+want="[$((nfree - 2 * N)),$((2 * N)),0]"
+[ "$got" = "$want" ] || { echo "check found $got, not $want"; exit 1; }
+# The pool in steady state: a used book comes back ZOMBIE, the agent zeroes
+# it and the librarian then knows it reads as zeroes. Books 0..N-1 of IG 1 go
+# through that cycle once. The librarian hands out the lowest free books
+# first (RequestIG), so the first loop's shelves get the scrubbed books, the
+# second loop's those found zero, the third loop's those zeroed by the check.
+L create warm -s "${N}b" -p RequestIG --ig 1 >/dev/null || exit 1
+remove_zeroed warm
 for i in $(seq "$N"); do
 	lvm_ops "$i" ""
 	lfs_ops a$i "" 1
@@ -145,8 +150,8 @@ for i in $(seq "$N"); do
 	lfs_ops f$i _fresh 1
 done
 for i in $(seq "$N"); do
-	lvm_ops "u$i" _unknown
-	lfs_ops u$i _unknown 0
+	lvm_ops "u$i" _dirty
+	lfs_ops u$i _dirty 1
 done
 # Traces with the agent, on scrubbed books: loop 1's first K shelves go,
 # the agent zeroes their books, the traced shelves get them.
@@ -160,10 +165,11 @@ apid=
 # Traces without the agent, on the scrubbed books the traced shelves had.
 traces /tmp/trace-plain "${tn[@]}"
 # The plain path: no agent, a TLS session of lfsvol's own per command
-# (books with leftover bytes, as loop 3), beside LVM2 again.
+# (books that held leftover bytes, zeroed by the check, as loop 3), beside
+# LVM2 again.
 for i in $(seq "$N"); do
 	lvm_ops "n$i" _plain
-	lfs_ops n$i _plain 0
+	lfs_ops n$i _plain 1
 done
 # Where a session of lfsvol's own goes (tlsphase), K times each way.
 host=${LFS_LIBRARIAN%:*} port=${LFS_LIBRARIAN#*:}
@@ -173,7 +179,7 @@ for i in $(seq "$K"); do
 			>>/tmp/tlsphase || exit 1
 	done
 done
-# Start-up: --help, no librarian, no kernel.
-for i in $(seq 20); do $TI lfsvol_help "$LFS_RESULTS/startup" "$LFSVOL_BIN" --help || exit 1; done
+# Start-up: --help, no librarian, no kernel (BENCH_STARTUP runs).
+for i in $(seq "${BENCH_STARTUP:-20}"); do $TI lfsvol_help "$LFS_RESULTS/startup" "$LFSVOL_BIN" --help || exit 1; done
 cp /tmp/trace-agent /tmp/trace-plain /tmp/tlsphase "$LFS_RESULTS/" || exit 1
 echo "ok 1 - benchmark ran"

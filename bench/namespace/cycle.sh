@@ -15,6 +15,8 @@
 # in the background) never run short. Results: docs/bench-namespace.md.
 #
 #   bench/namespace/cycle.sh [CYCLES] [KVER]
+# Smallest (tests/bench/smoke.t): bench/namespace/cycle.sh 1. It builds the
+# module for KVER and the userspace first, unless LFS_KO is set (built).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 CYCLES=${1:-30}
@@ -23,7 +25,7 @@ export KVER=${2:-${KVER:-6.1}}
 . tests/lib/emachine.sh
 trap em_cleanup EXIT
 if [ -z "${LFS_KO:-}" ]; then
-	make -s modules userspace helpers >/dev/null || exit 1
+	make -s module KVER="$(tools/kernels resolve "$KVER")" userspace helpers >/dev/null || exit 1
 fi
 EM_DEVICES=2 EM_FENCE_ACTION=eio em_start 1 1G 2M >&2 || exit 1
 BOOK=$((2 << 20))

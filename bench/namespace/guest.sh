@@ -91,7 +91,7 @@ mmap_ext4s() { local d; d=$(shelf_up) && mmap_ext4 ext4 "$d" && shelf_down; }
 mmap_raw0() { mmap_ext4 raw0 /dev/pmem0; }
 mmap_raw1() { mmap_ext4 raw1 /dev/pmem1; }
 morders=("lfsfile ext4s raw0 raw1" "ext4s raw0 raw1 lfsfile" "raw0 raw1 lfsfile ext4s" "raw1 lfsfile ext4s raw0")
-for c in $(seq 6); do
+for c in $(seq "${LFS_BENCH_MMAP_CYCLES:-6}"); do
 	for s in ${morders[$(((c - 1) % 4))]}; do
 		mmap_$s || exit 1
 	done
