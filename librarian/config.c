@@ -214,6 +214,7 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 {
 	struct lib_config *c = p->cfg;
 	long long msg = c->max_message, mode = c->unix_mode;
+	int *per_node = &c->max_conn_per_node;
 	int r;
 
 	if ((r = get_int_field(p, g, "heartbeat_interval", 1, 3600, &c->heartbeat_interval)) < 0 ||
@@ -239,8 +240,7 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 	    (r = get_int_field(p, g, "max_unauthenticated", 1, 65536, &c->max_unauth)) < 0 ||
 	    (r = get_int_field(p, g, "max_unauthenticated_per_address", 1, 65536,
 			       &c->max_unauth_per_addr)) < 0 ||
-	    (r = get_int_field(p, g, "max_connections_per_node", 1, 65536,
-			       &c->max_conn_per_node)) < 0 ||
+	    (r = get_int_field(p, g, "max_connections_per_node", 1, 65536, per_node)) < 0 ||
 	    (r = get_int_field(p, g, "max_admin_connections", 1, 4096, &c->max_admin)) < 0 ||
 	    (r = lib_cfg_int(p, g, "max_message", 4096, 64 << 20, &msg, false)) < 0 ||
 	    (r = get_int_field(p, g, "idle_timeout", 1, 86400 * 7, &c->idle_timeout)) < 0 ||
