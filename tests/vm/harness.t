@@ -40,7 +40,7 @@ t_ok "$(grep -q 'Kernel panic' "$out/console.log.1"; echo $?)" "  the first boot
 t_ok "$(grep -q 'Kernel panic' "$out/console.log"; echo $?)" "  the second boot failed the same way: the run fails"
 rm -rf "$out"
 expect_failure "hung guest" \
-	"guest hung: no power-off within the 30s timeout" \
+	"guest hung: no power-off within the $((30 * ${LFS_VM_TIMEOUT_FACTOR:-1}))s timeout" \
 	--timeout 30 tests/vm/guest/hang.sh
 
 # --- how a guest boots --------------------------------------------------------
