@@ -205,38 +205,43 @@ static bool lfs_fault_in(struct iov_iter *iter)
  * read() and write() through the DAX mapping, in chunks of at most 2 MiB,
  * the fence checked before each (docs/FENCING.md): a fenced file stores
  * nothing more, however long the write. The user pages a chunk could not
- * reach are faulted in between chunks, outside lfs_fs_srcu; a chunk that
- * does nothing after that ends the call (the end of the file, or a page
- * taken away again: a short count).
+ * reach are faulted in between chunks, outside lfs_fs_srcu, for as long as
+ * that makes progress (the end of the file or a page that cannot be
+ * faulted in ends the call: a short count, or EFAULT).
  */
 static ssize_t lfs_dax_rw(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
 	ssize_t done = 0, ret = 0;
-	bool faulted = false;
 
 	while (iov_iter_count(iter)) {
 		ret = lfs_dax_rw_chunk(iocb, iter);
 		if (ret > 0) {
 			done += ret;
-			faulted = false;
 			continue;
 		}
 		/* EFAULT: a user page is not there; 0: a read at the end */
 		if (ret != -EFAULT &&
 		    (ret || iocb->ki_pos >= i_size_read(inode)))
 			break;
-		if (faulted)
-			break;
 		if (iocb->ki_flags & IOCB_NOWAIT) {
 			ret = -EAGAIN;
+			break;
+		}
+		/*
+		 * As filemap_read() does: go on while faulting the pages in
+		 * makes progress (a page may be taken away again before the
+		 * copy: another mapping's truncation, reclaim), until a
+		 * fatal signal.
+		 */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
 			break;
 		}
 		if (!lfs_fault_in(iter)) {
 			ret = -EFAULT;
 			break;
 		}
-		faulted = true;
 	}
 	return done ? done : ret;
 }
