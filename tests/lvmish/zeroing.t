@@ -90,7 +90,7 @@ for i in $(seq 1500); do
 	sleep 0.2
 done
 echo "$seen"; L status --json | jq -c ".[0].agent | [.checked_zero, .zeroed_free, .checked_other]"')
-t_like "$out" "agent: sweep of never-used books: [0-9]+ of $total done \([0-9.]+ [MG]iB\), [0-9.]+ [MG]iB/s, ([0-9]+ s left|rate not known yet)" \
+t_like "$out" "agent: sweep of never-used books: [0-9]+ of $total done \([0-9.]+ ([KMG]i)?B\), [0-9.]+ ([KMG]i)?B/s, ([0-9]+ s left|rate not known yet)" \
 	"status shows the sweep's progress: $(head -n 1 <<<"$out")"
 t_is "$(tail -n 1 <<<"$out")" "[$((total - patterned)),$patterned,0]" \
 	"the sweep found $((total - patterned)) books zero and zeroed the $patterned written ones"
@@ -161,7 +161,9 @@ rounds=$(sed -n 's/^rounds=\([0-9]*\) .*/\1/p' <<<"$out")
 max=$(sed -n 's/^rounds=[0-9]* max=\([0-9]*\) .*/\1/p' <<<"$out")
 t_ok "$([ "${rounds:-0}" -ge 2 ]; echo $?)" "while it zeroed, list + activate + deactivate ran $rounds times"
 t_like "$out" "^rounds=[0-9]+ max=[0-9]+ failed=0$" "  every one of them succeeded"
-t_ok "$([ "${max:-99999}" -le 5000 ]; echo $?)" "  the slowest round took $max ms (under emulation)"
+# 5 s under emulation, times the files run side by side (tests/run)
+bound=$((5000 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
+t_ok "$([ "${max:-99999}" -le "$bound" ]; echo $?)" "  the slowest round took $max ms (under emulation; at most $bound)"
 j=$(n1 'cat /run/lfs/renewal.json')
 r1=$(jq -c '[.renewals, .late]' <<<"$j")
 t_ok "$([ "$(jq '.[0]' <<<"$r1")" -gt "$(jq '.[0]' <<<"$r0")" ]; echo $?)" \
