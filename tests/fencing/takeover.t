@@ -19,10 +19,11 @@
 trap 'fw_watch_stop; em_cleanup' EXIT
 command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 
-# The grace is the margin between node1's fence and node2's takeover that
-# the checks below see from the host; it grows with the files tests/run
-# runs side by side (LFS_VM_TIMEOUT_FACTOR), which slow the guests.
-LEASE=4 GRACE=$((3 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
+# The lease (4 s: a lapse needs 4 s without a renewal) and the grace (the
+# margin between node1's fence and node2's takeover that the checks below
+# see from the host) grow with the files tests/run runs side by side
+# (LFS_VM_TIMEOUT_FACTOR), which slow the guests.
+LEASE=$((4 * ${LFS_VM_TIMEOUT_FACTOR:-1})) GRACE=$((3 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
 EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2
 t_ok $? "librarian (lease ${LEASE} s, grace ${GRACE} s) and two nodes up ($MACHINE_OUT)" || t_done
 SHARE=$MACHINE_OUT/node1/share
