@@ -75,6 +75,7 @@ static const struct {
 	{ EDQUOT, "EDQUOT" },
 	{ ESTALE, "ESTALE" },
 	{ EMFILE, "EMFILE" },
+	{ EREMOTE, "EREMOTE" },
 };
 
 const char *lfs_errno_name(int err)

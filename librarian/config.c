@@ -236,6 +236,13 @@ static int parse_limits(struct cfg_parse *p, const config_setting_t *g)
 			p, g,
 			"fence_grace %d must be longer than heartbeat_interval %d: a node may renew its lease on a heartbeat sent up to an interval after the last one the librarian read (librarian.conf(5))",
 			c->fence_grace, c->heartbeat_interval);
+	if ((r = get_int_field(p, g, "leader_ttl_ms", 100, 3600000, &c->leader_ttl_ms)) < 0 ||
+	    (r = get_int_field(p, g, "leader_refresh_ms", 20, 600000, &c->leader_refresh_ms)) < 0)
+		return r;
+	if (!c->leader_ttl_ms)
+		c->leader_ttl_ms = c->lease_time * 1000 / 3;
+	if (!c->leader_refresh_ms)
+		c->leader_refresh_ms = c->leader_ttl_ms / 4;
 	if ((r = get_int_field(p, g, "max_connections", 1, 65536, &c->max_connections)) < 0 ||
 	    (r = get_int_field(p, g, "max_unauthenticated", 1, 65536, &c->max_unauth)) < 0 ||
 	    (r = get_int_field(p, g, "max_unauthenticated_per_address", 1, 65536,
@@ -361,13 +368,22 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 					     "admin",
 					     "share",
 					     "node_quota",
+					     "name",
+					     "leader_ttl_ms",
+					     "leader_refresh_ms",
 					     NULL };
 	const config_setting_t *s;
 	int r;
 
+	const char *name = NULL;
+
 	if ((r = lib_cfg_known(p, g, known)) < 0 ||
-	    (r = get_path(p, g, "database", &p->cfg->db_path)) < 0)
+	    (r = get_path(p, g, "database", &p->cfg->db_path)) < 0 ||
+	    (r = lib_cfg_string(p, g, "name", &name, false)) < 0 ||
+	    (name && (r = lib_cfg_name(p, g, "name", name)) < 0))
 		return r;
+	if (name && !(p->cfg->name = strdup(name)))
+		return lib_fail(p->e, ENOMEM, "out of memory");
 	if ((s = config_setting_get_member(g, "listen")) && (r = parse_listen(p, s)) < 0)
 		return r;
 	if ((s = config_setting_get_member(g, "book_size")) && (r = parse_book_size(p, s)) < 0)
@@ -378,6 +394,29 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 		return r;
 	if ((s = config_setting_get_member(g, "admin")) && (r = parse_admin(p, s)) < 0)
 		return r;
+	return 0;
+}
+
+/*
+ * A standby takes over at most leader_ttl_ms + leader_refresh_ms after the
+ * leader's last renewal, and a node must reach the new leader before its
+ * lease lapses: a heartbeat_interval later at the latest. The leader renews
+ * at least twice before the row expires.
+ */
+int lib_config_check_leader(const struct lib_config *c, struct lib_err *e)
+{
+	if (2 * c->leader_refresh_ms > c->leader_ttl_ms)
+		return lib_fail(
+			e, EINVAL,
+			"%s: leader_refresh_ms %d must be at most half of leader_ttl_ms %d: the leader renews its row at least twice before it expires",
+			c->path, c->leader_refresh_ms, c->leader_ttl_ms);
+	if ((int64_t)c->leader_ttl_ms + c->leader_refresh_ms + c->heartbeat_interval * 1000LL >=
+	    c->lease_time * 1000LL)
+		return lib_fail(
+			e, EINVAL,
+			"%s: leader_ttl_ms %d + leader_refresh_ms %d + heartbeat_interval %d s must be shorter than lease_time %d s: a standby takes over that late after the leader stopped, and nodes must renew their leases with it before they lapse (librarian.conf(5))",
+			c->path, c->leader_ttl_ms, c->leader_refresh_ms, c->heartbeat_interval,
+			c->lease_time);
 	return 0;
 }
 
@@ -493,6 +532,7 @@ void lib_config_free(struct lib_config *c)
 		return;
 	free(c->path);
 	free(c->db_path);
+	free(c->name);
 	for (int i = 0; i < c->nlisten; i++)
 		free(c->listen[i]);
 	free(c->admin_name);

@@ -73,6 +73,16 @@ static json_t *reply_error(json_t *id, int err, const char *msg)
 			 lfs_errno_name(err), "message", msg);
 }
 
+/* EREMOTE (not the leader) says who is: error.leader, for clients to follow it. */
+static json_t *reply_error_srv(struct lib_server *srv, json_t *id, int err, const char *msg)
+{
+	json_t *r = reply_error(id, err, msg);
+
+	if (r && err == EREMOTE)
+		json_object_set_new(json_object_get(r, "error"), "leader", lib_leader_json(srv));
+	return r;
+}
+
 /*
  * Commit the round's transaction. On failure the in-memory node states are
  * reloaded and srv->batch_err says why (EIO, or ENOSPC for a full disk).
@@ -87,6 +97,8 @@ int lib_batch_commit(struct lib_server *srv)
 			lib_sql_fail(s, &srv->batch_err);
 			lib_store_rollback(s);
 			srv->batch_failed = true;
+			if (srv->batch_err.err == EREMOTE) /* another librarian leads */
+				lib_leader_deposed(srv);
 		}
 	}
 	if (!srv->batch_failed)
@@ -227,12 +239,33 @@ static int run_in_savepoint(struct req *rq, const struct lib_op *op)
 	return 0;
 }
 
+/*
+ * A standby (leader.c) answers auth and ping, which read nothing of the
+ * catalogue, outside any transaction; everything else is refused with
+ * EREMOTE naming the leader. It hears no node.
+ */
+static int standby(struct req *rq, const struct lib_op *op, json_t *req)
+{
+	int r;
+
+	if (op->fn != lib_op_auth && op->fn != lib_op_ping)
+		return lib_leader_refuse(rq->srv, &rq->err);
+	rq->args = req;
+	if ((r = lib_args_check(rq, op->args)) < 0)
+		return r;
+	return op->fn(rq);
+}
+
 static int handle(struct req *rq, json_t *req)
 {
 	const struct lib_op *op = NULL;
 	int r;
 
-	if ((r = envelope(rq, req, &op)) < 0 || (r = authorise(rq, op)) < 0)
+	if ((r = envelope(rq, req, &op)) < 0)
+		return r;
+	if (!lib_leader_leading(rq->srv->leader))
+		return standby(rq, op, req);
+	if ((r = authorise(rq, op)) < 0)
 		return r;
 	rq->args = req;
 	heard(rq, req);
@@ -297,7 +330,7 @@ static json_t *finish(struct req *rq, json_t *req, int r)
 	if (r < 0) {
 		int err = rq->err.err ? rq->err.err : -r;
 
-		reply = reply_error(id, err, rq->err.msg[0] ? rq->err.msg : strerror(err));
+		reply = reply_error_srv(rq->srv, id, err, rq->err.msg[0] ? rq->err.msg : strerror(err));
 		json_decref(rq->result);
 	} else {
 		reply = json_pack("{s:i,s:O,s:b,s:o}", "v", LFS_PROTOCOL_VERSION, "id",
@@ -350,7 +383,13 @@ json_t *lib_handle_beat(struct lib_server *srv, struct lib_store *ro, struct lib
 	if (!req)
 		return reply;
 	lib_node_states_copy(srv, ro->node_state);
-	if ((r = envelope(&rq, req, &op)) < 0 || (r = authorise(&rq, op)) < 0)
+	ro->leader = srv->leader != NULL;
+	ro->epoch = lib_leader_epoch(srv->leader); /* the read checks it (store_leader.c) */
+	if ((r = envelope(&rq, req, &op)) < 0)
+		return finish(&rq, req, r);
+	if (!lib_leader_leading(srv->leader))
+		return finish(&rq, req, lib_leader_refuse(srv, &rq.err));
+	if ((r = authorise(&rq, op)) < 0)
 		return finish(&rq, req, r);
 	if (op->fn != lib_op_heartbeat) /* the thread hands over nothing else */
 		return finish(&rq, req, FAIL(&rq, EINVAL, "not a heartbeat"));
@@ -361,6 +400,6 @@ json_t *lib_handle_beat(struct lib_server *srv, struct lib_store *ro, struct lib
 	if (lib_store_begin_read(ro) < 0)
 		return finish(&rq, req, lib_sql_fail(ro, &rq.err));
 	r = op->fn(&rq);
-	lib_store_commit(ro);
+	lib_store_end_read(ro);
 	return finish(&rq, req, r);
 }

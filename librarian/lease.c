@@ -91,6 +91,24 @@ int lib_lease_start(struct lib_server *srv)
 	return 0;
 }
 
+/*
+ * A standby became the leader: the node states as the catalogue has them
+ * now, and every node counts as heard at this moment, as at a start.
+ */
+void lib_lease_takeover(struct lib_server *srv)
+{
+	int64_t now = lib_svc_now(srv);
+
+	pthread_mutex_lock(&srv->lease_mu);
+	lib_store_node_load(srv->store);
+	for (int i = 0; i < srv->cfg->nnodes; i++)
+		srv->heard[i] = now;
+	srv->nfencing = 0;
+	for (int i = 0; i < srv->cfg->nnodes; i++)
+		srv->nfencing += srv->store->node_state[i] == NODE_FENCING;
+	pthread_mutex_unlock(&srv->lease_mu);
+}
+
 void lib_lease_free(struct lib_server *srv)
 {
 	free(srv->heard);

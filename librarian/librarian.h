@@ -109,6 +109,10 @@ struct lib_config {
 	int heartbeat_interval; /* seconds, advised to nodes */
 	int lease_time; /* seconds a node's kernel keeps its shelves after a renewal */
 	int fence_grace; /* seconds on top of lease_time before a takeover */
+	/* PostgreSQL's leader row (docs/HA.md): this librarian's name in it, its times */
+	char *name;
+	int leader_ttl_ms; /* the row expires this long after its last renewal */
+	int leader_refresh_ms; /* the leader renews it (a standby polls it) this often */
 	bool new_books_zero; /* new_books = "zero": memory new to the catalogue reads as zeroes */
 	enum lfs_policy default_policy;
 	int max_connections; /* authenticated TCP connections */
@@ -145,6 +149,8 @@ struct lib_config {
 };
 
 int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e);
+/* The leader row's times fit the leases (checked for a PostgreSQL catalogue). */
+int lib_config_check_leader(const struct lib_config *cfg, struct lib_err *e);
 void lib_config_free(struct lib_config *cfg);
 int lib_config_find_node(const struct lib_config *cfg, const char *name);
 int lib_config_find_ig(const struct lib_config *cfg, int64_t ig);
@@ -205,6 +211,7 @@ struct lib_server {
 	bool batch_open; /* a group-commit transaction is open */
 	bool batch_failed; /* it was lost: its replies must not be sent */
 	struct lib_err batch_err; /* why */
+	struct lib_leader *leader; /* PostgreSQL: leader or standby (leader.c); NULL: SQLite */
 };
 
 int lib_batch_commit(struct lib_server *srv);
@@ -248,6 +255,24 @@ void lib_node_states_copy(struct lib_server *srv, char *to);
 int64_t lib_svc_peek(struct lib_server *srv);
 /* Milliseconds the node stays live (last heard + lease_time + fence_grace); <= 0: not live. */
 int64_t lib_node_live_ms(struct lib_server *srv, int node);
+
+/* leader.c: leader or standby on a PostgreSQL catalogue (docs/HA.md). */
+struct lib_leader;
+int lib_leader_open(struct lib_config *cfg, struct lib_store *s, struct lib_leader **out,
+		    struct lib_err *e);
+void lib_leader_free(struct lib_leader *l);
+bool lib_leader_leading(struct lib_leader *l); /* true for NULL (SQLite) */
+int64_t lib_leader_epoch(struct lib_leader *l); /* 0: a standby */
+void lib_leader_deposed(struct lib_server *srv);
+void lib_leader_tick(struct lib_server *srv);
+int lib_leader_wait_ms(struct lib_server *srv, int max);
+void lib_leader_stop(struct lib_server *srv);
+int lib_leader_refuse(struct lib_server *srv, struct lib_err *e);
+json_t *lib_leader_json(struct lib_server *srv);
+/* lease.c: a standby took the lead: node states reloaded, every node heard now. */
+void lib_lease_takeover(struct lib_server *srv);
+/* main.c: what a librarian does to a catalogue before it serves it (check, geometry). */
+int lib_serve_prepare(struct lib_store *s, const struct lib_config *cfg, struct lib_err *e);
 
 /* request.c: a printable excerpt of a client-supplied string, for messages and logs. */
 const char *lib_shown(const char *v, char *buf, size_t len);

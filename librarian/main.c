@@ -268,7 +268,7 @@ static int self_check(struct lib_store *store, const char *path)
 
 	lib_store_begin_read(store);
 	bad = lib_store_check(store, stderr, true);
-	lib_store_commit(store);
+	lib_store_end_read(store);
 	if (bad)
 		fprintf(stderr,
 			"librarian: %s: the catalogue failed its check at start (%d violations above); not serving it. Restore a backup, or repair it and run `librarian check`\n",
@@ -276,13 +276,37 @@ static int self_check(struct lib_store *store, const char *path)
 	return bad ? -EIO : 0;
 }
 
+/* Checked and matching the fabric: at start, and when a standby takes the lead. */
+int lib_serve_prepare(struct lib_store *store, const struct lib_config *cfg, struct lib_err *e)
+{
+	if (self_check(store, cfg->db_path) < 0)
+		return lib_fail(e, EIO, "%s: not served (its check failed)", cfg->db_path);
+	return lib_store_sync_geometry(store, e);
+}
+
+/*
+ * PostgreSQL: leader or standby (leader.c). A standby prepares the
+ * catalogue only when it takes the lead: until then it writes nothing.
+ */
+static int serve_leader(struct lib_config *cfg, struct lib_store *store, struct lib_leader **out)
+{
+	struct lib_err e = { 0 };
+
+	if (lib_config_check_leader(cfg, &e) < 0 || lib_leader_open(cfg, store, out, &e) < 0) {
+		fprintf(stderr, "librarian: %s\n", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* The catalogue, locked against a second librarian, checked, matching the fabric. */
-static struct lib_store *serve_store(struct lib_config *cfg)
+static struct lib_store *serve_store(struct lib_config *cfg, struct lib_leader **leader)
 {
 	struct lib_store *store = NULL;
 	struct lib_err e = { 0 };
-	/* PostgreSQL: not a file; the server's catalogue (docs/HA.md) */
-	int lockfd = lib_store_is_pg(cfg->db_path) ? 0 : lock_db(cfg->db_path);
+	/* PostgreSQL: not a file; the leader row says who serves (docs/HA.md) */
+	bool pg = lib_store_is_pg(cfg->db_path);
+	int lockfd = pg ? 0 : lock_db(cfg->db_path);
 
 	if (lockfd < 0) {
 		fprintf(stderr, "librarian: %s: %s\n", cfg->db_path,
@@ -297,16 +321,24 @@ static struct lib_store *serve_store(struct lib_config *cfg)
 	if (store->upgraded_from)
 		fprintf(stderr, "librarian: %s: catalogue upgraded from schema version %d to %d\n",
 			cfg->db_path, store->upgraded_from, LIB_SCHEMA_VERSION);
-	if (self_check(store, cfg->db_path) < 0) {
-		lib_store_close(store);
-		return NULL;
-	}
-	if (lib_store_sync_geometry(store, &e) < 0 || lib_store_checkpointer(store, true, &e) < 0) {
+	if (pg && serve_leader(cfg, store, leader) < 0)
+		goto fail;
+	if (lib_leader_leading(*leader) && lib_serve_prepare(store, cfg, &e) < 0) {
 		fprintf(stderr, "librarian: %s\n", e.msg);
-		lib_store_close(store);
-		return NULL;
+		goto fail;
+	}
+	if (lib_store_checkpointer(store, true, &e) < 0) {
+		fprintf(stderr, "librarian: %s\n", e.msg);
+		goto fail;
 	}
 	return store;
+fail:
+	if (*leader && lib_leader_epoch(*leader))
+		lib_store_leader_release(store, &e);
+	lib_leader_free(*leader);
+	*leader = NULL;
+	lib_store_close(store);
+	return NULL;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -314,6 +346,7 @@ static int cmd_serve(int argc, char **argv)
 	struct serve_opts o = { 0 };
 	struct lib_config *cfg;
 	struct lib_store *store;
+	struct lib_leader *leader = NULL;
 	sigset_t mask;
 	int rc = serve_options(argc, argv, &o);
 
@@ -328,11 +361,12 @@ static int cmd_serve(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	rc = 1;
-	store = serve_store(cfg);
+	store = serve_store(cfg, &leader);
 	if (store) {
-		rc = lib_serve(cfg, store, o.verbose);
+		rc = lib_serve(cfg, store, leader, o.verbose);
 		lib_store_checkpoint_final(store);
 	}
+	lib_leader_free(leader);
 	lib_store_close(store);
 	lib_config_free(cfg);
 	return rc;

@@ -257,12 +257,13 @@ static int serve_round(struct srv *s)
 	int n;
 
 	work_prune(s);
-	n = epoll_wait(s->ep, evs, 256, s->nwork ? 0 : 1000);
+	n = epoll_wait(s->ep, evs, 256, s->nwork ? 0 : lib_leader_wait_ms(&s->core, 1000));
 	if (n < 0 && errno != EINTR) {
 		lib_log("epoll_wait: %s", strerror(errno));
 		return -1;
 	}
 	lib_svc_now(&s->core); /* a tick: a stall shows here */
+	lib_leader_tick(&s->core); /* before any request: a deposed leader answers none */
 	start = now_us();
 	cpu = clock_us(CLOCK_THREAD_CPUTIME_ID);
 	/* connections first: a handshake under way proves its key before a burst of accepts */
@@ -373,11 +374,13 @@ static void serve_cleanup(struct srv *s)
 	lib_lease_free(&s->core);
 }
 
-int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
+int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader *leader,
+	      int verbose)
 {
-	struct srv s = {
-		.core = { .cfg = cfg, .store = store }, .ep = -1, .sigfd = -1, .reserve_fd = -1
-	};
+	struct srv s = { .core = { .cfg = cfg, .store = store, .leader = leader },
+			 .ep = -1,
+			 .sigfd = -1,
+			 .reserve_fd = -1 };
 	int64_t last_sweep = 0;
 	int ntls, r;
 
@@ -403,5 +406,6 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose)
 	r = r < 0; /* 1: epoll failed, 0: stopped by a signal */
 out:
 	serve_cleanup(&s);
+	lib_leader_stop(&s.core);
 	return r;
 }

@@ -100,7 +100,8 @@ static inline int lib_id_slot(const struct srv *s, const struct conn *c)
 }
 
 void lib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int lib_serve(struct lib_config *cfg, struct lib_store *store, int verbose);
+int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader *leader,
+	      int verbose);
 
 /* conn.c */
 struct conn *lib_conn_new(struct srv *s, int fd, bool is_unix);

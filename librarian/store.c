@@ -277,17 +277,46 @@ int lib_store_begin(struct lib_store *s)
 	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
-/* A read transaction: one snapshot of the last commit (WAL), blocking no writer. */
+/*
+ * A read transaction: one snapshot of the last commit (WAL), blocking no
+ * writer. With the leader row, the snapshot's first read is the check of
+ * the epoch, in the same round trip as the BEGIN (store_leader.c).
+ */
 int lib_store_begin_read(struct lib_store *s)
 {
+	char sql[160];
+
+	if (s->pg && s->leader) {
+		snprintf(sql, sizeof(sql),
+			 "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;"
+			 " SELECT lfs_leader_check(%lld, false)",
+			 (long long)s->epoch);
+		return control(s, sql);
+	}
 	if (s->pg)
 		return control(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
 	return sqlite3_exec(s->db, "BEGIN DEFERRED", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* The end of a read transaction (nothing to check: it wrote nothing). */
+void lib_store_end_read(struct lib_store *s)
+{
+	control(s, "COMMIT");
+}
+
+/*
+ * With the leader row, the check of the epoch and the COMMIT go in one round
+ * trip: a failed check aborts the transaction (the caller rolls it back).
+ */
 int lib_store_commit(struct lib_store *s)
 {
-	return control(s, "COMMIT");
+	char sql[96];
+
+	if (!s->pg || !s->leader)
+		return control(s, "COMMIT");
+	snprintf(sql, sizeof(sql), "SELECT lfs_leader_check(%lld, true); COMMIT",
+		 (long long)s->epoch);
+	return control(s, sql);
 }
 
 void lib_store_rollback(struct lib_store *s)

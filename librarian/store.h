@@ -63,6 +63,14 @@ struct lib_store {
 	uint8_t token_key[32]; /* random: tokens' MACs (ops_books.c) */
 	uint64_t changes;
 	uint64_t *ig_changed; /* per config IG */
+	/*
+	 * PostgreSQL with the leader row (store_leader.c): every commit (and,
+	 * on the lease thread's reader, every read transaction) checks that
+	 * epoch is still the row's and unexpired; 0 fails every check. SQLite:
+	 * leader is false, nothing is checked.
+	 */
+	bool leader;
+	int64_t epoch;
 };
 
 static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)
@@ -84,6 +92,22 @@ static inline int64_t lib_ig_last(uint32_t ig)
 typedef int lib_id_fn(void *arg, int64_t id);
 typedef int lib_count_fn(void *arg, int64_t key, int64_t n);
 
+/* store_leader.c: the leader row (PostgreSQL). */
+struct lib_leader_row {
+	int64_t epoch;
+	char holder[LFS_NODE_NAME_MAX + 1];
+	char addresses[256];
+	int64_t live_ms; /* until it expires (database clock), 0 if expired */
+};
+extern const char lib_pg_leader_sql[];
+/* 1 and s->epoch set if taken (expired, or restart and the row names us), 0 if not. */
+int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses,
+			  int ttl_ms, bool restart, struct lib_leader_row *row, struct lib_err *e);
+/* 1 if renewed, 0 if s->epoch is no longer the row's (deposed). */
+int lib_store_leader_renew(struct lib_store *s, int ttl_ms, struct lib_err *e);
+int lib_store_leader_read(struct lib_store *s, struct lib_leader_row *row, struct lib_err *e);
+int lib_store_leader_release(struct lib_store *s, struct lib_err *e);
+
 /* store.c: the connection, schema, statements and transactions. */
 int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		   struct lib_store **out, struct lib_err *e);
@@ -91,6 +115,7 @@ void lib_store_close(struct lib_store *s);
 int lib_store_open_reader(struct lib_store *main, struct lib_store **out, struct lib_err *e);
 int lib_store_begin(struct lib_store *s);
 int lib_store_begin_read(struct lib_store *s);
+void lib_store_end_read(struct lib_store *s);
 int lib_store_commit(struct lib_store *s);
 void lib_store_rollback(struct lib_store *s);
 bool lib_store_in_transaction(struct lib_store *s);
@@ -110,6 +135,7 @@ int lib_stmt_counts(struct lib_store *s, lib_st *st, lib_count_fn *fn, void *arg
 		    struct lib_err *e);
 
 /* store_pg.c: the PostgreSQL side of the statement calls. */
+#define LIB_PG_NOT_LEADER "LF001" /* SQLSTATE of a failed check of the leader row */
 bool lib_store_is_pg(const char *path); /* a libpq URI: postgresql:// or postgres:// */
 int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool reader,
 		struct lib_err *e);

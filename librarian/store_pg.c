@@ -26,6 +26,7 @@
 struct lib_pg {
 	PGconn *conn;
 	char *conninfo;
+	char sqlstate[6]; /* of the last failed lib_pg_exec() */
 	int changes; /* rows of the last INSERT, UPDATE or DELETE */
 	int nprepared; /* names of prepared statements: s0, s1, ... */
 };
@@ -110,16 +111,25 @@ static const char *pg_message(struct lib_pg *pg)
 	return buf;
 }
 
+/* A failed check of the leader row (store_leader.c) is EREMOTE: another librarian leads. */
 int lib_pg_fail(struct lib_store *s, struct lib_err *e)
 {
-	return lib_fail(e, EIO, "database error: %s", pg_message(s->pg));
+	const char *m = pg_message(s->pg), *p;
+
+	if (!strcmp(s->pg->sqlstate, LIB_PG_NOT_LEADER)) {
+		p = strstr(m, "not the leader");
+		return lib_fail(e, EREMOTE, "this librarian is %s", p ? p : m);
+	}
+	return lib_fail(e, EIO, "database error: %s", m);
 }
 
 int lib_pg_exec(struct lib_store *s, const char *sql)
 {
 	PGresult *r = PQexec(s->pg->conn, sql);
 	ExecStatusType st = PQresultStatus(r);
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 
+	snprintf(s->pg->sqlstate, sizeof(s->pg->sqlstate), "%s", state ? state : "");
 	PQclear(r);
 	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -EIO;
 }
@@ -159,13 +169,33 @@ static int pg_version(struct lib_store *s)
 	return pg_int(s, "SELECT value FROM meta WHERE key = 'schema_version'", -1);
 }
 
+/*
+ * The leader row in a catalogue made before it (the same schema version: a
+ * table and a function added, nothing changed). Concurrent librarians
+ * starting together: the creation is serialised by an advisory lock.
+ */
+static int pg_leader_table(struct lib_store *s, const char *where, struct lib_err *e)
+{
+	int r = lib_pg_exec(s, "BEGIN; SELECT pg_advisory_xact_lock(1279677267)");
+
+	if (r == 0)
+		r = lib_pg_exec(s, lib_pg_leader_sql);
+	if (r == 0)
+		r = lib_pg_exec(s, "COMMIT");
+	if (r < 0) {
+		lib_fail(e, EIO, "%s: cannot create the leader row: %s", where, pg_message(s->pg));
+		lib_pg_exec(s, "ROLLBACK");
+	}
+	return r;
+}
+
 static int pg_schema(struct lib_store *s, const char *where, bool create, struct lib_err *e)
 {
 	char *text;
 	int v = pg_version(s), r;
 
 	if (v == LIB_SCHEMA_VERSION)
-		return 0;
+		return create ? pg_leader_table(s, where, e) : 0;
 	if (v < 0)
 		return lib_fail(e, EIO, "%s: cannot read the catalogue's schema version: %s", where,
 				pg_message(s->pg));
@@ -182,6 +212,8 @@ static int pg_schema(struct lib_store *s, const char *where, bool create, struct
 	r = lib_pg_exec(s, "BEGIN");
 	if (r == 0)
 		r = lib_pg_exec(s, text);
+	if (r == 0)
+		r = lib_pg_exec(s, lib_pg_leader_sql);
 	if (r == 0)
 		r = lib_pg_exec(s, "COMMIT");
 	free(text);

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Leader or standby (docs/HA.md, "The leader row"): with a PostgreSQL
+ * catalogue, librarians on any number of hosts share it and one serves.
+ *
+ * The event loop keeps the row: the leader renews it every
+ * leader_refresh_ms (lib_leader_tick, before each round's events), so a
+ * leader whose loop stops (SIGSTOP, a hang, a partition from the database)
+ * stops renewing and a standby takes over leader_ttl_ms after the last
+ * renewal, on the database's clock, with the next epoch. A leader that finds
+ * its epoch gone (a renewal that matches no row, a commit whose check fails)
+ * becomes a standby at once: from then on it refuses every request but auth
+ * and ping with EREMOTE, naming the leader, and its lease thread refuses
+ * every heartbeat (dispatch.c). Independently of this loop, the database
+ * refuses its commits and the lease thread's reads (store_leader.c).
+ *
+ * A standby polls the row as often; when it takes the lead it prepares the
+ * catalogue as a librarian does at start (check, fabric geometry), reloads
+ * the node states and counts every node as heard now (lease.c), so no
+ * takeover of a node's shelf comes before lease_time + fence_grace after it
+ * became the leader, whatever the old leader granted.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server.h"
+#include "store.h"
+
+struct lib_leader {
+	struct lib_server *srv;
+	const char *name;
+	char addresses[256]; /* this librarian's TCP addresses, comma separated */
+	int64_t epoch; /* ours while leading, 0 as a standby (atomic) */
+	int64_t next_ms; /* monotonic ms of the next renewal or poll */
+	pthread_mutex_t mu; /* row */
+	struct lib_leader_row row; /* the row as last seen: who leads */
+	char hostname[LFS_NODE_NAME_MAX + 1];
+};
+
+static void leader_addresses(struct lib_leader *l, const struct lib_config *cfg)
+{
+	size_t o = 0;
+
+	for (int i = 0; i < cfg->nlisten && o < sizeof(l->addresses); i++)
+		if (strncmp(cfg->listen[i], "unix:", 5))
+			o += snprintf(l->addresses + o, sizeof(l->addresses) - o, "%s%s",
+				      o ? "," : "", cfg->listen[i]);
+}
+
+static void leader_seen(struct lib_leader *l, const struct lib_leader_row *row)
+{
+	pthread_mutex_lock(&l->mu);
+	l->row = *row;
+	pthread_mutex_unlock(&l->mu);
+}
+
+/* At start: the lead if the row expired (or names this librarian), else a standby. */
+int lib_leader_open(struct lib_config *cfg, struct lib_store *s, struct lib_leader **out,
+		    struct lib_err *e)
+{
+	struct lib_leader *l = calloc(1, sizeof(*l));
+	struct lib_leader_row row = { 0 };
+	int r;
+
+	if (!l)
+		return lib_fail(e, ENOMEM, "out of memory");
+	pthread_mutex_init(&l->mu, NULL);
+	if (gethostname(l->hostname, sizeof(l->hostname) - 1) < 0)
+		snprintf(l->hostname, sizeof(l->hostname), "librarian");
+	l->name = cfg->name ? cfg->name : l->hostname;
+	leader_addresses(l, cfg);
+	s->leader = true;
+	r = lib_store_leader_take(s, l->name, l->addresses, cfg->leader_ttl_ms, true, &row, e);
+	if (r == 0)
+		r = lib_store_leader_read(s, &row, e);
+	if (r < 0) {
+		lib_leader_free(l);
+		return r;
+	}
+	leader_seen(l, &row);
+	l->epoch = s->epoch;
+	l->next_ms = lib_mono_ms() + cfg->leader_refresh_ms;
+	if (l->epoch)
+		lib_log("'%s' is the leader (epoch %lld)", l->name, (long long)l->epoch);
+	else
+		lib_log("'%s' is a standby: the leader is '%s' (epoch %lld, at %s); taking over when its row expires (in %lld ms at most)",
+			l->name, row.holder, (long long)row.epoch, row.addresses,
+			(long long)row.live_ms);
+	*out = l;
+	return 0;
+}
+
+void lib_leader_free(struct lib_leader *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+bool lib_leader_leading(struct lib_leader *l)
+{
+	return !l || __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) != 0;
+}
+
+int64_t lib_leader_epoch(struct lib_leader *l)
+{
+	return l ? __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) : 0;
+}
+
+/* The epoch is gone: a standby from now on. */
+void lib_leader_deposed(struct lib_server *srv)
+{
+	struct lib_leader *l = srv->leader;
+	struct lib_leader_row row = { 0 };
+	struct lib_err e = { 0 };
+
+	if (!l || !l->epoch)
+		return;
+	__atomic_store_n(&l->epoch, 0, __ATOMIC_RELEASE);
+	srv->store->epoch = 0;
+	lib_store_leader_read(srv->store, &row, &e);
+	leader_seen(l, &row);
+	l->next_ms = lib_mono_ms() + srv->cfg->leader_refresh_ms;
+	lib_log("'%s' is no longer the leader: the row holds epoch %lld of '%s'; a standby from now on",
+		l->name, (long long)row.epoch, row.holder);
+}
+
+/* The standby took the lead: the catalogue prepared, every node heard now. */
+static void leader_become(struct lib_server *srv, const struct lib_leader_row *row)
+{
+	struct lib_leader *l = srv->leader;
+	struct lib_store *s = srv->store;
+	struct lib_err e = { 0 };
+
+	if (lib_serve_prepare(s, srv->cfg, &e) < 0) {
+		lib_log("'%s' took the lead (epoch %lld) but cannot serve the catalogue: %s; giving it up",
+			l->name, (long long)row->epoch, e.msg);
+		lib_store_leader_release(s, &e);
+		s->epoch = 0;
+		return;
+	}
+	lib_lease_takeover(srv);
+	s->instance = lib_random(s) | 1; /* free.unknown tokens of an earlier lead are void */
+	leader_seen(l, row);
+	__atomic_store_n(&l->epoch, row->epoch, __ATOMIC_RELEASE);
+	lib_log("'%s' is the leader (epoch %lld): took over; every node counts as heard now",
+		l->name, (long long)row->epoch);
+}
+
+/* Before each round: renew the row (leader) or poll it (standby) when due. */
+void lib_leader_tick(struct lib_server *srv)
+{
+	struct lib_leader *l = srv->leader;
+	struct lib_leader_row row = { 0 };
+	struct lib_err e = { 0 };
+	int64_t now = lib_mono_ms();
+	int r;
+
+	if (!l || now < l->next_ms)
+		return;
+	l->next_ms = now + srv->cfg->leader_refresh_ms;
+	if (l->epoch) {
+		r = lib_store_leader_renew(srv->store, srv->cfg->leader_ttl_ms, &e);
+		if (r == 0)
+			lib_leader_deposed(srv);
+		else if (r < 0)
+			lib_log("cannot renew the leader row: %s", e.msg);
+		return;
+	}
+	r = lib_store_leader_take(srv->store, l->name, l->addresses, srv->cfg->leader_ttl_ms, false,
+				  &row, &e);
+	if (r == 1)
+		leader_become(srv, &row);
+	else if (r == 0 && lib_store_leader_read(srv->store, &row, &e) == 1)
+		leader_seen(l, &row);
+	else if (r < 0)
+		lib_log("cannot read the leader row: %s", e.msg);
+}
+
+/* How long the loop may wait for events before the next tick is due. */
+int lib_leader_wait_ms(struct lib_server *srv, int max)
+{
+	int64_t left;
+
+	if (!srv->leader)
+		return max;
+	left = srv->leader->next_ms - lib_mono_ms();
+	return left < 0 ? 0 : left < max ? (int)left : max;
+}
+
+/* A clean stop of the leader: the row expires now, a standby need not wait. */
+void lib_leader_stop(struct lib_server *srv)
+{
+	struct lib_leader *l = srv->leader;
+	struct lib_err e = { 0 };
+
+	if (!l || !l->epoch)
+		return;
+	if (lib_store_leader_release(srv->store, &e) < 0)
+		lib_log("cannot release the leader row: %s", e.msg);
+	else
+		lib_log("'%s' gave up the lead (epoch %lld)", l->name, (long long)l->epoch);
+}
+
+/* A standby's refusal: EREMOTE naming the leader (the reply's error.leader too). */
+int lib_leader_refuse(struct lib_server *srv, struct lib_err *e)
+{
+	struct lib_leader *l = srv->leader;
+	struct lib_leader_row row;
+
+	pthread_mutex_lock(&l->mu);
+	row = l->row;
+	pthread_mutex_unlock(&l->mu);
+	if (!row.live_ms || !row.epoch)
+		return lib_fail(
+			e, EREMOTE,
+			"librarian '%s' is a standby and no librarian leads now (epoch %lld of '%s' expired): try again within %d ms",
+			l->name, (long long)row.epoch, row.holder,
+			srv->cfg->leader_ttl_ms + srv->cfg->leader_refresh_ms);
+	return lib_fail(e, EREMOTE,
+			"librarian '%s' is a standby: the leader is '%s' (epoch %lld) at %s", l->name,
+			row.holder, (long long)row.epoch, row.addresses[0] ? row.addresses : "(no TCP address)");
+}
+
+/* error.leader of an EREMOTE reply: {"name", "epoch", "addresses": [...]}, or null. */
+json_t *lib_leader_json(struct lib_server *srv)
+{
+	struct lib_leader *l = srv->leader;
+	struct lib_leader_row row;
+	json_t *a, *o;
+	char *save = NULL, *t;
+
+	if (!l)
+		return json_null();
+	pthread_mutex_lock(&l->mu);
+	row = l->row;
+	pthread_mutex_unlock(&l->mu);
+	if (!row.epoch)
+		return json_null();
+	a = json_array();
+	for (t = strtok_r(row.addresses, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		json_array_append_new(a, json_string(t));
+	o = json_pack("{s:s,s:I,s:o,s:b}", "name", row.holder, "epoch", (json_int_t)row.epoch,
+		      "addresses", a, "live", row.live_ms > 0);
+	return o ? o : json_null();
+}
