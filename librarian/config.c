@@ -373,9 +373,8 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 					     "leader_refresh_ms",
 					     NULL };
 	const config_setting_t *s;
-	int r;
-
 	const char *name = NULL;
+	int r;
 
 	if ((r = lib_cfg_known(p, g, known)) < 0 ||
 	    (r = get_path(p, g, "database", &p->cfg->db_path)) < 0 ||

@@ -330,7 +330,8 @@ static json_t *finish(struct req *rq, json_t *req, int r)
 	if (r < 0) {
 		int err = rq->err.err ? rq->err.err : -r;
 
-		reply = reply_error_srv(rq->srv, id, err, rq->err.msg[0] ? rq->err.msg : strerror(err));
+		reply = reply_error_srv(rq->srv, id, err,
+					rq->err.msg[0] ? rq->err.msg : strerror(err));
 		json_decref(rq->result);
 	} else {
 		reply = json_pack("{s:i,s:O,s:b,s:o}", "v", LFS_PROTOCOL_VERSION, "id",

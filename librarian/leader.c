@@ -222,8 +222,9 @@ int lib_leader_refuse(struct lib_server *srv, struct lib_err *e)
 			l->name, (long long)row.epoch, row.holder,
 			srv->cfg->leader_ttl_ms + srv->cfg->leader_refresh_ms);
 	return lib_fail(e, EREMOTE,
-			"librarian '%s' is a standby: the leader is '%s' (epoch %lld) at %s", l->name,
-			row.holder, (long long)row.epoch, row.addresses[0] ? row.addresses : "(no TCP address)");
+			"librarian '%s' is a standby: the leader is '%s' (epoch %lld) at %s",
+			l->name, row.holder, (long long)row.epoch,
+			row.addresses[0] ? row.addresses : "(no TCP address)");
 }
 
 /* error.leader of an EREMOTE reply: {"name", "epoch", "addresses": [...]}, or null. */

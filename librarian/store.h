@@ -101,8 +101,8 @@ struct lib_leader_row {
 };
 extern const char lib_pg_leader_sql[];
 /* 1 and s->epoch set if taken (expired, or restart and the row names us), 0 if not. */
-int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses,
-			  int ttl_ms, bool restart, struct lib_leader_row *row, struct lib_err *e);
+int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses, int ttl_ms,
+			  bool restart, struct lib_leader_row *row, struct lib_err *e);
 /* 1 if renewed, 0 if s->epoch is no longer the row's (deposed). */
 int lib_store_leader_renew(struct lib_store *s, int ttl_ms, struct lib_err *e);
 int lib_store_leader_read(struct lib_store *s, struct lib_leader_row *row, struct lib_err *e);

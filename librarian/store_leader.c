@@ -59,12 +59,12 @@ static int leader_row(struct lib_store *s, lib_st *st, struct lib_leader_row *ro
 	return 1;
 }
 
-#define LEADER_COLS                                                          \
-	" epoch, holder, addresses, greatest(0, floor(extract(epoch FROM"    \
+#define LEADER_COLS                                                       \
+	" epoch, holder, addresses, greatest(0, floor(extract(epoch FROM" \
 	" expiry - clock_timestamp()) * 1000))::bigint"
 
-int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses,
-			  int ttl_ms, bool restart, struct lib_leader_row *row, struct lib_err *e)
+int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses, int ttl_ms,
+			  bool restart, struct lib_leader_row *row, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(
 		s, "UPDATE leader SET epoch = epoch + 1, holder = ?1, addresses = ?2,"
@@ -109,7 +109,8 @@ int lib_store_leader_read(struct lib_store *s, struct lib_leader_row *row, struc
 /* A clean stop: a standby (or a restart) takes over at once. */
 int lib_store_leader_release(struct lib_store *s, struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "UPDATE leader SET expiry = '-infinity' WHERE one = 1 AND epoch = ?1");
+	lib_st *st =
+		lib_stmt(s, "UPDATE leader SET expiry = '-infinity' WHERE one = 1 AND epoch = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);

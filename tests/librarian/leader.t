@@ -59,7 +59,7 @@ ms() { date +%s%3N; }
 
 # the limits of the row's times are checked against the leases
 sed "s/leader_ttl_ms = $TTL;/leader_ttl_ms = 3000;/" "$T/libA.conf" >"$T/bad.conf"
-out=$("$LIB" -c "$T/bad.conf" 2>&1)
+out=$(timeout 20 "$LIB" -c "$T/bad.conf" 2>&1)
 t_is "$?" 1 "leader_ttl_ms 3000 + leader_refresh_ms + heartbeat_interval over lease_time 4 s: refused"
 t_like "$out" "must be shorter than lease_time" "  saying why"
 
