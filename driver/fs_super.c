@@ -96,7 +96,7 @@ static int lfs_parse_mode(struct fs_context *fc, struct fs_parameter *param,
 	if (kstrtouint(param->string, 8, &m))
 		return invalfc(fc, "mode '%s' is not an octal number", param->string);
 	if (m > LFS_MODE_MAX)
-		return invalfc(fc, "mode '%s' is over %04o", param->string, LFS_MODE_MAX);
+		return invalfc(fc, "mode '%s' is over 0%o", param->string, LFS_MODE_MAX);
 	*mode = m;
 	return 0;
 }

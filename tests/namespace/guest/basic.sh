@@ -27,7 +27,7 @@ t_is "$(stat -c '%A %u %g' $L $L/a | tr '\n' ' ')" "drwxr-x--- 1000 1000 -rw-r--
 printf 'the bytes of user 1000' >/tmp/mine
 t_run "user 1000 creates u and writes it" as 1000 1000 dd if=/tmp/mine of=$L/u status=none
 t_is "$(as 1000 1000 cat $L/u)" "the bytes of user 1000" "  and reads the same bytes back"
-t_is "$(as 1001 1000 fsops open $L/u r close) $(as 1001 1000 fsops open $L/u w)" "ok ok error EACCES" \
+t_is "$(fs as 1001 1000 fsops open $L/u r close) $(as 1001 1000 fsops open $L/u w)" "ok ok error EACCES" \
 	"group 1000 reads u, may not write it"
 t_is "$(as 1001 1001 fsops open $L/u r)" "error EACCES" "user 1001 of group 1001 cannot open u"
 t_like "$(fs as 1000 1000 chmod 666 $L/u) $(fs as 1000 1000 chown 1001 $L/u)" \
