@@ -12,9 +12,15 @@
 
 #include "lfs.h"
 
-/* The mount options (one instance per node); under lock. */
+/*
+ * The mount options (one instance per node); under lock, which also orders
+ * the inodes' owner and mode (lfs_inode_set_perm()).
+ */
 struct lfs_fs_info {
 	spinlock_t lock;
+	kuid_t uid; /* owner of the directory and every file */
+	kgid_t gid;
+	umode_t mode; /* the directory's; files' without x, w if writable */
 	unsigned long attr_timeout; /* jiffies */
 	unsigned long upcall_timeout; /* jiffies, at least one second */
 	char policy[LFS_POLICY_NAME_MAX + 1]; /* "": the librarian's default */
@@ -168,6 +174,7 @@ void lfs_fs_srcu_unlock(int idx);
 struct inode *lfs_iget(struct super_block *sb, const struct lfs_up_attrs *at);
 void lfs_inode_update(struct inode *inode, const struct lfs_up_attrs *at);
 void lfs_inode_set_books(struct inode *inode, u32 nr_books, u64 book_size);
+void lfs_inode_set_perm(struct inode *inode, const struct lfs_fs_info *fsi);
 bool lfs_attrs_fresh(struct inode *inode);
 int lfs_inode_refresh(struct dentry *dentry);
 void lfs_dentry_name(struct dentry *dentry, char *buf);

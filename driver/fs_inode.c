@@ -105,6 +105,37 @@ void lfs_inode_set_books(struct inode *inode, u32 nr_books, u64 book_size)
 }
 
 /*
+ * Owner and mode come from the mount (uid=, gid=, mode=; man/lfs.5): the
+ * directory has the mode, a file the mode without its execute bits, and
+ * without its write bits where this node may only read the shelf. Under
+ * the mount's lock, so that a remount's walk over the inodes and an update
+ * of one leave the new options. An inode not yet set up is a file.
+ */
+void lfs_inode_set_perm(struct inode *inode, const struct lfs_fs_info *fsi)
+{
+	umode_t perm = fsi->mode;
+	umode_t type = S_ISDIR(inode->i_mode) ? S_IFDIR : S_IFREG;
+
+	if (type == S_IFREG) {
+		perm &= 0666;
+		if (!READ_ONCE(LFS_I(inode)->writable))
+			perm &= 0444;
+	}
+	inode->i_uid = fsi->uid;
+	inode->i_gid = fsi->gid;
+	WRITE_ONCE(inode->i_mode, type | perm);
+}
+
+static void lfs_inode_perm(struct inode *inode)
+{
+	struct lfs_fs_info *fsi = lfs_fs(inode->i_sb);
+
+	spin_lock(&fsi->lock);
+	lfs_inode_set_perm(inode, fsi);
+	spin_unlock(&fsi->lock);
+}
+
+/*
  * The server's attributes. The size is taken only while the file is not
  * open here: then this node's map and writes decide it. Under act_lock (or
  * on a new inode).
@@ -113,8 +144,8 @@ void lfs_inode_update(struct inode *inode, const struct lfs_up_attrs *at)
 {
 	struct lfs_inode *li = LFS_I(inode);
 
-	li->writable = at->writable;
-	inode->i_mode = S_IFREG | (at->writable ? 0644 : 0444);
+	WRITE_ONCE(li->writable, at->writable);
+	lfs_inode_perm(inode);
 	lfs_inode_set_times(inode, ns_to_timespec64(at->mtime),
 			    ns_to_timespec64(at->ctime));
 	if (!li->nr_open) {
@@ -225,8 +256,9 @@ static int lfs_getattr(lfs_idmap_t *idmap, const struct path *path,
 }
 
 /*
- * Mode and owner are the librarian's (EPERM); times may be set, and hold
- * until the attributes are asked for again; the size is a resize.
+ * Mode and owner are the mount's and the librarian's (EPERM); times may be
+ * set, and hold until the attributes are asked for again; the size is a
+ * resize.
  */
 int lfs_setattr(lfs_idmap_t *idmap, struct dentry *dentry, struct iattr *attr)
 {
@@ -262,7 +294,8 @@ struct inode *lfs_root_inode(struct super_block *sb)
 	if (!inode)
 		return NULL;
 	inode->i_ino = LFS_ROOT_INO;
-	inode->i_mode = S_IFDIR | 0755;
+	inode->i_mode = S_IFDIR;
+	lfs_inode_perm(inode);
 	inode->i_op = &lfs_dir_iops;
 	inode->i_fop = &lfs_dir_fops;
 	set_nlink(inode, 2);

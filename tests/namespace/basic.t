@@ -1,6 +1,7 @@
 #!/bin/bash
 # LFS-TEST: vm
-# The Library File System with the test upcall server: HPE's shell session
+# The Library File System with the test upcall server: who may look (the
+# uid=, gid=, mode= mount options, root alone by default), HPE's shell session
 # (touch, setfattr, truncate, getfattr), cp/dd data, exact sizes, the errnos
 # of the namespace, rename flags, rm while open, MAP_SYNC and PMD faults, a
 # private copy-on-write mapping, growth by writes, SIGBUS past the end,

@@ -193,8 +193,8 @@ t_like "$r" 'session was closed' "  node2's agent found its old sessions closed 
 	t_diag "node2's agent: $(n2 'tail -n 20 /tmp/agent.log')"
 t_diag "$r"
 # the modes show what the librarian now allows (node2 opened acl since the restart)
-t_is "$(n2 'stat -c %a /tmp/lfs/acl') $(n1 'stat -c %a /tmp/lfs/acl')" "444 644" \
-	"ls -l: acl is 0444 on node2 (share ro) and 0644 on node1 (its owner)"
+t_is "$(n2 'stat -c %a /tmp/lfs/acl') $(n1 'stat -c %a /tmp/lfs/acl')" "400 600" \
+	"ls -l: acl is 0400 on node2 (share ro) and 0600 on node1 (its owner)"
 out=$(n1 'touch /tmp/lfs/q && truncate -s 64M /tmp/lfs/q 2>&1 | sed "s/.*: //"; stat -c %s /tmp/lfs/q')
 t_is "$out" $'Disk quota exceeded\n0' "node1: truncate of q to 4 books over a 3-book quota is EDQUOT; q stays empty"
 t_is "$(em_admin shelf.get '{"name":"q","limit":0}' | jq .books)" 0 "  the librarian's q has no books"

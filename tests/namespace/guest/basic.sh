@@ -8,12 +8,49 @@
 t_run "lfs.ko, IG 0 and 1 of 2 MiB books" ns_setup
 t_run "the test upcall server registers" up_start --map-batch 2 --list-batch 3
 t_run "mount -t lfs lfs $L" ns_mount
-t_like "$(grep " $L " /proc/mounts)" "lfs $L lfs rw.*attr_timeout=1,upcall_timeout=30" \
+t_like "$(grep " $L " /proc/mounts)" "lfs $L lfs rw.*,mode=0700,uid=0,gid=0,attr_timeout=1,upcall_timeout=30" \
 	"/proc/mounts shows the options"
 
-# --- HPE's shell session -------------------------------------------------
+# --- who may look: uid=, gid=, mode= (root only by default) -----------------
+as() { local u=$1 g=$2; shift 2; setpriv --reuid="$u" --regid="$g" --clear-groups "$@"; }
+# kmsg_since MARK: the kernel's messages after line MARK of dmesg
+kmsg_since() { dmesg | tail -n +$(($1 + 1)); }
 t_run "touch $L/a" touch $L/a
-t_is "$(stat -c '%s %A %U' $L/a)" "0 -rw-r--r-- root" "a: 0 bytes, mode 0644, owner root"
+t_is "$(stat -c '%s %A %U' $L/a)" "0 -rw------- root" "a: 0 bytes, mode 0600, owner root"
+t_is "$(stat -c '%A %U %G' $L)" "drwx------ root root" "the directory: mode 0700, root's"
+t_is "$(as 1000 1000 fsops open $L/a r)" "error EACCES" "user 1000 cannot open a for reading: EACCES"
+t_like "$(fs as 1000 1000 ls $L)" "Permission denied" "  nor list the directory"
+t_run "remount with uid=1000,gid=1000,mode=0750" mount -o remount,uid=1000,gid=1000,mode=0750 $L
+t_like "$(grep " $L " /proc/mounts)" ",mode=0750,uid=1000,gid=1000,attr_timeout=1," "  /proc/mounts shows them"
+t_is "$(stat -c '%A %u %g' $L $L/a | tr '\n' ' ')" "drwxr-x--- 1000 1000 -rw-r----- 1000 1000 " \
+	"  the directory 0750, a (cached before) 0640, both 1000's"
+printf 'the bytes of user 1000' >/tmp/mine
+t_run "user 1000 creates u and writes it" as 1000 1000 dd if=/tmp/mine of=$L/u status=none
+t_is "$(as 1000 1000 cat $L/u)" "the bytes of user 1000" "  and reads the same bytes back"
+t_is "$(fs as 1001 1000 fsops open $L/u r close) $(as 1001 1000 fsops open $L/u w)" "ok ok error EACCES" \
+	"group 1000 reads u, may not write it"
+t_is "$(as 1001 1001 fsops open $L/u r)" "error EACCES" "user 1001 of group 1001 cannot open u"
+t_like "$(fs as 1000 1000 chmod 666 $L/u) $(fs as 1000 1000 chown 1001 $L/u)" \
+	"Operation not permitted.*Operation not permitted" "chmod, chown by the owner: EPERM"
+m=$(dmesg | wc -l)
+mkdir -p /tmp/lfs2
+t_run "a second mount of the instance (no options)" mount -t lfs lfs /tmp/lfs2
+t_like "$(grep " /tmp/lfs2 " /proc/mounts)" ",mode=0750,uid=1000,gid=1000," "  shows the instance's owner and mode"
+t_like "$(kmsg_since $m)" "lfs: already mounted: uid=, gid= and mode= are the instance's" "  and the kernel says so"
+t_run "  umount it" umount /tmp/lfs2
+for bad in uid=-5 uid=abc gid=4294967295 mode=8888 mode=77777; do
+	m=$(dmesg | wc -l)
+	t_fails "mount -o $bad is refused" mount -t lfs -o $bad lfs /tmp/lfs2
+	t_like "$(kmsg_since $m)" "lfs: ${bad%=*} '${bad#*=}' " "  the kernel names the value '${bad#*=}'"
+done
+t_fails "remount with uid=1,mode=8888 is refused" mount -o remount,uid=1,mode=8888 $L
+t_like "$(grep " $L " /proc/mounts)" ",mode=0750,uid=1000,gid=1000," "  and changes nothing"
+t_is "$(grep -c " /tmp/lfs2 " /proc/mounts)" 0 "nothing is mounted on /tmp/lfs2"
+t_run "user 1000 removes u" as 1000 1000 rm $L/u
+t_run "remount with uid=0,gid=0,mode=0700" mount -o remount,uid=0,gid=0,mode=0700 $L
+t_is "$(stat -c '%A %U' $L $L/a | tr '\n' ' ')" "drwx------ root -rw------- root " "  root's alone again"
+
+# --- HPE's shell session -------------------------------------------------
 t_run "setfattr user.LFS.AllocationPolicy LocalNode" \
 	setfattr -n user.LFS.AllocationPolicy -v LocalNode $L/a
 t_like "$(fs setfattr -n user.LFS.AllocationPolicy -v NoSuchPolicy $L/a)" "Invalid argument" \

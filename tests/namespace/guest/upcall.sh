@@ -154,7 +154,7 @@ t_like "$(fs stat $L/nope)" "Input/output error" "an errno past LFS_UP_ERRNO_MAX
 t_like "$(log_new)" "refused \(error -22\): errno 600 is not 1 to 511" "  (EINVAL)"
 up_fault
 t_run "touch ro (read-only on this node)" touch $L/ro
-t_is "$(stat -c %A $L/ro)" "-r--r--r--" "  mode 0444"
+t_is "$(stat -c %A $L/ro)" "-r--------" "  mode 0400 (the mount's 0700 without w and x)"
 t_is "$(fs fsops open $L/ro w)" "error EACCES" "  opening it for writing: EACCES, even for root"
 t_is "$(fs fsops open $L/ro r close)" "ok ok" "  reading is fine"
 
