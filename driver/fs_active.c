@@ -13,6 +13,7 @@
 #include <linux/pagemap.h>
 #include <linux/sched/signal.h>
 #include <linux/srcu.h>
+#include <linux/timekeeping.h>
 
 #include "fs.h"
 
@@ -368,12 +369,15 @@ void lfs_file_revoke(struct lfs_inode *li, const char *why)
  * Revoke the files of @victims, each flagged and held by lfs_fs_fence():
  * every mapping is gone before anything is waited for.
  */
-static void lfs_files_revoke(struct list_head *victims, const char *why)
+static void lfs_files_revoke(struct list_head *victims, const char *why,
+			     u64 *unmapped)
 {
 	struct lfs_inode *li, *next;
 
 	list_for_each_entry(li, victims, fencing)
 		unmap_mapping_range(li->vfs.i_mapping, 0, 0, 1);
+	if (unmapped)
+		*unmapped = ktime_get_boottime_ns();
 	if (list_empty(victims))
 		return;
 	synchronize_srcu(&lfs_fs_srcu);
@@ -401,9 +405,11 @@ static bool lfs_fs_victim(struct lfs_inode *li, const char *name, const uuid_t *
  * Fence the active file of @uuid, or the files named @name
  * (LFS_CMD_SHELF_FENCE), or every leased one whose lease ran out if both
  * are NULL. Every flag is set in one pass under lfs_fs_active_lock, then
- * the files are revoked. Returns how many were fenced now.
+ * the files are revoked; *@unmapped (if not NULL) is when every mapping
+ * was gone, before any wait. Returns how many were fenced now.
  */
-unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why)
+unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why,
+			  u64 *unmapped)
 {
 	LIST_HEAD(victims);
 	struct lfs_inode *li;
@@ -418,6 +424,6 @@ unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why)
 		n++;
 	}
 	spin_unlock(&lfs_fs_active_lock);
-	lfs_files_revoke(&victims, why);
+	lfs_files_revoke(&victims, why, unmapped);
 	return n;
 }

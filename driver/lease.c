@@ -41,6 +41,15 @@ static u32 lfs_lease_ms; /* 0: no lease enforced */
 static u32 lfs_lease_action = LFS_FENCE_RESET;
 static struct hrtimer lfs_lease_timer;
 static struct work_struct lfs_fence_work;
+/*
+ * The fence latency: the deadline of the lapse the fence work has still to
+ * measure (0: none), and the figures of the lapses measured so far.
+ */
+static u64 lfs_fence_deadline;
+static u64 lfs_fence_queued; /* the last deadline queued to be measured */
+static u64 lfs_fence_fired; /* when it was queued (the timer fired) */
+static DEFINE_SPINLOCK(lfs_fence_stats_lock);
+static struct lfs_fence_stats lfs_fence_stats;
 
 /* Opens of covered shelves: what a reset must protect. */
 atomic_t lfs_leased_open = ATOMIC_INIT(0);
@@ -116,23 +125,84 @@ void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
 			  shelf->name, why);
 }
 
+/* ns from @deadline to @t, 0 if before */
+static u64 lfs_since(u64 deadline, u64 t)
+{
+	return t > deadline ? t - deadline : 0;
+}
+
+/*
+ * Record one lapse: @refused and @done are CLOCK_BOOTTIME ns when every
+ * covered object refused writes and stores, and when the fence ended; the
+ * log line also says when the timer fired and the work started.
+ */
+static void lfs_fence_note(u64 deadline, u64 started, u64 refused, u64 done)
+{
+	struct lfs_fence_stats *st = &lfs_fence_stats;
+	u64 lat = lfs_since(deadline, refused), end = lfs_since(deadline, done);
+	unsigned int b = 0;
+
+	while (b < LFS_FENCE_HIST - 1 && lat >= (NSEC_PER_MSEC << b))
+		b++;
+	spin_lock(&lfs_fence_stats_lock);
+	st->count++;
+	st->last_ns = lat;
+	st->max_ns = max(st->max_ns, lat);
+	st->done_last_ns = end;
+	st->done_max_ns = max(st->done_max_ns, end);
+	st->hist[b]++;
+	spin_unlock(&lfs_fence_stats_lock);
+	pr_info("fence of the lease of deadline %llu: timer after %llu us, work after %llu us, every covered object refused after %llu us, the fence ended after %llu us\n",
+		deadline,
+		div_u64(lfs_since(deadline, READ_ONCE(lfs_fence_fired)),
+			NSEC_PER_USEC),
+		div_u64(lfs_since(deadline, started), NSEC_PER_USEC),
+		div_u64(lat, NSEC_PER_USEC), div_u64(end, NSEC_PER_USEC));
+}
+
+void lfs_fence_stats_get(struct lfs_fence_stats *out)
+{
+	spin_lock(&lfs_fence_stats_lock);
+	*out = lfs_fence_stats;
+	spin_unlock(&lfs_fence_stats_lock);
+}
+
 /*
  * Every object the lapsed lease covered refuses already (lfs_lease_over()).
  * The files of the filesystem are revoked first, outside lfs_lock: their
- * mappings go before anything is waited for. Then the shelves, each of
- * which waits for its I/O in flight.
+ * mappings go before anything is waited for; from then on every covered
+ * object refuses writes and stores (the fence latency). Then the shelves,
+ * each of which waits for its I/O in flight.
  */
 static void lfs_fence_leased(struct work_struct *work)
 {
+	u64 started = ktime_get_boottime_ns(), refused;
+	u64 deadline = xchg(&lfs_fence_deadline, 0);
 	struct lfs_shelf *shelf;
 
-	lfs_fs_fence(NULL, NULL, "the node's lease expired");
+	lfs_fs_fence(NULL, NULL, "the node's lease expired", &refused);
 	mutex_lock(&lfs_lock);
 	list_for_each_entry(shelf, &lfs_shelves, node)
 		if (shelf->leased && lfs_shelf_live(shelf) &&
 		    lfs_lease_over(shelf->lease_epoch))
 			lfs_shelf_fence(shelf, "the node's lease expired");
 	mutex_unlock(&lfs_lock);
+	if (deadline)
+		lfs_fence_note(deadline, started, refused,
+			       ktime_get_boottime_ns());
+}
+
+/* Queue the fence work for the lapse of @deadline, measured once. */
+static void lfs_fence_queue(u64 deadline)
+{
+	u64 prev = READ_ONCE(lfs_fence_queued);
+
+	if (prev != deadline &&
+	    cmpxchg(&lfs_fence_queued, prev, deadline) == prev) {
+		WRITE_ONCE(lfs_fence_fired, ktime_get_boottime_ns());
+		WRITE_ONCE(lfs_fence_deadline, deadline);
+	}
+	queue_work(system_highpri_wq, &lfs_fence_work);
 }
 
 static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)
@@ -151,7 +221,7 @@ static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)
 		pr_emerg("the node's lease expired with a leased shelf open: restarting (fence_action reset)\n");
 		emergency_restart();
 	}
-	queue_work(system_highpri_wq, &lfs_fence_work);
+	lfs_fence_queue(deadline);
 	return HRTIMER_NORESTART;
 }
 
@@ -163,6 +233,8 @@ static enum hrtimer_restart lfs_lease_fire(struct hrtimer *timer)
  */
 static void lfs_lease_extend(u64 deadline)
 {
+	u64 old = lfs_lease_deadline;
+
 	lockdep_assert_held(&lfs_lease_lock);
 	if (!lfs_lease_ms ||
 	    ktime_get_boottime_ns() >= lfs_lease_deadline) {
@@ -174,7 +246,7 @@ static void lfs_lease_extend(u64 deadline)
 		pr_notice("the node's lease was renewed after its deadline: a new lease (epoch %llu); what the old one covered stays fenced\n",
 			  lfs_lease_epoch);
 		/* the timer, re-armed now, may not have fired for the old one */
-		queue_work(system_highpri_wq, &lfs_fence_work);
+		lfs_fence_queue(old);
 	} else if (deadline > lfs_lease_deadline) {
 		WRITE_ONCE(lfs_lease_deadline, deadline);
 	}

@@ -202,6 +202,21 @@ int lfs_lease_renew(u64 start, u32 ms, int action,
 		    struct netlink_ext_ack *extack);
 int lfs_lease_check(struct netlink_ext_ack *extack, u64 *epoch);
 void lfs_lease_get(u32 *ms, s64 *left_ms, u32 *action);
+
+/*
+ * Fence latency of the lease's lapses: from the deadline to every covered
+ * object refusing writes and stores (files flagged and unmapped; shelves
+ * refuse from the deadline), and to the end of the fence (every wait).
+ */
+#define LFS_FENCE_HIST LFS_FENCE_HIST_BUCKETS
+struct lfs_fence_stats {
+	u32 count;
+	u64 last_ns, max_ns;
+	u64 done_last_ns, done_max_ns;
+	u32 hist[LFS_FENCE_HIST];
+};
+
+void lfs_fence_stats_get(struct lfs_fence_stats *out);
 unsigned int lfs_leased_shelves(void);
 unsigned int lfs_fenced_shelves(void);
 void lfs_lease_init(void);
@@ -232,6 +247,7 @@ bool lfs_fs_name_open(const char *name); /* under lfs_lock */
 bool lfs_fs_uuid_open(const uuid_t *uuid); /* under lfs_lock */
 unsigned int lfs_fs_nr_leased(void); /* under lfs_lock */
 unsigned int lfs_fs_nr_active(void);
-unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why);
+unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why,
+			  u64 *unmapped);
 
 #endif /* _LFS_H */

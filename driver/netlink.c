@@ -680,6 +680,27 @@ static int lfs_cmd_renew(struct sk_buff *skb, struct genl_info *info)
 	return lfs_status(info, ret);
 }
 
+/* The fence latency of the lease's lapses, once one was measured. */
+static int lfs_put_fence_stats(struct sk_buff *msg)
+{
+	struct lfs_fence_stats st;
+
+	lfs_fence_stats_get(&st);
+	if (nla_put_u32(msg, LFS_A_FENCE_COUNT, st.count))
+		return -EMSGSIZE;
+	if (!st.count)
+		return 0;
+	if (nla_put_u64_64bit(msg, LFS_A_FENCE_LAST_NS, st.last_ns, LFS_A_PAD) ||
+	    nla_put_u64_64bit(msg, LFS_A_FENCE_MAX_NS, st.max_ns, LFS_A_PAD) ||
+	    nla_put_u64_64bit(msg, LFS_A_FENCE_DONE_LAST_NS, st.done_last_ns,
+			      LFS_A_PAD) ||
+	    nla_put_u64_64bit(msg, LFS_A_FENCE_DONE_MAX_NS, st.done_max_ns,
+			      LFS_A_PAD) ||
+	    nla_put(msg, LFS_A_FENCE_HIST, sizeof(st.hist), st.hist))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int lfs_cmd_lease_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
@@ -698,7 +719,8 @@ static int lfs_cmd_lease_get(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr || nla_put_u32(msg, LFS_A_LEASE_MS, ms) ||
 	    nla_put_s64(msg, LFS_A_LEASE_LEFT, left, LFS_A_PAD) ||
 	    nla_put_u32(msg, LFS_A_FENCE_ACTION, action) ||
-	    nla_put_u32(msg, LFS_A_NR_FENCED, fenced)) {
+	    nla_put_u32(msg, LFS_A_NR_FENCED, fenced) ||
+	    lfs_put_fence_stats(msg)) {
 		nlmsg_free(msg);
 		return lfs_status(info, -EMSGSIZE);
 	}
@@ -724,7 +746,7 @@ static int lfs_cmd_fence_uuid(struct genl_info *info, const char *why)
 				   "no file of UUID %pUb is open here", uuid);
 		return lfs_status(info, -ENOENT);
 	}
-	lfs_fs_fence(NULL, uuid, why);
+	lfs_fs_fence(NULL, uuid, why, NULL);
 	return lfs_status(info, 0);
 }
 
@@ -750,7 +772,7 @@ static int lfs_cmd_fence(struct sk_buff *skb, struct genl_info *info)
 		file = lfs_fs_name_open(name);
 	mutex_unlock(&lfs_lock);
 	if (file) {
-		lfs_fs_fence(name, NULL, why);
+		lfs_fs_fence(name, NULL, why, NULL);
 	} else if (!found) {
 		NL_SET_ERR_MSG_FMT(info->extack,
 				   "no shelf '%s', nor a file of that name open through the lfs filesystem",

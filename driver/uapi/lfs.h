@@ -191,7 +191,17 @@
  *
  * LFS_CMD_LEASE_GET: the node's lease. Reply: LFS_A_LEASE_MS (0: not
  *   enforced), LFS_A_LEASE_LEFT (s64 ms until the deadline, negative once it
- *   passed), LFS_A_FENCE_ACTION, LFS_A_NR_FENCED (u32 shelves fenced now).
+ *   passed), LFS_A_FENCE_ACTION, LFS_A_NR_FENCED (u32 shelves fenced now),
+ *   and the fence latency of the lease's lapses since the module was loaded
+ *   (docs/FENCING.md "Fence latency"): LFS_A_FENCE_COUNT (u32 lapses
+ *   measured), LFS_A_FENCE_LAST_NS and LFS_A_FENCE_MAX_NS (u64 ns from the
+ *   deadline until every covered object refused writes and stores: files
+ *   flagged and unmapped, shelves refusing from the deadline), of the last
+ *   lapse and the largest; LFS_A_FENCE_DONE_LAST_NS and
+ *   LFS_A_FENCE_DONE_MAX_NS (u64 ns from the deadline until the fence
+ *   ended: I/O in flight waited for, DAX devices killed); LFS_A_FENCE_HIST
+ *   (binary, LFS_FENCE_HIST_BUCKETS u32: lapses refused within 1, 2, 4, 8,
+ *   16, 32, 64 ms, and later). The last five only once a lapse was measured.
  *
  * LFS_CMD_SHELF_FENCE [admin]: fence a shelf now, as the lease's expiry does.
  *     LFS_A_NAME       string, required without LFS_A_UUID: a shelf, or else
@@ -419,6 +429,7 @@
 #define LFS_UUID_LEN 16
 #define LFS_LEASE_MS_MIN 1000
 #define LFS_LEASE_MS_MAX 3600000
+#define LFS_FENCE_HIST_BUCKETS 8 /* LFS_A_FENCE_HIST */
 
 /* The filesystem "lfs" and its upcalls. */
 #define LFS_FS_MAGIC 0x4c465331 /* "LFS1", statfs f_type */
@@ -580,6 +591,12 @@ enum lfs_attr {
 	LFS_A_UP_SENT,
 	LFS_A_UP_REFUSED,
 	LFS_A_NR_ACTIVE,
+	LFS_A_FENCE_COUNT,
+	LFS_A_FENCE_LAST_NS,
+	LFS_A_FENCE_MAX_NS,
+	LFS_A_FENCE_DONE_LAST_NS,
+	LFS_A_FENCE_DONE_MAX_NS,
+	LFS_A_FENCE_HIST,
 	__LFS_A_MAX
 };
 #define LFS_A_MAX (__LFS_A_MAX - 1)

@@ -25,16 +25,29 @@ static const char *action_name(uint32_t action)
 	return action == LFS_FENCE_EIO ? "eio" : action == LFS_FENCE_RESET ? "reset" : "?";
 }
 
+/* The fence latency (docs/FENCING.md), in ns, or null before any lapse. */
+static json_t *fence_latency_json(const struct lfs_lease_info *l)
+{
+	if (!l->fence_count)
+		return json_null();
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "count", (json_int_t)l->fence_count,
+			 "last_ns", (json_int_t)l->fence_last_ns, "max_ns",
+			 (json_int_t)l->fence_max_ns, "done_last_ns",
+			 (json_int_t)l->fence_done_last_ns, "done_max_ns",
+			 (json_int_t)l->fence_done_max_ns);
+}
+
 static void lease_print(const struct lfs_lease_info *l, bool json)
 {
 	json_t *o;
 
 	if (json) {
-		o = json_pack("{s:b, s:I, s:I, s:b, s:s, s:I}", "enforced", l->lease_ms != 0,
+		o = json_pack("{s:b, s:I, s:I, s:b, s:s, s:I, s:o}", "enforced", l->lease_ms != 0,
 			      "lease_ms", (json_int_t)l->lease_ms, "left_ms",
 			      (json_int_t)(l->lease_ms ? l->left_ms : 0), "expired",
 			      l->lease_ms && l->left_ms <= 0, "fence_action",
-			      action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced);
+			      action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced,
+			      "fence_latency", fence_latency_json(l));
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
@@ -47,6 +60,12 @@ static void lease_print(const struct lfs_lease_info *l, bool json)
 		       (long long)(l->left_ms > 0 ? l->left_ms : -l->left_ms),
 		       l->left_ms > 0 ? "" : " ago", action_name(l->fence_action), l->nr_fenced);
 	}
+	if (!json && l->fence_count)
+		printf("fence latency %llu us, max %llu us over %u lapses; fence ended after %llu us, max %llu us\n",
+		       (unsigned long long)l->fence_last_ns / 1000,
+		       (unsigned long long)l->fence_max_ns / 1000, l->fence_count,
+		       (unsigned long long)l->fence_done_last_ns / 1000,
+		       (unsigned long long)l->fence_done_max_ns / 1000);
 }
 
 struct lease_opts {

@@ -44,17 +44,39 @@ static const char *action_name(uint32_t a)
 	return a == LFS_FENCE_EIO ? "eio" : "reset";
 }
 
+/*
+ * The fence latency of the lease's lapses (docs/FENCING.md), null before
+ * the first: ns from the deadline to every covered object refusing, and to
+ * the fence's end; "histogram": lapses refused within 1, 2, 4 .. 64 ms, later.
+ */
+static json_t *fence_latency_json(const struct lfs_lease_info *l)
+{
+	json_t *h;
+
+	if (!l->fence_count)
+		return json_null();
+	h = json_array();
+	for (int i = 0; i < LFS_FENCE_HIST_BUCKETS; i++)
+		json_array_append_new(h, json_integer(l->fence_hist[i]));
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o}", "count", (json_int_t)l->fence_count,
+			 "last_ns", (json_int_t)l->fence_last_ns, "max_ns",
+			 (json_int_t)l->fence_max_ns, "done_last_ns",
+			 (json_int_t)l->fence_done_last_ns, "done_max_ns",
+			 (json_int_t)l->fence_done_max_ns, "histogram", h);
+}
+
 static json_t *lease_json(const struct node_view *v)
 {
 	const struct lfs_lease_info *l = &v->lease;
 
 	if (!v->have_lease)
 		return json_null();
-	return json_pack("{s:b,s:I,s:o,s:b,s:s,s:I}", "enforced", l->lease_ms != 0, "lease_ms",
-			 (json_int_t)l->lease_ms, "left_ms",
+	return json_pack("{s:b,s:I,s:o,s:b,s:s,s:I,s:o}", "enforced", l->lease_ms != 0,
+			 "lease_ms", (json_int_t)l->lease_ms, "left_ms",
 			 l->lease_ms ? json_integer(l->left_ms) : json_null(), "expired",
 			 l->lease_ms && l->left_ms <= 0, "fence_action",
-			 action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced);
+			 action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced,
+			 "fence_latency", fence_latency_json(l));
 }
 
 static json_t *fabric_json(const struct lfs_fabric_info *f)
@@ -105,10 +127,18 @@ static const char *secs(long long ms, char *buf, size_t len)
 	return buf;
 }
 
+/* "1.234 ms" */
+static const char *msecs(uint64_t ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu.%03llu ms", (unsigned long long)(ns / 1000000),
+		 (unsigned long long)(ns / 1000 % 1000));
+	return buf;
+}
+
 static void lease_print(const struct node_view *v)
 {
 	const struct lfs_lease_info *l = &v->lease;
-	char a[32];
+	char a[32], b[32], c[32], d[32];
 
 	if (!v->have_lease)
 		return;
@@ -121,6 +151,11 @@ static void lease_print(const struct node_view *v)
 	else
 		printf("lease: %u s, EXPIRED %s ago: leased shelves are fenced, no activation until the agent renews it; %u shelves fenced\n",
 		       l->lease_ms / 1000, secs(-l->left_ms, a, sizeof(a)), l->nr_fenced);
+	if (l->fence_count)
+		printf("fence latency: last %s, max %s over %u lapses (fence ended after last %s, max %s)\n",
+		       msecs(l->fence_last_ns, a, sizeof(a)), msecs(l->fence_max_ns, b, sizeof(b)),
+		       l->fence_count, msecs(l->fence_done_last_ns, c, sizeof(c)),
+		       msecs(l->fence_done_max_ns, d, sizeof(d)));
 }
 
 /* "zeroing ZOMBIE books: 12 of 30 (768 MiB), 45 MiB/s, 25 s left" */

@@ -223,6 +223,12 @@ static const struct nla_policy reply_policy[LFS_A_MAX + 1] = {
 	[LFS_A_LEASE_LEFT] = { .type = NLA_U64 },
 	[LFS_A_FENCE_ACTION] = { .type = NLA_U32 },
 	[LFS_A_NR_FENCED] = { .type = NLA_U32 },
+	[LFS_A_FENCE_COUNT] = { .type = NLA_U32 },
+	[LFS_A_FENCE_LAST_NS] = { .type = NLA_U64 },
+	[LFS_A_FENCE_MAX_NS] = { .type = NLA_U64 },
+	[LFS_A_FENCE_DONE_LAST_NS] = { .type = NLA_U64 },
+	[LFS_A_FENCE_DONE_MAX_NS] = { .type = NLA_U64 },
+	[LFS_A_FENCE_HIST] = { .minlen = 4 * LFS_FENCE_HIST_BUCKETS },
 	[LFS_A_FABRIC_UUID] = { .minlen = LFS_UUID_LEN },
 };
 

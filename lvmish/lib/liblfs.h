@@ -56,6 +56,11 @@ struct lfs_lease_info {
 	int64_t left_ms; /* until the deadline; negative once it passed */
 	uint32_t fence_action; /* enum lfs_fence_action */
 	uint32_t nr_fenced; /* shelves fenced now */
+	/* Fence latency of the lease's lapses (0 and zeroes: none measured). */
+	uint32_t fence_count;
+	uint64_t fence_last_ns, fence_max_ns; /* deadline to every object refusing */
+	uint64_t fence_done_last_ns, fence_done_max_ns; /* deadline to the fence's end */
+	uint32_t fence_hist[LFS_FENCE_HIST_BUCKETS]; /* within 1, 2, 4 .. 64 ms, later */
 };
 
 /* Flags of lfs_shelf_create_flags(). */

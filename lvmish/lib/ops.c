@@ -423,6 +423,25 @@ int lfs_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, 
 	return lfs_request(c, msg, NULL, NULL);
 }
 
+static uint64_t get_u64_or_0(struct nlattr *a)
+{
+	return a ? nla_get_u64(a) : 0;
+}
+
+/* The fence latency, from a kernel that reports it (else zeroes). */
+static void parse_fence_stats(struct nlattr **tb, struct lfs_lease_info *l)
+{
+	struct nlattr *h = tb[LFS_A_FENCE_HIST];
+
+	l->fence_count = tb[LFS_A_FENCE_COUNT] ? nla_get_u32(tb[LFS_A_FENCE_COUNT]) : 0;
+	l->fence_last_ns = get_u64_or_0(tb[LFS_A_FENCE_LAST_NS]);
+	l->fence_max_ns = get_u64_or_0(tb[LFS_A_FENCE_MAX_NS]);
+	l->fence_done_last_ns = get_u64_or_0(tb[LFS_A_FENCE_DONE_LAST_NS]);
+	l->fence_done_max_ns = get_u64_or_0(tb[LFS_A_FENCE_DONE_MAX_NS]);
+	if (h && nla_len(h) >= (int)sizeof(l->fence_hist))
+		memcpy(l->fence_hist, nla_data(h), sizeof(l->fence_hist));
+}
+
 static int parse_lease(struct nlattr **tb, void *arg)
 {
 	struct lfs_lease_info *l = arg;
@@ -433,6 +452,7 @@ static int parse_lease(struct nlattr **tb, void *arg)
 	l->left_ms = (int64_t)nla_get_u64(tb[LFS_A_LEASE_LEFT]);
 	l->fence_action = tb[LFS_A_FENCE_ACTION] ? nla_get_u32(tb[LFS_A_FENCE_ACTION]) : 0;
 	l->nr_fenced = tb[LFS_A_NR_FENCED] ? nla_get_u32(tb[LFS_A_NR_FENCED]) : 0;
+	parse_fence_stats(tb, l);
 	return 0;
 }
 

@@ -72,6 +72,9 @@ static const char *const attrs[LFS_A_MAX + 1] = {
 	[LFS_A_NR_FILES] = "nr_files", [LFS_A_UP_PORTID] = "up_portid",
 	[LFS_A_UP_PENDING] = "up_pending", [LFS_A_UP_SENT] = "up_sent",
 	[LFS_A_UP_REFUSED] = "up_refused", [LFS_A_NR_ACTIVE] = "nr_active",
+	[LFS_A_FENCE_COUNT] = "fence_count", [LFS_A_FENCE_LAST_NS] = "fence_last_ns",
+	[LFS_A_FENCE_MAX_NS] = "fence_max_ns", [LFS_A_FENCE_DONE_LAST_NS] = "fence_done_last_ns",
+	[LFS_A_FENCE_DONE_MAX_NS] = "fence_done_max_ns", [LFS_A_FENCE_HIST] = "fence_hist",
 };
 
 static int lookup(const char *const *names, int max, const char *s)

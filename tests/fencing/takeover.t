@@ -24,6 +24,7 @@ command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 # see from the host) grow with the files tests/run runs side by side
 # (LFS_VM_TIMEOUT_FACTOR), which slow the guests.
 LEASE=$((4 * ${LFS_VM_TIMEOUT_FACTOR:-1})) GRACE=$((3 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
+export MACHINE_MONITOR=1 # QEMU's stop and cont (tests/vm/vmmon)
 EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2
 t_ok $? "librarian (lease ${LEASE} s, grace ${GRACE} s) and two nodes up ($MACHINE_OUT)" || t_done
 SHARE=$MACHINE_OUT/node1/share
@@ -90,6 +91,44 @@ t_ok "$(fw_node 1 "wait_for 10 sh -c '[ \$(jq .renewals /run/lfs/renewal.json) -
 	"  node1's renewals go on (past $r0)"
 fw_node 1 'kill $(cat /tmp/ls.pid); L deactivate ls >/dev/null' >/dev/null
 fw_watch_stop
+
+# --- node1 paused (QEMU stop) past lease + grace, node2 takes over, cont -------
+# The guest's clocks do not count the pause (TCG: its TSC and timers follow
+# QEMU's virtual clock, which stops with the VM; KVM's kvmclock is restored
+# likewise): on cont node1's kernel still holds its old lease.
+# Not yet kept (issue 30, docs/FENCING.md "A paused node"): node1's writer
+# resumes on cont and overwrites node2's marker before its agent hears that
+# the shelf is gone. The section runs with LFS_TEST_PAUSED_VM=1 only.
+paused_case() {
+	fw_node 1 "L create ps -s 1b -a >/dev/null" >/dev/null
+	fw_writer ps >/dev/null
+	t_ok $? "pause: node1 holds 'ps' rw and writes a counter with O_DIRECT"
+	up0=$(fw_node 1 'cut -d" " -f1 /proc/uptime')
+	FW_CUT=$(fw_now)
+	tests/vm/vmmon "$MACHINE_OUT/node1" stop >/dev/null
+	t_ok $? "  node1's VM paused (QEMU monitor: stop)"
+	fw_takeover ps
+	t_ok $? "  node2's takeover is granted after $FW_TRIES tries, $((FW_TAKE - FW_CUT)) ms after the pause"
+	fw_mark 2 /dev/lfs/ps >/dev/null
+	t_is "$(fw_block 2 ps)" "$MARK" "  node2 writes its marker"
+	paused=$(($(fw_now) - FW_CUT))
+	tests/vm/vmmon "$MACHINE_OUT/node1" cont >/dev/null
+	t_ok $? "  node1's VM continued after $paused ms (QEMU monitor: cont)"
+	out=$(fw_node 1 "echo \$(cut -d' ' -f1 /proc/uptime) \$(\$LFS_TOP/lvmish/lfsctl/lfsctl lease --json | jq .left_ms)
+	wait_for 20 sh -c '! kill -0 \$(cat /tmp/ps.pid) 2>/dev/null'; cat /tmp/ps.out; state ps")
+	t_diag "node1's uptime before the pause $up0 s, after $(head -n 1 <<<"$out" | cut -d' ' -f1) s; lease left after cont $(head -n 1 <<<"$out" | cut -d' ' -f2) ms; paused $paused ms"
+	t_like "$(sed -n 2p <<<"$out")" "^error EIO after [0-9]+$" "  node1's writer got EIO"
+	t_is "$(sed -n 3p <<<"$out")" fenced "  'ps' is fenced on node1"
+	t_is "$(fw_block 2 ps)" "$MARK" "  node2's marker is intact: node1 wrote nothing after cont"
+	out=$(fw_node 1 "L deactivate ps 2>&1")
+	t_like "$out" "deactivated shelf ps \(it was fenced here" "  node1 removes it: $out"
+	fw_node 2 "L deactivate ps >/dev/null" >/dev/null
+}
+if [ "${LFS_TEST_PAUSED_VM:-0}" = 1 ]; then
+	paused_case
+else
+	t_ok 0 "# SKIP paused VM (QEMU stop past lease + grace, takeover, cont): a known failure, LFS_TEST_PAUSED_VM=1 runs it"
+fi
 
 # --- fence_action reset: a DAX mapping, node1 restarts -------------------------
 em_agent_stop 1 >/dev/null

@@ -12,6 +12,8 @@
 #   machine_kill_node I                           kill -9 its QEMU (a crash)
 #   machine_cleanup                               stop everything, remove files
 # Node I is named nodeI; its results share is $MACHINE_OUT/nodeI/share.
+# MACHINE_MONITOR=1 (before machine_start_node) gives each node a QEMU
+# monitor: tests/vm/vmmon $MACHINE_OUT/nodeI stop|cont.
 MACHINE_OUT=
 MACHINE_FABRIC=
 MACHINE_FNODES=2
@@ -53,7 +55,7 @@ machine_start_node() {
 	tests/vm/vmrun --name "node$i" --out "$MACHINE_OUT/node$i" \
 		--fabric-dir "$MACHINE_FABRIC" "${ready[@]}" \
 		--fabric-nodes "$MACHINE_FNODES" --fabric-size "$MACHINE_FSIZE" \
-		--env "LFS_NODE=node$i" --timeout 1800 "$@" \
+		--env "LFS_NODE=node$i" --timeout 1800 ${MACHINE_MONITOR:+--monitor} "$@" \
 		tests/vm/guest/cmdloop.sh >"$MACHINE_OUT/node$i/vmrun.log" 2>&1 &
 	MACHINE_PID[$i]=$!
 	echo 0 >"$MACHINE_OUT/node$i/seq"

@@ -45,6 +45,14 @@ t_is "$(cat /tmp/h7.out | tr '\n' ' ')" "ok ok spinning SIGBUS " "  the storing 
 t_like "$(dmesg | grep "file 'a'")" "file 'a' of the lfs filesystem revoked \(the node's lease expired\)" \
 	"  the kernel says so"
 t_is "$(fs fsops open $L/a r)" "error EIO" "a new open of the revoked file: EIO"
+t_run "the fence latency of the lapse is measured" wait_for 20 sh -c \
+	"nlraw -p lease_get | grep -qx fence_count=1"
+lat=$(nlraw -p lease_get | sed -n 's/^fence_last_ns=//p')
+done_ns=$(nlraw -p lease_get | sed -n 's/^fence_done_last_ns=//p')
+t_ok "$([ "${lat:-0}" -gt 0 ] && [ "$lat" -lt 4000000000 ] && [ "${done_ns:-0}" -ge "$lat" ]; echo $?)" \
+	"  reported: ${lat:-none} ns to every file refusing, ${done_ns:-none} ns to the fence's end (> 0, < the lease)"
+t_like "$(lfsctl lease | tail -n 1)" "^fence latency [0-9]+ us, max [0-9]+ us over 1 lapses; fence ended after [0-9]+ us" \
+	"  lfsctl lease prints it"
 release h8
 wait_for 20 grep -q '^ok$' <(tail -1 /tmp/h8.out)
 t_is "$(cat /tmp/h8.out | tr '\n' ' ')" "ok waiting ok error EIO error EIO error EIO ok " \
