@@ -22,11 +22,7 @@ make -s -C bench >/dev/null && make -s -C tests >/dev/null ||
 mkdir -p tests/out
 OUT=$(mktemp -d tests/out/bench-smoke.XXXXXX)
 hostpid=
-trap '[ -z "$hostpid" ] || { kill "$hostpid" 2>/dev/null; run latency env LFS_BENCH_SHELVES=10 LFS_BENCH_FILES=10 bench/fencing/latency 1
-table latency '^refused_ns +n=1 min ' "^done_ns +n=1 min $N median $N p99 $N max $N ms$" \
-	"bench/fencing/latency 1 (10 shelves, 10 files): the fence latency's figures"
-
-wait "$hostpid"; }' EXIT
+trap '[ -z "$hostpid" ] || { kill "$hostpid" 2>/dev/null; wait "$hostpid"; }' EXIT
 
 # run NAME CMD...: CMD's output (both streams) in $OUT/NAME.log, its exit
 # status and seconds in $OUT/NAME.rc
@@ -92,6 +88,10 @@ table fencing '^cut -> fence: +min [0-9]+ ms' $'^1\t[0-9]+\t[0-9]+\t-?[0-9]+\t[0
 	"bench/fencing/run.sh 1: the run's row and the summary"
 grep -q '^fence strictly before takeover in 1 of 1 runs$' "$OUT/fencing.log"
 t_ok $? "  the fence came before the takeover"
+
+run latency env LFS_BENCH_SHELVES=10 LFS_BENCH_FILES=10 bench/fencing/latency 1
+table latency '^refused_ns +n=1 min ' "^done_ns +n=1 min $N median $N p99 $N max $N ms$" \
+	"bench/fencing/latency 1 (10 shelves, 10 files): the fence latency's figures"
 
 wait "$hostpid"
 hostpid=
