@@ -71,8 +71,8 @@ static json_t *lease_json(const struct node_view *v)
 
 	if (!v->have_lease)
 		return json_null();
-	return json_pack("{s:b,s:I,s:o,s:b,s:s,s:I,s:o}", "enforced", l->lease_ms != 0,
-			 "lease_ms", (json_int_t)l->lease_ms, "left_ms",
+	return json_pack("{s:b,s:I,s:o,s:b,s:s,s:I,s:o}", "enforced", l->lease_ms != 0, "lease_ms",
+			 (json_int_t)l->lease_ms, "left_ms",
 			 l->lease_ms ? json_integer(l->left_ms) : json_null(), "expired",
 			 l->lease_ms && l->left_ms <= 0, "fence_action",
 			 action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced,
