@@ -41,13 +41,17 @@ file_up() {
 	rm -f /tmp/up.state
 	upcalld --state /tmp/up.state >/tmp/upcalld.out 2>&1 &
 	echo $! >/tmp/up.pid
-	for _ in $(seq 100); do grep -q ready /tmp/upcalld.out && break; sleep 0.1; done
+	# a poll with a bound, not a pause: a loaded TCG guest may take seconds
+	for _ in $(seq 600); do grep -q ready /tmp/upcalld.out && break; sleep 0.1; done
+	grep -q ready /tmp/upcalld.out || { echo "guest.sh: upcalld not ready after 60 s" >&2; return 1; }
 	mount -t lfs lfs $L && truncate -s $((NB * BS_MB))M $L/bench &&
-		[ "$(getfattr --absolute-names -n user.LFS.Interleave --only-values $L/bench | cut -c1-7)" = 0,1,0,1 ]
+		[ "$(getfattr --absolute-names -n user.LFS.Interleave --only-values $L/bench | cut -c1-7)" = 0,1,0,1 ] ||
+		{ echo "guest.sh: the /lfs file did not come up" >&2; return 1; }
 }
 file_down() {
-	rm -f $L/bench && umount $L && kill "$(cat /tmp/up.pid)" && wait "$(cat /tmp/up.pid)" 2>/dev/null
-	detach
+	local rc=0
+	rm -f $L/bench && umount $L && kill "$(cat /tmp/up.pid)" && wait "$(cat /tmp/up.pid)" 2>/dev/null || rc=1
+	detach && return $rc
 }
 shelf_up() { attach && lfsctl create bench "$layout" >/dev/null && echo /dev/lfs0; }
 shelf_down() { lfsctl remove bench && detach; }
@@ -78,14 +82,22 @@ for c in $(seq "$CYCLES"); do
 	done
 done
 
+mmap_line() { # LABEL FILE: one "mmap" line, or a failure that names the setup
+	local r
+	r=$(mmapcopy "$2" 128M 8) && [[ $r =~ ^[0-9.]+\ [0-9.]+$ ]] ||
+		{ echo "guest.sh: mmapcopy on $1 ($2) failed: '$r'" >&2; return 1; }
+	echo "mmap $c $1 $r" >>"$out"
+}
 mmap_ext4() { # LABEL DEV
+	local rc=1
 	mkfs.ext4 -q -F -b 4096 "$2" && mount -o dax "$2" $M && fallocate -l 128M $M/f &&
-		echo "mmap $c $1 $(mmapcopy $M/f 128M 8)" >>"$out"
-	umount $M
+		mmap_line "$1" $M/f && rc=0
+	umount $M && return $rc
 }
 mmap_lfsfile() {
-	file_up && echo "mmap $c lfsfile $(mmapcopy $L/bench 128M 8)" >>"$out"
-	file_down
+	local rc=1
+	file_up && mmap_line lfsfile $L/bench && rc=0
+	file_down && return $rc
 }
 mmap_ext4s() { local d; d=$(shelf_up) && mmap_ext4 ext4 "$d" && shelf_down; }
 mmap_raw0() { mmap_ext4 raw0 /dev/pmem0; }
