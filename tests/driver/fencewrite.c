@@ -15,6 +15,10 @@
  * When a write fails the program prints "error ERRNO-NAME after COUNTER" and
  * exits 1; a SIGBUS prints "sigbus after COUNTER" and exits 2. The counter is
  * a 64-bit little-endian number, followed by the magic "fencewr1".
+ *
+ * FENCEWRITE_PAUSE_US=N in the environment: wait N microseconds after each
+ * write. Under TCG a writer without pause keeps a guest CPU (and so a host
+ * core) busy; the fence tests want writes in flight, not the most of them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +38,7 @@
 #endif
 
 static int state_fd = -1;
+static useconds_t pause_us;
 static volatile uint64_t counter;
 
 static void save_state(uint64_t v)
@@ -43,6 +48,8 @@ static void save_state(uint64_t v)
 
 	if (pwrite(state_fd, buf, n, 0) != n)
 		_exit(3);
+	if (pause_us)
+		usleep(pause_us);
 }
 
 static void on_sigbus(int sig)
@@ -125,6 +132,8 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (getenv("FENCEWRITE_PAUSE_US"))
+		pause_us = strtoul(getenv("FENCEWRITE_PAUSE_US"), NULL, 10);
 	if (!strcmp(argv[1], "direct"))
 		return run_direct(argv[2], off);
 	if (!strcmp(argv[1], "mmap"))

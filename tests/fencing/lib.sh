@@ -29,12 +29,13 @@ $2"
 }
 
 # fw_host_watch FILE: in the background, write the host's time to FILE.host
-# once FILE exists (polled every 10 ms, for at most 120 s)
+# once FILE exists (polled every 10 ms, for at most 120 s; machine_nap: no
+# program start per look)
 fw_host_watch() {
 	(
 		for ((i = 0; i < 12000; i++)); do
 			[ -e "$1" ] && { fw_now >"$1.host"; exit 0; }
-			sleep 0.01
+			machine_nap 0.01
 		done
 	) &
 	FW_WATCHERS+=($!)
@@ -55,7 +56,7 @@ fw_qemu_watch() {
 	(
 		for ((i = 0; i < 12000; i++)); do
 			kill -0 "$pid" 2>/dev/null || { fw_now >"$2"; exit 0; }
-			sleep 0.01
+			machine_nap 0.01
 		done
 	) &
 	FW_WATCHERS+=($!)
@@ -64,36 +65,41 @@ fw_qemu_watch() {
 # fw_fence_watch NAME TAG: in node1, a watcher that creates TAG in the
 # results share when shelf NAME reads fenced (the sysfs state says so as soon
 # as the node's lease ran out); the host times it (TAG.host). It reads the
-# state every 10 ms for at most 120 s with no fork (read -t on a FIFO no one
-# writes), at SCHED_FIFO 5: above the writer, below the agent's renewals.
+# state every FW_WATCH_MS ms (default 50; bench/fencing sets 10) for at most
+# 120 s with no fork (read -t on a FIFO no one writes), at SCHED_FIFO 5:
+# above the writer, below the agent's renewals.
 fw_fence_watch() {
 	local f=$MACHINE_OUT/node1/share/$2
 	rm -f "$f" "$f.host"
 	fw_node 1 "sf=/sys/block/\$(basename \$(readlink -f /dev/lfs/$1))/lfs/state
 rm -f /tmp/never.$2 && mkfifo /tmp/never.$2
 setsid chrt -f 5 bash -c 'exec 3<>/tmp/never.$2
-for ((i = 0; i < 12000; i++)); do
+for ((i = 0; i < 120000 / $((${FW_WATCH_MS:-50})); i++)); do
 	read -r s <\"\$0\"
 	[ \"\$s\" = fenced ] && { : >\"\$1\"; exit 0; }
-	read -t 0.01 -u 3
+	read -t $(printf '0.%03d' "${FW_WATCH_MS:-50}") -u 3
 done' \"\$sf\" \"\$LFS_RESULTS/$2\" </dev/null >/dev/null 2>&1 &" >/dev/null
 	fw_host_watch "$f"
 }
 
 # fw_writer NAME: node1 writes an increasing counter with O_DIRECT at the
-# start of /dev/lfs/NAME without pause (tests/driver/fencewrite.c); its
+# start of /dev/lfs/NAME, 5 ms between writes (FW_PAUSE_US; without pause
+# the writer keeps node1's CPU busy, a host core under TCG), with
+# tests/driver/fencewrite.c; its
 # last value that reached the device is in /tmp/NAME.state, its verdict in
 # /tmp/NAME.out. Returns once the first write is done. It runs at nice 19:
 # the guest has one CPU (TCG), and the shell commands of the test and the
 # fence watcher (SCHED_FIFO) must not wait behind it to be timed right.
 fw_writer() {
-	fw_node 1 "setsid nice -n 19 fencewrite direct /dev/lfs/$1 /tmp/$1.state </dev/null >/tmp/$1.out 2>&1 &
+	fw_node 1 "setsid nice -n 19 env FENCEWRITE_PAUSE_US=${FW_PAUSE_US:-5000} fencewrite direct /dev/lfs/$1 /tmp/$1.state </dev/null >/tmp/$1.out 2>&1 &
 echo \$! >/tmp/$1.pid
 wait_for 20 test -s /tmp/$1.state"
 }
 
 # fw_takeover NAME [SECONDS]: node2 asks for a takeover of NAME until it is
-# granted (at most SECONDS, default 60): sets FW_TAKE, FW_REFUSED, FW_TRIES
+# granted (at most SECONDS, default 60; FW_TAKE_PAUSE, default 0.5 s,
+# between tries: bench/fencing sets 0 to time the grant closely): sets FW_TAKE,
+# FW_REFUSED, FW_TRIES
 fw_takeover() {
 	local end=$(($(fw_now) + ${2:-60} * 1000)) t out
 	FW_TAKE= FW_REFUSED= FW_TRIES=0
@@ -105,6 +111,8 @@ fw_takeover() {
 			return 0
 		fi
 		[ -n "$FW_REFUSED" ] || FW_REFUSED=$out
+		# each try is a program start in node2: pace them
+		[ "${FW_TAKE_PAUSE:-0.5}" = 0 ] || machine_nap "${FW_TAKE_PAUSE:-0.5}"
 	done
 	return 1
 }

@@ -138,7 +138,7 @@ out=$(fw_node 1 "L status --json | jq -r '.[0].lease.fence_action'
 L create dx -s 4b -a >/dev/null && mkfs.ext4 -q -F -b 4096 /dev/lfs/dx && mkdir -p /mnt/dx &&
 mount -o dax /dev/lfs/dx /mnt/dx && fallocate -l 4096 /mnt/dx/counter && sync &&
 mapsync /mnt/dx/counter >/dev/null && echo map_sync ok
-setsid nice -n 19 fencewrite mmap /mnt/dx/counter \$LFS_RESULTS/dx.state </dev/null >/dev/null 2>&1 &
+setsid nice -n 19 env FENCEWRITE_PAUSE_US=5000 fencewrite mmap /mnt/dx/counter \$LFS_RESULTS/dx.state </dev/null >/dev/null 2>&1 &
 wait_for 20 test -s \$LFS_RESULTS/dx.state && echo writing")
 t_is "$out" "$(printf 'reset\nmap_sync ok\nwriting')" \
 	"fence action reset: node1 writes a counter through a MAP_SYNC mapping of a file on ext4 -o dax"

@@ -24,6 +24,18 @@ declare -A MACHINE_PID
 # Command numbers live in files, not variables: node_exec is often called in
 # a command substitution (a subshell).
 
+# machine_nap SECONDS: wait without starting a program (a read with a
+# timeout on a FIFO nobody writes, opened by machine_init); the host polls
+# for every command's answer, and a fork of sleep 20 times a second adds up
+MACHINE_NAP_FD=
+machine_nap() {
+	if [ -n "$MACHINE_NAP_FD" ]; then
+		read -r -t "$1" -u "$MACHINE_NAP_FD" _
+		[ $? -gt 128 ] && return 0
+	fi
+	sleep "$1"
+}
+
 machine_init() {
 	local top
 	top=$(pwd)
@@ -31,6 +43,9 @@ machine_init() {
 	MACHINE_FSIZE=$3
 	MACHINE_OUT=$top/tests/out/machine-$(date +%Y%m%d-%H%M%S)-$$
 	mkdir -p "$MACHINE_OUT" || return 1
+	if [ -z "$MACHINE_NAP_FD" ] && mkfifo "$MACHINE_OUT/nap" && exec {MACHINE_NAP_FD}<>"$MACHINE_OUT/nap"; then
+		rm -f "$MACHINE_OUT/nap"
+	fi
 	# shellcheck source=shmfabric.sh
 	. "$top/tests/lib/shmfabric.sh"
 	shm_fabric_reap
@@ -55,7 +70,7 @@ machine_start_node() {
 	tests/vm/vmrun --name "node$i" --out "$MACHINE_OUT/node$i" \
 		--fabric-dir "$MACHINE_FABRIC" "${ready[@]}" \
 		--fabric-nodes "$MACHINE_FNODES" --fabric-size "$MACHINE_FSIZE" \
-		--env "LFS_NODE=node$i" --timeout 1800 ${MACHINE_MONITOR:+--monitor} "$@" \
+		--env "LFS_NODE=node$i" --timeout 1800 ${MACHINE_MONITOR:+--monitor} --doorbell "$@" \
 		tests/vm/guest/cmdloop.sh >"$MACHINE_OUT/node$i/vmrun.log" 2>&1 &
 	MACHINE_PID[$i]=$!
 	echo 0 >"$MACHINE_OUT/node$i/seq"
@@ -73,7 +88,7 @@ machine_wait_file() {
 			tail -n 5 "$MACHINE_OUT/node$i/vmrun.log" >&2
 			return 1
 		}
-		sleep 0.05
+		machine_nap 0.05
 	done
 	echo "machine: node$i: timed out after ${limit}s waiting for $f" >&2
 	return 1
@@ -95,11 +110,19 @@ node_exec() {
 	dir=$MACHINE_OUT/node$i/share/cmd
 	n=$(machine_next_seq "$i")
 	printf '%s\n' "$cmd" >"$dir/$n.sh.tmp" && mv "$dir/$n.sh.tmp" "$dir/$n.sh" || return 1
+	machine_ring "$i"
 	# the guest writes N.rc in place once N.out is complete: wait until it
 	# holds the status, not only until it exists
 	machine_wait_file "$i" "$dir/$n.rc" "$MACHINE_CMD_TIMEOUT" -s || return 1
 	cat "$dir/$n.out"
 	return "$(cat "$dir/$n.rc")"
+}
+
+# Wake node I's command loop (vmrun --doorbell). Opened read-write, a FIFO
+# never blocks the opener, even once QEMU is gone.
+machine_ring() {
+	printf '\n' 1<>"$MACHINE_OUT/node$1/doorbell.in" 2>/dev/null
+	return 0
 }
 
 machine_qemu_pid() {
@@ -113,7 +136,7 @@ machine_stop_node() {
 	dir=$MACHINE_OUT/node$i/share/cmd
 	n=$(machine_next_seq "$i")
 	if kill -0 "${MACHINE_PID[$i]}" 2>/dev/null; then
-		echo "#exit" >"$dir/$n.sh.tmp" && mv "$dir/$n.sh.tmp" "$dir/$n.sh"
+		echo "#exit" >"$dir/$n.sh.tmp" && mv "$dir/$n.sh.tmp" "$dir/$n.sh" && machine_ring "$i"
 	fi
 	wait "${MACHINE_PID[$i]}"
 	rc=$?
