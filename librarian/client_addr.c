@@ -28,9 +28,10 @@ static int addr_check(const char *a, char *msg, size_t len)
 
 	if (!strncmp(a, "unix:", 5)) {
 		if (a[5] != '/' || strlen(a + 5) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-			return bad(msg, len,
-				   "librarian address '%s': a unix socket is unix:/ABSOLUTE/PATH (at most 107 bytes)",
-				   a);
+			return bad(
+				msg, len,
+				"librarian address '%s': a unix socket is unix:/ABSOLUTE/PATH (at most 107 bytes)",
+				a);
 		return 0;
 	}
 	if (!colon || colon == a || strpbrk(a, " \t"))
@@ -61,11 +62,11 @@ int lfs_lib_addr_split(const char *list, char out[][LFS_ADDR_MAX], int max, char
 			return bad(msg, msglen, "librarian address list '%s' has an empty address",
 				   list ? list : "");
 		if (n == max)
-			return bad(msg, msglen, "librarian address list '%s' has too many addresses",
-				   list);
+			return bad(msg, msglen,
+				   "librarian address list '%s' has too many addresses", list);
 		if (e - b >= LFS_ADDR_MAX)
-			return bad(msg, msglen, "librarian address list '%s': an address is too long",
-				   list);
+			return bad(msg, msglen,
+				   "librarian address list '%s': an address is too long", list);
 		memcpy(out[n], p + b, e - b);
 		out[n][e - b] = 0;
 		if (addr_check(out[n], msg, msglen))

@@ -440,13 +440,15 @@ static int get_librarian(struct conf_err *e, const config_setting_t *root, char 
 			const char *v = config_setting_get_string_elem(s, i);
 
 			if (!v)
-				return conf_fail(e, s, "`librarian' entry %d must be a string", i + 1);
+				return conf_fail(e, s, "`librarian' entry %d must be a string",
+						 i + 1);
 			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", v);
 		}
 	} else if (config_setting_get_string(s)) {
 		snprintf(list, sizeof(list), "%s", config_setting_get_string(s));
 	} else {
-		return conf_fail(e, s, "`librarian' must be a string in double quotes or a list of them");
+		return conf_fail(e, s,
+				 "`librarian' must be a string in double quotes or a list of them");
 	}
 	r = lfsvol_librarian_list(list, out, m, sizeof(m));
 	if (r == -EINVAL)

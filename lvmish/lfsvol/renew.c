@@ -112,6 +112,7 @@ struct lfsvol_renewer {
 	bool replicated; /* the leader row: only a leader's reply renews */
 	int64_t epoch; /* the newest leader epoch seen */
 	int start; /* the index in the librarian list to try first */
+	int suspect; /* the index of one that left a heartbeat unanswered, or -1 */
 	char state[320];
 	struct renew_log log;
 	json_t *fenced;
@@ -171,17 +172,18 @@ static json_t *log_json(struct lfsvol_renewer *rn)
 {
 	const struct renew_log *l = &rn->log;
 
-	return json_pack("{s:i,s:I,s:s,s:b,s:b,s:I,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s}",
-			 "pid", (int)getpid(), "updated", (json_int_t)time(NULL), "librarian",
-			 rn->state, "probing", rn->probing, "leader_row", rn->replicated, "epoch",
-			 (json_int_t)rn->epoch, "heartbeat_interval", get_interval(rn),
-			 "lease_time", rn->lease_s, "fence_action",
-			 rn->conf->fence_action == LFS_FENCE_EIO ? "eio" : "reset", "heartbeats",
-			 (json_int_t)l->heartbeats, "replies", (json_int_t)l->replies, "renewals",
-			 (json_int_t)l->renewals, "renewals_by_ack", (json_int_t)l->by_ack, "late",
-			 (json_int_t)l->late, "longest_gap_ms", (json_int_t)l->longest_gap_ms,
-			 "last_renewal", (json_int_t)l->last_wall, "errors", (json_int_t)l->errors,
-			 "fenced", rn->fenced, "last_error", l->last_error);
+	return json_pack(
+		"{s:i,s:I,s:s,s:b,s:b,s:I,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s}",
+		"pid", (int)getpid(), "updated", (json_int_t)time(NULL), "librarian", rn->state,
+		"probing", rn->probing, "leader_row", rn->replicated, "epoch",
+		(json_int_t)rn->epoch, "heartbeat_interval", get_interval(rn), "lease_time",
+		rn->lease_s, "fence_action",
+		rn->conf->fence_action == LFS_FENCE_EIO ? "eio" : "reset", "heartbeats",
+		(json_int_t)l->heartbeats, "replies", (json_int_t)l->replies, "renewals",
+		(json_int_t)l->renewals, "renewals_by_ack", (json_int_t)l->by_ack, "late",
+		(json_int_t)l->late, "longest_gap_ms", (json_int_t)l->longest_gap_ms,
+		"last_renewal", (json_int_t)l->last_wall, "errors", (json_int_t)l->errors, "fenced",
+		rn->fenced, "last_error", l->last_error);
 }
 
 /* STATE_DIR/renewal.json, replaced atomically. */
@@ -393,7 +395,8 @@ static bool reply_vouches(struct lfsvol_renewer *rn, json_t *res)
 	if (!rn->replicated)
 		return true;
 	if (!json_is_integer(e) || json_integer_value(e) < rn->epoch) {
-		log_error(rn, "a heartbeat reply from %s of epoch %lld, older than epoch %lld: ignored",
+		log_error(rn,
+			  "a heartbeat reply from %s of epoch %lld, older than epoch %lld: ignored",
 			  lfs_lib_addr(rn->lib), (long long)json_integer_value(e),
 			  (long long)rn->epoch);
 		return false;
@@ -428,7 +431,8 @@ static void renew_reply(struct lfsvol_renewer *rn, json_t *rep)
 {
 	struct hb h = { 0 };
 	bool known = queue_take(rn, json_integer_value(json_object_get(rep, "id")), &h);
-	json_t *res = NULL, *ld = json_incref(json_object_get(json_object_get(rep, "error"), "leader"));
+	json_t *res = NULL,
+	       *ld = json_incref(json_object_get(json_object_get(rep, "error"), "leader"));
 	int r = lfs_lib_reply_result(rn->lib, rep, &res);
 
 	rn->log.replies++;
@@ -528,10 +532,12 @@ static void renew_stuck(struct lfsvol_renewer *rn)
 			continue;
 		if (lfs_boottime_ns() - rn->q[i].sent < (rn->replicated ? interval : lease))
 			return;
-		if (rn->replicated)
+		if (rn->replicated) {
 			snprintf(why, sizeof(why), "%s did not answer a heartbeat for %d s",
 				 lfs_lib_addr(rn->lib), get_interval(rn));
-		else
+			rn->suspect =
+				lfs_lib_addr_index(rn->conf->librarian, lfs_lib_addr(rn->lib));
+		} else
 			snprintf(why, sizeof(why), "no acknowledgement of a heartbeat for %d s",
 				 rn->lease_s);
 		renew_drop(rn, why);
@@ -630,6 +636,48 @@ static int renew_role(struct lfsvol_renewer *rn, json_t *info)
 	return 0;
 }
 
+static bool is_standby(struct lfs_lib *l)
+{
+	return !strcmp(json_string_value(json_object_get(lfs_lib_server_info(l), "role")) ?: "",
+		       "standby");
+}
+
+/*
+ * After a librarian left a heartbeat unanswered, the others of the list
+ * first: a standby names it as the leader until its row expires, and a
+ * stopped librarian's TCP stack accepts the connection but no handshake
+ * ever ends. Then it, with half an interval to complete the handshake (a
+ * librarian that runs does it in milliseconds), so the agent goes round
+ * the list about once an interval until one leads.
+ */
+static int renew_open(struct lfsvol_renewer *rn, const struct lfs_lib_opts *o, char **msg)
+{
+	char a[LFS_ADDR_LIST_MAX][LFS_ADDR_MAX], rest[LFS_ADDR_LIST_MAX * LFS_ADDR_MAX], m[8];
+	int n = lfs_lib_addr_split(o->addr, a, LFS_ADDR_LIST_MAX, m, sizeof(m)), r;
+	struct lfs_lib_opts others = *o, one = *o;
+	size_t len = 0;
+
+	if (rn->suspect < 0 || rn->suspect >= n || n < 2)
+		return lfs_lib_connect(o, &rn->lib, msg);
+	for (int i = 0; i < n; i++)
+		if (i != rn->suspect)
+			len += (size_t)snprintf(rest + len, sizeof(rest) - len, "%s%s",
+						len ? "," : "", a[i]);
+	others.addr = rest;
+	others.start = 0;
+	r = lfs_lib_connect(&others, &rn->lib, msg);
+	if (r == 0 && !is_standby(rn->lib))
+		return 0;
+	lfs_lib_close(rn->lib);
+	rn->lib = NULL;
+	free(*msg);
+	*msg = NULL;
+	one.addr = a[rn->suspect];
+	if (one.connect_timeout_ms > get_interval(rn) * 500)
+		one.connect_timeout_ms = get_interval(rn) * 500;
+	return lfs_lib_connect(&one, &rn->lib, msg);
+}
+
 /* A session of the thread's own; 0, or -errno after the back-off. */
 static int renew_connect(struct lfsvol_renewer *rn)
 {
@@ -639,14 +687,15 @@ static int renew_connect(struct lfsvol_renewer *rn)
 				  .node = c->node,
 				  .key_file = c->key_file,
 				  /* a stopped librarian must not hold up the next one */
-				  .connect_timeout_ms = rn->replicated && ct > get_interval(rn) * 1000 ?
-								get_interval(rn) * 1000 :
-								ct,
+				  .connect_timeout_ms =
+					  rn->replicated && ct > get_interval(rn) * 1000 ?
+						  get_interval(rn) * 1000 :
+						  ct,
 				  .reply_timeout_ms = c->reply_timeout * 1000,
 				  .start = rn->start };
 	json_t *info;
 	char *msg = NULL, why[512];
-	int r = lfs_lib_connect(&o, &rn->lib, &msg);
+	int r = renew_open(rn, &o, &msg);
 
 	if (r) {
 		r = renew_backoff(rn, r, msg);
@@ -661,10 +710,10 @@ static int renew_connect(struct lfsvol_renewer *rn)
 		return renew_backoff(rn, -EREMOTE, why);
 	}
 	take_numbers(rn, info);
+	rn->suspect = -1;
 	rn->next_send = 0;
 	rn->backoff_ms = 0;
-	set_state(rn, "connected to %s%s", lfs_lib_addr(rn->lib),
-		  rn->probing ? " (probing)" : "");
+	set_state(rn, "connected to %s%s", lfs_lib_addr(rn->lib), rn->probing ? " (probing)" : "");
 	snprintf(why, sizeof(why), rn->replicated ? ", the leader, epoch %lld" : "",
 		 (long long)rn->epoch);
 	lfsvol_err("renewal: connected to the librarian at %s (heartbeat every %d s, lease %d s%s)",
@@ -701,6 +750,7 @@ int lfsvol_renew_start(const struct lfsvol_conf *conf, struct lfsvol_renewer **o
 		return -ENOMEM;
 	rn->conf = conf;
 	rn->zombies = -1;
+	rn->suspect = -1;
 	rn->interval = 5;
 	rn->lease_s = 30;
 	rn->fenced = json_array();
