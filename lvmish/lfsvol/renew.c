@@ -570,7 +570,8 @@ static int turn_wait(struct lfsvol_renewer *rn)
 	uint64_t now = lfs_boottime_ns();
 	int64_t ms = rn->next_send > now ? (int64_t)((rn->next_send - now) / 1000000) + 1 : 0;
 
-	for (int i = 0; i < rn->nq; i++) {
+	/* with the leader row acknowledgements are not looked at */
+	for (int i = 0; i < rn->nq && !rn->replicated; i++) {
 		if (!rn->q[i].renewed && !rn->q[i].probe) {
 			if (rn->ack_wait_ms < ms)
 				ms = rn->ack_wait_ms;
