@@ -39,6 +39,7 @@ struct lfs_lib {
 	int reply_timeout_ms;
 	int64_t next_id;
 	json_t *info;
+	char addr[LFS_ADDR_MAX]; /* where it is connected */
 	char errmsg[1024];
 	char errcode[24];
 };
@@ -118,6 +119,11 @@ int lfs_lib_connected(const struct lfs_lib *l)
 json_t *lfs_lib_server_info(struct lfs_lib *l)
 {
 	return l ? l->info : NULL;
+}
+
+const char *lfs_lib_addr(const struct lfs_lib *l)
+{
+	return l ? l->addr : "";
 }
 
 int lfs_lib_read_key(const char *path, uint8_t *key, size_t max, char *msg, size_t msglen)
@@ -465,7 +471,7 @@ static void sigpipe_restore(struct sigpipe_guard *g)
 static int lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **errmsg);
 static int lib_call(struct lfs_lib *l, const char *op, json_t *args, json_t **result);
 
-int lfs_lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char **errmsg)
+int lfs_lib_connect_one(const struct lfs_lib_opts *o, struct lfs_lib **out, char **errmsg)
 {
 	struct sigpipe_guard g;
 	int r;
@@ -541,6 +547,7 @@ static int lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char 
 	if (r < 0)
 		goto fail;
 	OPENSSL_cleanse(l->key, sizeof(l->key));
+	snprintf(l->addr, sizeof(l->addr), "%s", o->addr);
 	*out = l;
 	return 0;
 fail:

@@ -11,6 +11,27 @@
 
 #include "ops.h"
 
+/*
+ * Who serves (docs/HA.md, "Nodes follow the leader"): "single" for the
+ * embedded store; with the leader row "leader" or "standby", the epoch this
+ * librarian leads (0 for a standby) and the leader as a standby's EREMOTE
+ * names it. A node's agent renews its lease only on a leader's replies then.
+ */
+static int auth_role(struct req *rq)
+{
+	struct lib_leader *l = rq->srv ? rq->srv->leader : NULL;
+	int64_t epoch = lib_leader_epoch(l);
+
+	if (!l) {
+		json_object_set_new(rq->result, "role", json_string("single"));
+		return 0;
+	}
+	json_object_set_new(rq->result, "role", json_string(epoch ? "leader" : "standby"));
+	json_object_set_new(rq->result, "epoch", json_integer(epoch));
+	json_object_set_new(rq->result, "leader", lib_leader_json(rq->srv));
+	return 0;
+}
+
 int lib_op_auth(struct req *rq)
 {
 	const char *node;
@@ -43,7 +64,7 @@ int lib_op_auth(struct req *rq)
 			       rq->s->fabric_uuid, "default_policy",
 			       lfs_policy_name(rq->c->default_policy), "protocol",
 			       LFS_PROTOCOL_VERSION, "server", "librarian " LFS_VERSION);
-	return 0;
+	return rq->result ? auth_role(rq) : FAIL(rq, ENOMEM, "out of memory");
 }
 
 static int set_free(void *arg, int64_t ig, int64_t free, int64_t zero)
@@ -240,6 +261,9 @@ int lib_op_heartbeat(struct req *rq)
 			       "lease_time", rq->c->lease_time, "fence_grace", rq->c->fence_grace,
 			       "heartbeat_interval", rq->c->heartbeat_interval, "activations", acts,
 			       "zombies", (json_int_t)zombies);
+	/* the epoch this read was checked against (store_leader.c); 0: no leader row */
+	if (rq->result && rq->s->leader)
+		json_object_set_new(rq->result, "epoch", json_integer(rq->s->epoch));
 	return 0;
 }
 

@@ -42,15 +42,19 @@
 #define LFS_MAX_MESSAGE_DEFAULT (1U << 20) /* requests */
 #define LFS_MAX_REPLY (64U << 20) /* replies */
 #define LFS_PSK_IDENTITY_MAX 64
+#define LFS_ADDR_MAX 256 /* one address, with its terminating NUL */
+#define LFS_ADDR_LIST_MAX 16 /* addresses in a list */
 
 struct lfs_lib;
 
 struct lfs_lib_opts {
-	const char *addr; /* "HOST:PORT", "[V6]:PORT" or "unix:PATH" */
+	/* "HOST:PORT", "[V6]:PORT" or "unix:PATH", or a comma-separated list of them */
+	const char *addr;
 	const char *node; /* PSK identity (node name or admin name); TLS only */
 	const char *key_file; /* PSK key file; TLS only */
 	int connect_timeout_ms; /* 0 = 5000 */
 	int reply_timeout_ms; /* 0 = 30000 */
+	int start; /* a list: the index of the address tried first */
 };
 
 /*
@@ -59,6 +63,30 @@ struct lfs_lib_opts {
  * caller frees.
  */
 int lfs_lib_connect(const struct lfs_lib_opts *opts, struct lfs_lib **out, char **errmsg);
+
+/*
+ * A list of librarians (docs/HA.md, "Nodes follow the leader"): with more
+ * than one address lfs_lib_connect() tries them in turn from opts->start
+ * and keeps the first that serves ("role" "leader" or "single" in its auth
+ * reply). A standby is left (it would refuse every request with EREMOTE);
+ * the leader it names is tried next if it is in the list. If none serves,
+ * -EREMOTE (some standby answered) or the last failure, with a message that
+ * says what each address answered. One address is connected whatever its
+ * role, as lfs_lib_connect_one() does.
+ */
+int lfs_lib_connect_one(const struct lfs_lib_opts *opts, struct lfs_lib **out, char **errmsg);
+/* The address a connection was made to. */
+const char *lfs_lib_addr(const struct lfs_lib *lib);
+/* The index of addr in list (-1 if absent). */
+int lfs_lib_addr_index(const char *list, const char *addr);
+/*
+ * Split a comma-separated list (blanks around each item ignored) into out,
+ * checking each: 1..LFS_ADDR_LIST_MAX addresses, each HOST:PORT with a port
+ * of 1-65535, [V6]:PORT or unix:/PATH, none twice. Returns the count or
+ * -EINVAL with msg naming the bad address.
+ */
+int lfs_lib_addr_split(const char *list, char out[][LFS_ADDR_MAX], int max, char *msg,
+		       size_t msglen);
 
 /*
  * Send one request and wait for its reply. args (may be NULL) is a JSON object

@@ -43,7 +43,7 @@ struct lfsvol_shelf_conf {
 
 struct lfsvol_conf {
 	char *path;
-	char *librarian; /* "HOST:PORT" or "unix:PATH" */
+	char *librarian; /* "HOST:PORT" or "unix:PATH", or a list of them: "A,B" */
 	char *node;
 	char *key_file;
 	int connect_timeout; /* seconds */
@@ -69,6 +69,8 @@ struct lfsvol_conf {
 int lfsvol_conf_load(const char *path, bool missing_ok, struct lfsvol_conf **out, char *msg,
 		     size_t msglen);
 void lfsvol_conf_free(struct lfsvol_conf *c);
+/* A librarian address list checked and joined "A,B" into *out; -EINVAL with msg naming it. */
+int lfsvol_librarian_list(const char *list, char **out, char *msg, size_t len);
 const struct lfsvol_shelf_conf *lfsvol_conf_shelf(const struct lfsvol_conf *c, const char *name);
 /*
  * Resolve a fabric entry to a device path now: -ENODEV if not present;

@@ -15,6 +15,7 @@
 #include <uapi/lfs.h>
 
 #include "conf.h"
+#include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "msg.h"
 
@@ -397,12 +398,70 @@ static int get_fence_action(struct conf_err *e, const config_setting_t *root, in
 	return 1;
 }
 
+/* The list checked (lfs_lib_addr_split) and kept as "A,B" without blanks. */
+int lfsvol_librarian_list(const char *list, char **out, char *msg, size_t len)
+{
+	char a[LFS_ADDR_LIST_MAX][LFS_ADDR_MAX];
+	int n = lfs_lib_addr_split(list, a, LFS_ADDR_LIST_MAX, msg, len);
+	size_t o = 0;
+	char *j;
+
+	if (n < 0)
+		return n;
+	j = malloc((size_t)n * LFS_ADDR_MAX);
+	if (!j)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		o += (size_t)sprintf(j + o, "%s%s", i ? "," : "", a[i]);
+	free(*out);
+	*out = j;
+	return 0;
+}
+
+/*
+ * librarian = "HOST:PORT"; or a list of librarians (docs/HA.md, "Nodes
+ * follow the leader"): "A:P, B:P" or ["A:P", "B:P"].
+ */
+static int get_librarian(struct conf_err *e, const config_setting_t *root, char **out)
+{
+	config_setting_t *s = config_setting_get_member(root, "librarian");
+	char list[LFS_ADDR_LIST_MAX * LFS_ADDR_MAX] = "", m[512];
+	size_t o = 0;
+	int n, r;
+
+	if (!s)
+		return 0;
+	if (config_setting_is_aggregate(s)) {
+		n = config_setting_length(s);
+		if (n < 1 || n > LFS_ADDR_LIST_MAX)
+			return conf_fail(e, s, "`librarian' must list 1 to %d addresses, not %d",
+					 LFS_ADDR_LIST_MAX, n);
+		for (int i = 0; i < n; i++) {
+			const char *v = config_setting_get_string_elem(s, i);
+
+			if (!v)
+				return conf_fail(e, s, "`librarian' entry %d must be a string",
+						 i + 1);
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? "," : "", v);
+		}
+	} else if (config_setting_get_string(s)) {
+		snprintf(list, sizeof(list), "%s", config_setting_get_string(s));
+	} else {
+		return conf_fail(e, s,
+				 "`librarian' must be a string in double quotes or a list of them");
+	}
+	r = lfsvol_librarian_list(list, out, m, sizeof(m));
+	if (r == -EINVAL)
+		return conf_fail(e, s, "%s", m);
+	return r < 0 ? r : 1;
+}
+
 /* The top-level settings, but the groups and lists. */
 static int parse_top(struct conf_err *e, struct lfsvol_conf *c, config_setting_t *root)
 {
 	char m[256];
 
-	if (get_string(e, root, "librarian", &c->librarian) < 0 ||
+	if (get_librarian(e, root, &c->librarian) < 0 ||
 	    get_string(e, root, "node", &c->node) < 0 ||
 	    get_string(e, root, "key_file", &c->key_file) < 0 ||
 	    get_int(e, root, "connect_timeout", 1, 300, &c->connect_timeout) < 0 ||
@@ -645,9 +704,12 @@ int lfsvol_need_conf(struct lfsvol_ctx *ctx)
 	}
 	if (!ctx->librarian)
 		return 0;
-	l = strdup(ctx->librarian);
-	if (!l)
-		return lfsvol_fail(LFSVOL_EFAIL, -ENOMEM, "out of memory");
+	l = NULL;
+	r = lfsvol_librarian_list(ctx->librarian, &l, msg, sizeof(msg));
+	if (r == -EINVAL)
+		return lfsvol_fail(LFSVOL_EUSAGE, r, "--librarian: %s", msg);
+	if (r)
+		return lfsvol_fail(LFSVOL_EFAIL, r, "out of memory");
 	free(ctx->conf->librarian);
 	ctx->conf->librarian = l;
 	return 0;

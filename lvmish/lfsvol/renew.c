@@ -22,9 +22,22 @@
  * refusal arrived may have been acknowledged and renewed the lease, which
  * is why the refusal fences explicitly instead of waiting for the lease.
  *
+ * With the leader row (a PostgreSQL catalogue shared by a leader and
+ * standbys: the auth reply's role is "leader" or "standby"), an
+ * acknowledgement renews nothing: a stopped or deposed leader's kernel
+ * still acknowledges, though a standby may have taken over and will grant
+ * a takeover lease_time + fence_grace after it did. Only an accepted reply
+ * renews, and only one of an epoch no older than any seen; EREMOTE (a
+ * standby, or a deposed leader) drops the connection and the next one goes
+ * to the leader it names. A heartbeat unanswered for one interval drops
+ * the connection too, and the next one starts at the next address of
+ * lfs.conf's list, so the agent follows a failover within about one
+ * interval (docs/HA.md, "Nodes follow the leader").
+ *
  * A connection whose oldest heartbeat is neither answered nor acknowledged
  * within the lease is dropped; any drop is followed by a new connection at
- * once, then with back-off up to the interval. The log (renewals, the
+ * once, then with back-off up to the interval (a quarter of it with the
+ * leader row). The log (renewals, the
  * longest gap between two, the late ones, fenced shelves) goes to
  * STATE_DIR/renewal.json after every change; `lfsvol status' shows it.
  */
@@ -96,6 +109,10 @@ struct lfsvol_renewer {
 	uint64_t next_send;
 	int ack_wait_ms, backoff_ms, lease_s;
 	bool probing, dirty;
+	bool replicated; /* the leader row: only a leader's reply renews */
+	int64_t epoch; /* the newest leader epoch seen */
+	int start; /* the index in the librarian list to try first */
+	int suspect; /* the index of one that left a heartbeat unanswered, or -1 */
 	char state[320];
 	struct renew_log log;
 	json_t *fenced;
@@ -155,16 +172,18 @@ static json_t *log_json(struct lfsvol_renewer *rn)
 {
 	const struct renew_log *l = &rn->log;
 
-	return json_pack("{s:i,s:I,s:s,s:b,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s}",
-			 "pid", (int)getpid(), "updated", (json_int_t)time(NULL), "librarian",
-			 rn->state, "probing", rn->probing, "heartbeat_interval", get_interval(rn),
-			 "lease_time", rn->lease_s, "fence_action",
-			 rn->conf->fence_action == LFS_FENCE_EIO ? "eio" : "reset", "heartbeats",
-			 (json_int_t)l->heartbeats, "replies", (json_int_t)l->replies, "renewals",
-			 (json_int_t)l->renewals, "renewals_by_ack", (json_int_t)l->by_ack, "late",
-			 (json_int_t)l->late, "longest_gap_ms", (json_int_t)l->longest_gap_ms,
-			 "last_renewal", (json_int_t)l->last_wall, "errors", (json_int_t)l->errors,
-			 "fenced", rn->fenced, "last_error", l->last_error);
+	return json_pack(
+		"{s:i,s:I,s:s,s:b,s:b,s:I,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s}",
+		"pid", (int)getpid(), "updated", (json_int_t)time(NULL), "librarian", rn->state,
+		"probing", rn->probing, "leader_row", rn->replicated, "epoch",
+		(json_int_t)rn->epoch, "heartbeat_interval", get_interval(rn), "lease_time",
+		rn->lease_s, "fence_action",
+		rn->conf->fence_action == LFS_FENCE_EIO ? "eio" : "reset", "heartbeats",
+		(json_int_t)l->heartbeats, "replies", (json_int_t)l->replies, "renewals",
+		(json_int_t)l->renewals, "renewals_by_ack", (json_int_t)l->by_ack, "late",
+		(json_int_t)l->late, "longest_gap_ms", (json_int_t)l->longest_gap_ms,
+		"last_renewal", (json_int_t)l->last_wall, "errors", (json_int_t)l->errors, "fenced",
+		rn->fenced, "last_error", l->last_error);
 }
 
 /* STATE_DIR/renewal.json, replaced atomically. */
@@ -364,20 +383,74 @@ static void take_numbers(struct lfsvol_renewer *rn, json_t *res)
 	pthread_mutex_unlock(&rn->mu);
 }
 
+/*
+ * With the leader row a reply renews only if it carries an epoch no older
+ * than any seen: a leader checks its epoch in the read that answers (the
+ * librarian's store_leader.c), so it still led when it answered.
+ */
+static bool reply_vouches(struct lfsvol_renewer *rn, json_t *res)
+{
+	json_t *e = json_object_get(res, "epoch");
+
+	if (!rn->replicated)
+		return true;
+	if (!json_is_integer(e) || json_integer_value(e) < rn->epoch) {
+		log_error(rn,
+			  "a heartbeat reply from %s of epoch %lld, older than epoch %lld: ignored",
+			  lfs_lib_addr(rn->lib), (long long)json_integer_value(e),
+			  (long long)rn->epoch);
+		return false;
+	}
+	rn->epoch = json_integer_value(e);
+	return true;
+}
+
+static void renew_drop(struct lfsvol_renewer *rn, const char *why);
+
+/* EREMOTE: a standby or a deposed leader. The next connection starts at the leader it names. */
+static void renew_follow(struct lfsvol_renewer *rn, json_t *leader)
+{
+	char why[512];
+	json_t *a;
+	size_t i;
+
+	snprintf(why, sizeof(why), "%s refuses heartbeats: %s", lfs_lib_addr(rn->lib),
+		 lfs_lib_errmsg(rn->lib));
+	renew_drop(rn, why);
+	json_array_foreach(json_object_get(leader, "addresses"), i, a) {
+		int k = lfs_lib_addr_index(rn->conf->librarian, json_string_value(a) ?: "");
+
+		if (k >= 0) {
+			rn->start = k;
+			break;
+		}
+	}
+}
+
 static void renew_reply(struct lfsvol_renewer *rn, json_t *rep)
 {
 	struct hb h = { 0 };
 	bool known = queue_take(rn, json_integer_value(json_object_get(rep, "id")), &h);
-	json_t *res = NULL;
+	json_t *res = NULL,
+	       *ld = json_incref(json_object_get(json_object_get(rep, "error"), "leader"));
 	int r = lfs_lib_reply_result(rn->lib, rep, &res);
 
 	rn->log.replies++;
+	if (r == -EREMOTE)
+		renew_follow(rn, ld);
+	json_decref(ld);
 	if (r == -EACCES) {
 		renew_offline(rn, lfs_lib_errmsg(rn->lib));
 		return;
 	}
 	if (r) {
-		log_error(rn, "the librarian refused a heartbeat: %s", lfs_lib_errmsg(rn->lib));
+		if (r != -EREMOTE)
+			log_error(rn, "the librarian refused a heartbeat: %s",
+				  lfs_lib_errmsg(rn->lib));
+		return;
+	}
+	if (!reply_vouches(rn, res)) {
+		json_decref(res);
 		return;
 	}
 	if (known && !h.renewed && !h.probe)
@@ -385,7 +458,7 @@ static void renew_reply(struct lfsvol_renewer *rn, json_t *rep)
 	if (known && h.probe && rn->probing) {
 		rn->probing = false;
 		lfsvol_err("renewal: the librarian accepts this node again: renewing the lease");
-		set_state(rn, "connected to %s", rn->conf->librarian);
+		set_state(rn, "connected to %s", lfs_lib_addr(rn->lib));
 	}
 	take_numbers(rn, res);
 	if (known)
@@ -396,6 +469,10 @@ static void renew_reply(struct lfsvol_renewer *rn, json_t *rep)
 
 static void renew_drop(struct lfsvol_renewer *rn, const char *why)
 {
+	int k = rn->lib ? lfs_lib_addr_index(rn->conf->librarian, lfs_lib_addr(rn->lib)) : -1;
+
+	if (k >= 0)
+		rn->start = k + 1; /* a list: the next librarian first */
 	if (rn->lib)
 		set_state(rn, "lost: %s", why);
 	lfsvol_err("renewal: connection to the librarian lost: %s; connecting again", why);
@@ -430,6 +507,8 @@ static void renew_acked(struct lfsvol_renewer *rn)
 	for (int i = 0; i < rn->nq; i++)
 		if (!rn->q[i].renewed && !rn->q[i].probe)
 			sent = rn->q[i].sent;
+	if (rn->replicated) /* a stopped or deposed leader's kernel acknowledges too */
+		return;
 	if (!sent || ioctl(lfs_lib_fd(rn->lib), SIOCOUTQ, &outq) || outq != 0)
 		return;
 	for (int i = 0; i < rn->nq; i++)
@@ -437,19 +516,30 @@ static void renew_acked(struct lfsvol_renewer *rn)
 	renew_kernel(rn, sent, true);
 }
 
-/* Neither answered nor acknowledged within the lease: the peer is gone. */
+/*
+ * Neither answered nor acknowledged within the lease: the peer is gone.
+ * With the leader row, unanswered for one interval: it cannot vouch for
+ * this node, try the next librarian.
+ */
 static void renew_stuck(struct lfsvol_renewer *rn)
 {
 	uint64_t lease = (uint64_t)lfsvol_lease_ms(rn->lease_s) * 1000000;
-	char why[96];
+	uint64_t interval = (uint64_t)get_interval(rn) * 1000000000ULL;
+	char why[160];
 
 	for (int i = 0; i < rn->nq; i++) {
-		if (rn->q[i].renewed || rn->q[i].probe)
+		if (!rn->replicated && (rn->q[i].renewed || rn->q[i].probe))
 			continue;
-		if (lfs_boottime_ns() - rn->q[i].sent < lease)
+		if (lfs_boottime_ns() - rn->q[i].sent < (rn->replicated ? interval : lease))
 			return;
-		snprintf(why, sizeof(why), "no acknowledgement of a heartbeat for %d s",
-			 rn->lease_s);
+		if (rn->replicated) {
+			snprintf(why, sizeof(why), "%s did not answer a heartbeat for %d s",
+				 lfs_lib_addr(rn->lib), get_interval(rn));
+			rn->suspect =
+				lfs_lib_addr_index(rn->conf->librarian, lfs_lib_addr(rn->lib));
+		} else
+			snprintf(why, sizeof(why), "no acknowledgement of a heartbeat for %d s",
+				 rn->lease_s);
 		renew_drop(rn, why);
 		return;
 	}
@@ -480,7 +570,8 @@ static int turn_wait(struct lfsvol_renewer *rn)
 	uint64_t now = lfs_boottime_ns();
 	int64_t ms = rn->next_send > now ? (int64_t)((rn->next_send - now) / 1000000) + 1 : 0;
 
-	for (int i = 0; i < rn->nq; i++) {
+	/* with the leader row acknowledgements are not looked at */
+	for (int i = 0; i < rn->nq && !rn->replicated; i++) {
 		if (!rn->q[i].renewed && !rn->q[i].probe) {
 			if (rn->ack_wait_ms < ms)
 				ms = rn->ack_wait_ms;
@@ -509,36 +600,125 @@ static void renew_turn(struct lfsvol_renewer *rn)
 		renew_stuck(rn);
 }
 
+/* Connecting failed (or found a standby): say so, wait the back-off. */
+static int renew_backoff(struct lfsvol_renewer *rn, int r, const char *msg)
+{
+	int cap = get_interval(rn) * 1000 / (rn->replicated ? 4 : 1);
+
+	set_state(rn, "unreachable at %s: %s", rn->conf->librarian, msg ? msg : strerror(-r));
+	log_write(rn);
+	renew_sleep(rn, rn->backoff_ms);
+	rn->backoff_ms = rn->backoff_ms ? rn->backoff_ms * 2 : 250;
+	if (rn->backoff_ms > cap)
+		rn->backoff_ms = cap;
+	return r;
+}
+
+/*
+ * What the auth reply says of the librarian: with the leader row only a
+ * leader's replies renew from now on (for good: a list may name an older
+ * librarian too). A standby is left (it refuses heartbeats), 1.
+ */
+static int renew_role(struct lfsvol_renewer *rn, json_t *info)
+{
+	const char *role = json_string_value(json_object_get(info, "role")) ?: "";
+	int64_t e = json_integer_value(json_object_get(info, "epoch"));
+
+	if (strcmp(role, "leader") && strcmp(role, "standby"))
+		return 0;
+	if (!rn->replicated)
+		lfsvol_err(
+			"renewal: the librarian has standbys (a leader row): renewing only on a leader's replies");
+	rn->replicated = true;
+	if (!strcmp(role, "standby"))
+		return 1;
+	if (e > rn->epoch)
+		rn->epoch = e;
+	return 0;
+}
+
+static bool is_standby(struct lfs_lib *l)
+{
+	return !strcmp(json_string_value(json_object_get(lfs_lib_server_info(l), "role")) ?: "",
+		       "standby");
+}
+
+/*
+ * After a librarian left a heartbeat unanswered, the others of the list
+ * first: a standby names it as the leader until its row expires, and a
+ * stopped librarian's TCP stack accepts the connection but no handshake
+ * ever ends. Then it, with half an interval to complete the handshake (a
+ * librarian that runs does it in milliseconds), so the agent goes round
+ * the list about once an interval until one leads.
+ */
+static int renew_open(struct lfsvol_renewer *rn, const struct lfs_lib_opts *o, char **msg)
+{
+	char a[LFS_ADDR_LIST_MAX][LFS_ADDR_MAX], rest[LFS_ADDR_LIST_MAX * LFS_ADDR_MAX], m[8];
+	int n = lfs_lib_addr_split(o->addr, a, LFS_ADDR_LIST_MAX, m, sizeof(m)), r;
+	struct lfs_lib_opts others = *o, one = *o;
+	size_t len = 0;
+
+	if (rn->suspect < 0 || rn->suspect >= n || n < 2)
+		return lfs_lib_connect(o, &rn->lib, msg);
+	for (int i = 0; i < n; i++)
+		if (i != rn->suspect)
+			len += (size_t)snprintf(rest + len, sizeof(rest) - len, "%s%s",
+						len ? "," : "", a[i]);
+	others.addr = rest;
+	others.start = 0;
+	r = lfs_lib_connect(&others, &rn->lib, msg);
+	if (r == 0 && !is_standby(rn->lib))
+		return 0;
+	lfs_lib_close(rn->lib);
+	rn->lib = NULL;
+	free(*msg);
+	*msg = NULL;
+	one.addr = a[rn->suspect];
+	if (one.connect_timeout_ms > get_interval(rn) * 500)
+		one.connect_timeout_ms = get_interval(rn) * 500;
+	return lfs_lib_connect(&one, &rn->lib, msg);
+}
+
 /* A session of the thread's own; 0, or -errno after the back-off. */
 static int renew_connect(struct lfsvol_renewer *rn)
 {
 	const struct lfsvol_conf *c = rn->conf;
+	int ct = c->connect_timeout * 1000;
 	struct lfs_lib_opts o = { .addr = c->librarian,
 				  .node = c->node,
 				  .key_file = c->key_file,
-				  .connect_timeout_ms = c->connect_timeout * 1000,
-				  .reply_timeout_ms = c->reply_timeout * 1000 };
+				  /* a stopped librarian must not hold up the next one */
+				  .connect_timeout_ms =
+					  rn->replicated && ct > get_interval(rn) * 1000 ?
+						  get_interval(rn) * 1000 :
+						  ct,
+				  .reply_timeout_ms = c->reply_timeout * 1000,
+				  .start = rn->start };
 	json_t *info;
-	char *msg = NULL;
-	int r = lfs_lib_connect(&o, &rn->lib, &msg);
+	char *msg = NULL, why[512];
+	int r = renew_open(rn, &o, &msg);
 
 	if (r) {
-		set_state(rn, "unreachable at %s: %s", c->librarian, msg ? msg : strerror(-r));
+		r = renew_backoff(rn, r, msg);
 		free(msg);
-		log_write(rn);
-		renew_sleep(rn, rn->backoff_ms);
-		rn->backoff_ms = rn->backoff_ms ? rn->backoff_ms * 2 : 250;
-		if (rn->backoff_ms > get_interval(rn) * 1000)
-			rn->backoff_ms = get_interval(rn) * 1000;
 		return r;
 	}
 	info = lfs_lib_server_info(rn->lib);
+	if (renew_role(rn, info)) {
+		snprintf(why, sizeof(why), "%s is a standby", lfs_lib_addr(rn->lib));
+		lfs_lib_close(rn->lib);
+		rn->lib = NULL;
+		return renew_backoff(rn, -EREMOTE, why);
+	}
 	take_numbers(rn, info);
+	rn->suspect = -1;
 	rn->next_send = 0;
 	rn->backoff_ms = 0;
-	set_state(rn, "connected to %s%s", c->librarian, rn->probing ? " (probing)" : "");
-	lfsvol_err("renewal: connected to the librarian at %s (heartbeat every %d s, lease %d s)",
-		   c->librarian, get_interval(rn), rn->lease_s);
+	set_state(rn, "connected to %s%s", lfs_lib_addr(rn->lib), rn->probing ? " (probing)" : "");
+	snprintf(why, sizeof(why), rn->replicated ? ", the leader, epoch %lld" : "",
+		 (long long)rn->epoch);
+	lfsvol_err("renewal: connected to the librarian at %s (heartbeat every %d s, lease %d s%s)",
+		   lfs_lib_addr(rn->lib), get_interval(rn), rn->lease_s, why);
 	return 0;
 }
 
@@ -571,6 +751,7 @@ int lfsvol_renew_start(const struct lfsvol_conf *conf, struct lfsvol_renewer **o
 		return -ENOMEM;
 	rn->conf = conf;
 	rn->zombies = -1;
+	rn->suspect = -1;
 	rn->interval = 5;
 	rn->lease_s = 30;
 	rn->fenced = json_array();

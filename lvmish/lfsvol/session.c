@@ -220,6 +220,18 @@ int lfsvol_lib_call(struct lfsvol_lib *l, const char *op, json_t *args, json_t *
 			goto out;
 	}
 	r = lfs_lib_call(l->own, op, args, result);
+	if (r == -EREMOTE && strchr(l->ctx->conf->librarian, ',')) {
+		/*
+		 * A standby now (a deposed leader): it did nothing (docs/HA.md).
+		 * Once more, through the list, to the leader.
+		 */
+		lfsvol_trace("%s: %s; connecting to the leader", op, lfs_lib_errmsg(l->own));
+		lfs_lib_close(l->own);
+		l->own = NULL;
+		r = own_open(l);
+		if (!r)
+			r = lfs_lib_call(l->own, op, args, result);
+	}
 out:
 	json_decref(args);
 	return r;

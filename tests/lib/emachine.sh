@@ -18,7 +18,8 @@
 # the nodes, all in the default tenant, may activate each other's shelves,
 # as the handovers and takeovers of the tests need; "see" is the librarian's
 # own default, under which an owner grants access with lfs.access).
-# EM_AGENT_CONF: more lines for the agent group.
+# EM_AGENT_CONF: more lines for the agent group. EM_FWD_MORE=P1,P2: more
+# host ports the nodes reach at 10.0.2.100 (more librarians).
 # EM_NODE_PRE: shell commands each node runs before its devices are attached
 # (with lfs.ko loaded); EM_NO_AGENT=1: node setup starts no agent daemon.
 # The agent: em_agent_start I / em_agent_stop I [SIGNAL] (below).
@@ -127,7 +128,7 @@ EOC
 	done
 	em_librarian_start || return 1
 	for ((i = 1; i <= n; i++)); do
-		machine_start_node "$i" --guestfwd "$EM_PORT" --env "LFS_KEY=$(cat "$EM_DIR/keys/node$i.key")" || return 1
+		machine_start_node "$i" --guestfwd "$EM_PORT${EM_FWD_MORE:+,$EM_FWD_MORE}" --env "LFS_KEY=$(cat "$EM_DIR/keys/node$i.key")" || return 1
 	done
 	for ((i = 1; i <= n; i++)); do
 		machine_wait_node "$i" || return 1

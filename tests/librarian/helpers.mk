@@ -5,7 +5,7 @@
 # compiled in; bench/librarian builds its own optimised lib-bench and
 # lib-attack (bench/librarian/Makefile).
 LIBRARIAN_TOP := $(TOP)/librarian
-LIBRARIAN_CLIENT := $(LIBRARIAN_TOP)/client.c $(LIBRARIAN_TOP)/tlspsk.c
+LIBRARIAN_CLIENT := $(LIBRARIAN_TOP)/client.c $(LIBRARIAN_TOP)/client_addr.c $(LIBRARIAN_TOP)/client_list.c $(LIBRARIAN_TOP)/tlspsk.c
 LIBRARIAN_HELPERS := $(B)/lib-raw $(B)/lib-stress $(B)/lib-bench $(B)/lib-attack
 HELPERS += $(LIBRARIAN_HELPERS)
 

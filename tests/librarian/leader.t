@@ -81,6 +81,22 @@ t_is "$(jq -c '.error | [.code, .leader.name, .leader.epoch, .leader.addresses]'
 t_like "$(jq -r .error.message <<<"$reply")" "standby: the leader is 'libA' \\(epoch 1\\)" "  and so does the message"
 t_like "$(lt_sql "SELECT lfs_leader_check(0, true)" 2>&1)" "not the leader: epoch 0" "the commit check refuses an epoch not the row's"
 
+# nodes follow the leader (docs/HA.md): auth says who serves, a client given a
+# list of librarians passes over a standby
+t_is "$(on libA auth | jq -c '[.role, .epoch]')" '["leader",1]' "auth: libA is the leader, epoch 1"
+t_is "$(on libB auth | jq -c '[.role, .epoch, .leader.name, .leader.epoch, .leader.live]')" \
+	'["standby",0,"libA",1,true]' "  libB is a standby and names the leader"
+t_is "$(on_tls libA n1 heartbeat | jq .epoch)" 1 "a heartbeat reply carries the epoch its read checked"
+t_is "$("$CLI" client --connect " 127.0.0.1:$PORT_libB, 127.0.0.1:$PORT_libA" --node n1 --key "$T/keys/n1.key" \
+	shelf.get '{"name":"s1"}' | jq -r .name)" s1 "a client given the list standby first reaches the leader"
+dead=$(lt_free_port)
+out=$("$CLI" client --connect "127.0.0.1:$PORT_libB,127.0.0.1:$dead" --node n1 --key "$T/keys/n1.key" shelf.list 2>&1)
+t_is "$?" 3 "a list with the standby and a dead address: no connection"
+t_like "$out" "no librarian serves at 127.0.0.1:$PORT_libB,127.0.0.1:$dead \\(127.0.0.1:$PORT_libB: a standby; the leader is 'libA' \\(epoch 1\\); 127.0.0.1:$dead: cannot connect to 127.0.0.1:$dead" \
+	"  the error says what each address answered"
+out=$("$CLI" client --connect "127.0.0.1:$PORT_libA,127.0.0.1:99999" shelf.list 2>&1)
+t_like "$out" "librarian address '127.0.0.1:99999': the port must be 1 to 65535" "a bad address in a list is named"
+
 # n1 holds s1 and keeps a renewal session on libA (its lease thread answers)
 t_is "$(on_tls libA n1 shelf.activate '{"name":"s1"}' | jq -c '[.activations[].node]')" '["n1"]' "n1 activates s1"
 coproc NODE { "$CLI" client --connect "127.0.0.1:$PORT_libA" --node n1 --key "$T/keys/n1.key" --stdin 2>>"$T/node.err"; }
@@ -149,6 +165,7 @@ until_serves libA
 t_ok $? "libA serves ($(($(ms) - kill_ms)) ms after the kill; ttl $TTL ms, refresh $REFRESH ms)"
 t_is "$(on libA shelf.get '{"name":"s1"}' | jq -c '[.books, [.activations[].node]]')" '[2,["n2"]]' "  the catalogue libB committed"
 t_is "$(on_tls libA n1 heartbeat | jq -c .activations)" '[]' "n1's heartbeat renews on libA (it holds nothing now)"
+t_is "$(on_tls libA n1 heartbeat | jq .epoch)" 3 "  its reply carries epoch 3"
 
 # a clean stop gives the lead up at once: a new librarian takes it without waiting
 kill -TERM "$PA"

@@ -11,17 +11,31 @@
 # and status showing fenced shelves, the lease and the renewal log.
 # fence_action is eio: a fenced shelf still open fails its I/O (the reset
 # action restarts the node: the lead's multi-node tests).
+# Last, nodes follow the leader (docs/HA.md): two librarians on one
+# PostgreSQL, lfs.conf listing both; the leader stopped (SIGSTOP) past its
+# row's TTL: its acknowledgements renew nothing, the agent switches to the
+# new leader within about one heartbeat interval of the takeover, and the
+# kernel's lease never lapses.
 . tests/lib/tap.sh
 . tests/lib/machine.sh
 . tests/lib/emachine.sh
-trap em_cleanup EXIT
+FL_PIDS=()
+fl_cleanup() {
+	local p
+	for p in "${FL_PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+	declare -F lt_pg_stop >/dev/null && lt_pg_stop
+}
+trap 'em_cleanup; fl_cleanup' EXIT
 command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 
 LEASE=4
 # the emulation's slack in the fence's time: 2 s, times the files tests/run
 # runs side by side (LFS_VM_TIMEOUT_FACTOR)
 SLACK=$((2 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
-EM_DEVICES=2 EM_LEASE=$LEASE EM_GRACE=2 EM_FENCE_ACTION=eio em_start 1 1G 64M >&2
+# the two PostgreSQL librarians' ports, forwarded to the node from its boot
+PA=$(em_free_port) PB=$(em_free_port)
+[ "$PA" != "$PB" ] || PB=$(em_free_port)
+EM_FWD_MORE=$PA,$PB EM_DEVICES=2 EM_LEASE=$LEASE EM_GRACE=2 EM_FENCE_ACTION=eio em_start 1 1G 64M >&2
 t_ok $? "librarian with a ${LEASE} s lease and one node with two fabric devices up ($MACHINE_OUT)" || t_done
 
 # n1 'commands': run in node1 with L (lfsvol), lfsctl, the test helpers and
@@ -179,6 +193,7 @@ t_is "$(jq -c '.[0].agent.renewal | [.late, .heartbeat_interval, .lease_time, .f
 	"[0,1,$LEASE,\"eio\"]" "a new agent's log: no late renewal, interval 1 s, lease $LEASE s, eio"
 t_diag "renewal log: $(jq -c '.[0].agent.renewal | {renewals, renewals_by_ack, longest_gap_ms, late}' <<<"$j")"
 n1 'L deactivate --all >/dev/null; kill $(cat /tmp/agent.pid)' >/dev/null
+. tests/lvmish/follow.sh
 machine_stop_node 1
 t_ok $? "the node powers off with no kernel warning"
 t_done

@@ -6,7 +6,7 @@
 HELPERS += $(B)/test_parse $(B)/test_parsers
 
 LFSVOL_DIR := $(TOP)/lvmish/lfsvol
-LFSVOL_PARSE_SRCS := $(LFSVOL_DIR)/config.c $(LFSVOL_DIR)/msg.c
+LFSVOL_PARSE_SRCS := $(LFSVOL_DIR)/config.c $(LFSVOL_DIR)/msg.c $(TOP)/librarian/client_addr.c
 LFSVOL_PKGS := libconfig jansson
 
 $(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c $(LIBLFS_HDRS) \
@@ -18,6 +18,6 @@ $(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c $(LI
 $(B)/test_parsers: $(TOP)/tests/lvmish/test_parsers.c $(LFSVOL_PARSE_SRCS) $(LFSVOL_DIR)/conf.h \
 		$(LFSVOL_DIR)/msg.h $(RULES_SRCS) $(RULES_HDRS)
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS) $(SAN) -I$(LFSVOL_DIR) $(RULES_CFLAGS) \
+	$(CC) $(CFLAGS) $(SAN) -I$(LFSVOL_DIR) -I$(TOP)/librarian/include $(RULES_CFLAGS) \
 		$(shell pkg-config --cflags $(LFSVOL_PKGS)) -o $@ $< $(LFSVOL_PARSE_SRCS) $(RULES_SRCS) \
 		$(shell pkg-config --libs $(LFSVOL_PKGS))

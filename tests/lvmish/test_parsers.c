@@ -242,6 +242,39 @@ static void test_config(void)
 	conf_bad("book_size = \"3M\";\n", "not a power of two", "book size");
 	conf_bad("node = \"\";\n", "`node' is empty", "empty node");
 	conf_bad("agent = { statedir = \"/x\"; };\n", "unknown setting `statedir' in agent", "agent typo");
+	/* librarian: one address, a comma list or a libconfig list (docs/HA.md) */
+	r = conf_try("librarian = \" 10.0.2.1:9093 , 10.0.2.2:9094,[fd00::1]:9095\";\n", &c, m, sizeof(m));
+	ok(!r && c && !strcmp(c->librarian, "10.0.2.1:9093,10.0.2.2:9094,[fd00::1]:9095"),
+	   "librarian as a comma list, blanks dropped (%s)", c ? c->librarian : m);
+	lfsvol_conf_free(c);
+	c = NULL;
+	r = conf_try("librarian = [ \"10.0.2.1:9093\", \"unix:/run/lfs/lib.sock\" ];\n", &c, m, sizeof(m));
+	ok(!r && c && !strcmp(c->librarian, "10.0.2.1:9093,unix:/run/lfs/lib.sock"),
+	   "librarian as a libconfig list (%s)", c ? c->librarian : m);
+	lfsvol_conf_free(c);
+	c = NULL;
+	r = conf_try("librarian = ( \"10.0.2.1:9093\" );\n", &c, m, sizeof(m));
+	ok(!r && c && !strcmp(c->librarian, "10.0.2.1:9093"), "librarian as a libconfig () list of one (%s)",
+	   c ? c->librarian : m);
+	lfsvol_conf_free(c);
+	c = NULL;
+	conf_bad("node = \"a\";\nlibrarian = \"10.0.2.1:9093,10.0.2.2\";\n",
+		 ":2: librarian address '10.0.2.2' is not HOST:PORT or unix:/PATH", "address without a port named");
+	conf_bad("librarian = \"10.0.2.1:9093,10.0.2.2:70000\";\n",
+		 "librarian address '10.0.2.2:70000': the port must be 1 to 65535", "port out of range named");
+	conf_bad("librarian = \"10.0.2.1:9093,,10.0.2.2:1\";\n",
+		 "librarian address list '10.0.2.1:9093,,10.0.2.2:1' has an empty address", "empty list item");
+	conf_bad("librarian = [ \"10.0.2.1:9093\", \"10.0.2.1:9093\" ];\n",
+		 "librarian address '10.0.2.1:9093' is listed twice", "address listed twice");
+	conf_bad("librarian = ( \"10.0.2.1:9093\", 5 );\n", ":1: `librarian' entry 2 must be a string",
+		 "list entry not a string");
+	conf_bad("librarian = [ ];\n", "`librarian' must list 1 to 16 addresses, not 0", "empty list");
+	conf_bad("librarian = \"fd00::1:9093\";\n",
+		 "librarian address 'fd00::1:9093': an IPv6 address is [ADDR]:PORT", "bare IPv6 address");
+	conf_bad("librarian = \"unix:lib.sock\";\n", "librarian address 'unix:lib.sock': a unix socket is unix:/",
+		 "relative unix socket");
+	conf_bad("librarian = 9093;\n", "`librarian' must be a string in double quotes or a list of them",
+		 "librarian not a string");
 	conf_bad("shelves = ( { name = \"a\"; igs = [0, 70000]; } );\n", "`igs' entry 2", "igs range");
 	{
 		char path[128];
