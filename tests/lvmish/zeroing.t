@@ -1,7 +1,7 @@
 #!/bin/bash
 # LFS-TEST: vm
 # Safe reuse and zeroing off the critical path (issue 14, docs/FENCING.md),
-# one node with two labelled 4 GiB fabric devices, a librarian that takes
+# one node with two labelled 2 GiB fabric devices, a librarian that takes
 # new memory as unknown (new_books = "unknown") and allocates only books
 # known to read as zeroes:
 # - never-used books written with a pattern before the agent ever ran are
@@ -20,18 +20,21 @@ command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 
 # Every third book of each device gets 1 MiB of 0xa5 at its start, middle
 # and end (books start after the 2 MiB data offset), before anything else.
-PER=62 # books of 64 MiB per device
+# 62 books of 32 MiB per device: as many books as with 64 MiB books on 4
+# GiB devices, half the bytes to sweep and zero under emulation
+PER=62 BMB=32
+MIDS="0 $((BMB / 2)) $((BMB - 1))" # the MiB of a book that get the pattern
 PATTERN='head -c 1M /dev/zero | tr "\000" "\245" >/tmp/pat
 for d in 0 1; do
 	for ((b = 0; b < '$PER'; b += 3)); do
-		for m in 0 32 63; do
-			dd if=/tmp/pat of=/dev/pmem$d bs=1M seek=$((2 + b * 64 + m)) count=1 oflag=direct conv=notrunc status=none
+		for m in '"$MIDS"'; do
+			dd if=/tmp/pat of=/dev/pmem$d bs=1M seek=$((2 + b * '$BMB' + m)) count=1 oflag=direct conv=notrunc status=none
 		done
 	done
 done'
 EM_DEVICES=2 EM_NEW_BOOKS=unknown EM_NO_AGENT=1 EM_NODE_PRE=$PATTERN EM_AGENT_CONF='scrub_batch = 8191;' \
-	em_start 1 4G 64M >&2
-t_ok $? "librarian (new_books unknown) and one node with two 4 GiB devices up ($MACHINE_OUT)" || t_done
+	em_start 1 "$((BMB * 64))M" "${BMB}M" >&2
+t_ok $? "librarian (new_books unknown) and one node with two $((BMB / 16)) GiB devices up ($MACHINE_OUT)" || t_done
 
 n1() {
 	em_node 1 "lfsctl() { \$LFS_TOP/lvmish/lfsctl/lfsctl \"\$@\"; }
@@ -52,12 +55,12 @@ zeroes() { cmp -s -n \$(blockdev --getsize64 /dev/lfs/\$1) /dev/lfs/\$1 /dev/zer
 patzero() {
 	local i m r=
 	for i in \$(L show \$1 --json | jq -r '.[0].map | to_entries[] | select(.value[1] % 3 == 0) | .key'); do
-		for m in 0 32 63; do
-			r+=\" \$(( (i * 64 + m) << 20 )):1048576\"
+		for m in $MIDS; do
+			r+=\" \$(( (i * $BMB + m) << 20 )):1048576\"
 		done
 	done
 	\$LFS_TOP/build/driver-tests/zeroes /dev/lfs/\$1 \$r |
-		awk -F: '{ o = \$1 / 1048576; print \"book \" int(o / 64) \" MiB \" o % 64 }'
+		awk -F: '{ o = \$1 / 1048576; print \"book \" int(o / $BMB) \" MiB \" o % $BMB }'
 	[ \${PIPESTATUS[0]} -lt 2 ] || echo \"cannot read /dev/lfs/\$1\"
 }
 $1"
@@ -68,9 +71,9 @@ $1"
 total=$(em_admin geometry | jq .total_books)
 held=$(n1 'lfsctl fabric --json | jq "[.[].nr_books] | add"')
 patterned=$((2 * ((PER + 2) / 3)))
-t_is "$total" $((2 * PER)) "the librarian has $total books of 64 MiB ($patterned of them written with a pattern)"
+t_is "$total" $((2 * PER)) "the librarian has $total books of $BMB MiB ($patterned of them written with a pattern)"
 t_ok "$([ "$held" -ge "$total" ]; echo $?)" "  the node's devices hold them ($held books)"
-t_is "$(n1 'dd if=/dev/pmem1 bs=1M skip=$((2 + 60 * 64 + 63)) count=1 iflag=direct status=none | od -An -tx1 | head -n 1 | tr -d " "')" \
+t_is "$(n1 'dd if=/dev/pmem1 bs=1M skip='"$((2 + 60 * BMB + BMB - 1))"' count=1 iflag=direct status=none | od -An -tx1 | head -n 1 | tr -d " "')" \
 	a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5 "book 1:60 ends with the pattern"
 
 # --- before the agent: nothing is known zero ----------------------------------
@@ -173,7 +176,7 @@ t_ok "$([ "$(jq .longest_gap_ms <<<"$j")" -le 2000 ]; echo $?)" \
 	"  the longest gap between two renewals: $(jq .longest_gap_ms <<<"$j") ms (interval 1 s)"
 out=$(n1 'L create all2 -s $(('"$total"' - 1))b -a >/dev/null &&
 	i=$(L show all2 --json | jq ".[0].map | index(['"$first"'])") &&
-	dd if=/dev/lfs/all2 bs=1M skip=$((i * 64)) count=64 iflag=direct status=none | cmp -s - <(head -c 64M /dev/zero) &&
+	dd if=/dev/lfs/all2 bs=1M skip=$((i * '"$BMB"')) count='"$BMB"' iflag=direct status=none | cmp -s - <(head -c '"$BMB"'M /dev/zero) &&
 	echo "book '"$first"' zero" && echo "$(patzero all2 | wc -l) places not zero"')
 t_is "$out" "$(printf 'book %s zero\n0 places not zero' "$first")" \
 	"the zeroed books make a shelf that reads as zeroes (book $first, written through all, and the patterned places)"
