@@ -53,6 +53,19 @@ lt_start || t_diag "restart after kill -9 failed"
 t_is "$(lc shelf.get '{"name":"acked"}' | jq -r .books)" 2 "kill -9 loses no acknowledged shelf"
 t_is "$(books)" "[133,7,0]" "and no book"
 
+# the database server crashes and restarts: the librarian connects again
+lt_pg_as "$PGBIN/pg_ctl" -D "$LT_PG_HOST/data" -l "$LT_PG_HOST/log" -m immediate -w -t 60 restart >/dev/null
+for _ in $(seq 1 100); do # bounded: 5 s
+	lc shelf.get '{"name":"acked"}' >/dev/null 2>&1 && break
+	sleep 0.05
+done
+t_is "$(lc shelf.get '{"name":"acked"}' | jq -r .books)" 2 "after a restart of the database server the librarian serves again"
+t_is "$(lc shelf.create '{"name":"after","books":1}' | jq -r .books)" 1 "  and writes"
+t_ok "$(ltls n1 heartbeat >/dev/null; echo $?)" "  and its lease thread answers a heartbeat"
+t_like "$(cat "$T/server.log")" "connected again to the database \\(connection 2\\)" "  saying it connected again"
+lc shelf.destroy '{"name":"after"}' >/dev/null
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
+
 # librarian check on the server's catalogue
 t_like "$("$LIB" check --db "$LT_DB")" "consistent" "librarian check: consistent"
 lt_stop
