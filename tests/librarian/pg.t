@@ -65,6 +65,17 @@ t_ok "$(ltls n1 heartbeat >/dev/null; echo $?)" "  and its lease thread answers 
 t_like "$(cat "$T/server.log")" "connected again to the database \\(connection 2\\)" "  saying it connected again"
 lc shelf.destroy '{"name":"after"}' >/dev/null
 lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
+# the connection breaks in the middle of a request's transaction (a trigger
+# ends the librarian's backend at the shelf's INSERT)
+lt_sqlw "CREATE FUNCTION lfs_test_cut() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN
+	IF NEW.name = 'cut' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END\$\$;
+	CREATE TRIGGER cut BEFORE INSERT ON shelves FOR EACH ROW EXECUTE FUNCTION lfs_test_cut()"
+t_is "$(lerr lc shelf.create '{"name":"cut","books":3}')" EIO "a request whose connection breaks mid-transaction is answered EIO"
+t_is "$(lt_sql "SELECT count(*) FROM shelves WHERE name = 'cut'") $(books)" "0 [133,7,0]" "  and left nothing"
+t_is "$(lc shelf.create '{"name":"uncut","books":1}' | jq -r .books)" 1 "  the next request is served on a new connection"
+lt_sqlw "DROP TRIGGER cut ON shelves; DROP FUNCTION lfs_test_cut()"
+lc shelf.destroy '{"name":"uncut"}' >/dev/null
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
 
 # librarian check on the server's catalogue
 t_like "$("$LIB" check --db "$LT_DB")" "consistent" "librarian check: consistent"
