@@ -177,6 +177,22 @@ t_is "$(lt_sql "SELECT (SELECT count(*) FROM books WHERE shelf IS NOT NULL) = (S
 	"every book of a shelf is in one shelf only, and the counts agree"
 t_like "$("$LIB" check --db "$PAF_URI" 2>&1)" "consistent" "librarian check on the new primary: consistent"
 
+# one data node left: it commits alone; the old primary's host comes back
+t_is "$(paf_psql node2 "SHOW synchronous_standby_names")" "" \
+	"one data node left: the new primary commits alone (wait_primary: synchronous_standby_names empty)"
+paf_run node1
+paf_wait_states "secondary primary" 120
+t_ok $? "node1's keeper started again: node1 rejoins as the standby, node2 stays primary"
+t_is "$(paf_psql node2 "SHOW synchronous_standby_names")" "ANY 1 (pgautofailover_standby_1)" \
+	"  and every commit waits for node1 again"
+req '{"op":"shelf.create","name":"last","books":2}'
+t_is "$OK" true "the librarian writes on"
+for _ in $(seq 1 100); do # bounded: 10 s (the standby has the commit; replay may lag)
+	[ "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" = 1 ] && break
+	sleep 0.1
+done
+t_is "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" 1 "  and node1 has the write"
+
 exec {CLW}>&- {NW}>&-
 lt_stop
 t_is "$?" 0 "the librarian stops cleanly"
