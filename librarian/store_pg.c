@@ -33,6 +33,7 @@
 #define PG_MAX_PARAMS 16
 #define PG_INT8 20
 #define PG_TEXT 25
+#define PG_UNREPLICATED "01000" /* a COMMIT that warned: see pg_commit_warned() */
 
 struct lib_pg {
 	PGconn *conn;
@@ -43,6 +44,7 @@ struct lib_pg {
 	int nprepared; /* names of prepared statements: s0, s1, ... */
 	int gen; /* the connection's number: 1, then one more at each reconnect */
 	bool in_tx; /* a transaction began on this connection and has not ended */
+	bool warned; /* the server sent a WARNING since the last statement began */
 };
 
 struct lib_pgst {
@@ -130,6 +132,10 @@ int lib_pg_fail(struct lib_store *s, struct lib_err *e)
 {
 	const char *m = pg_message(s->pg), *p;
 
+	if (!strcmp(s->pg->sqlstate, PG_UNREPLICATED))
+		return lib_fail(
+			e, EIO,
+			"database error: the commit's wait for the synchronous standby was cancelled (it may be on the primary only): not acknowledged");
 	if (!strcmp(s->pg->sqlstate, LIB_PG_NOT_LEADER)) {
 		p = strstr(m, "not the leader");
 		return lib_fail(e, EREMOTE, "this librarian is %s", p ? p : m);
@@ -184,15 +190,49 @@ static int pg_ready(struct lib_pg *pg, bool begins)
 	return pg_reconnect(pg);
 }
 
-static int pg_exec_once(struct lib_pg *pg, const char *sql)
+/* The server's notices: a plain WARNING (01000) is remembered (pg_commit_warned()). */
+static void pg_notice(void *arg, const PGresult *r)
 {
-	PGresult *r = PQexec(pg->conn, sql);
-	ExecStatusType st = PQresultStatus(r);
+	struct lib_pg *pg = arg;
+	const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 
+	if (sev && !strcmp(sev, "WARNING") && state && !strcmp(state, PG_UNREPLICATED))
+		pg->warned = true;
+}
+
+/*
+ * A COMMIT that succeeded with a WARNING: the one PostgreSQL sends when a
+ * commit's wait for the synchronous standby is cancelled ("canceling wait
+ * for synchronous replication ... The transaction has already committed
+ * locally, but might not have been replicated to the standby"; a cancel
+ * request or statement_timeout). It must not be acknowledged: the standby
+ * may not have it and a failover would lose it. Its outcome is unknown to
+ * the client, as for a commit cut off by a crash.
+ */
+static bool pg_commit_warned(struct lib_pg *pg, const char *sql, int r)
+{
+	if (r < 0 || !pg->warned || !strstr(sql, "COMMIT"))
+		return false;
+	snprintf(pg->sqlstate, sizeof(pg->sqlstate), PG_UNREPLICATED);
+	return true;
+}
+
+static int pg_exec_once(struct lib_pg *pg, const char *sql)
+{
+	PGresult *r;
+	ExecStatusType st;
+	const char *state;
+	int rc;
+
+	pg->warned = false;
+	r = PQexec(pg->conn, sql);
+	st = PQresultStatus(r);
+	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 	snprintf(pg->sqlstate, sizeof(pg->sqlstate), "%s", state ? state : "");
 	PQclear(r);
-	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -EIO;
+	rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -EIO;
+	return pg_commit_warned(pg, sql, rc) ? -EIO : rc;
 }
 
 /*
@@ -338,6 +378,7 @@ int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool rea
 	s->pg->conn = PQconnectdb(conninfo);
 	if (!s->pg->conn || PQstatus(s->pg->conn) != CONNECTION_OK)
 		return lib_fail(e, EIO, "%s: cannot connect: %s", where, pg_message(s->pg));
+	PQsetNoticeReceiver(s->pg->conn, pg_notice, s->pg); /* kept by PQreset() */
 	if (lib_pg_exec(s, s->pg->session) < 0)
 		return lib_fail(e, EIO, "%s: %s", where, pg_message(s->pg));
 	if (reader)

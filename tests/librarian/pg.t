@@ -77,6 +77,32 @@ lt_sqlw "DROP TRIGGER cut ON shelves; DROP FUNCTION lfs_test_cut()"
 lc shelf.destroy '{"name":"uncut"}' >/dev/null
 lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
 
+# a commit whose wait for the synchronous standby is cancelled (a standby
+# named that never comes; pg_cancel_backend) is committed on the primary
+# only: PostgreSQL says so in a WARNING and the librarian must not
+# acknowledge it
+sync_names() { lt_sqlw "ALTER SYSTEM SET synchronous_standby_names = '$1'"; lt_sqlw "SELECT pg_reload_conf()"; }
+sync_names nobody
+for _ in $(seq 1 100); do [ "$(lt_sql "SHOW synchronous_standby_names")" = nobody ] && break; sleep 0.05; done
+lc shelf.create '{"name":"unrep","books":1}' >"$T/unrep.out" 2>&1 &
+upid=$!
+# the leader row's renewals (autocommit) wait too: let them go until the request's COMMIT waits
+waiting() { lt_sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query $1 '%COMMIT%'"; }
+for _ in $(seq 1 200); do # bounded: 10 s
+	[ "$(waiting LIKE)" = 1 ] && break
+	lt_sqlw "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query NOT LIKE '%COMMIT%'"
+	sleep 0.05
+done
+t_is "$(lt_sql "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query LIKE '%COMMIT%'")" 1 \
+	"a commit waits for a synchronous standby that is not there; its wait is cancelled"
+sync_names ""
+wait "$upid"
+t_ok "$([ $? -ne 0 ]; echo $?)" "  the request is answered with an error, not acknowledged"
+t_like "$(cat "$T/unrep.out")" "synchronous standby was cancelled.*not acknowledged" "  saying why"
+for _ in $(seq 1 100); do lc shelf.get '{"name":"unrep"}' >/dev/null 2>&1 && break; sleep 0.05; done
+lc shelf.destroy '{"name":"unrep"}' >/dev/null 2>&1 # if it was committed after all
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
+
 # librarian check on the server's catalogue
 t_like "$("$LIB" check --db "$LT_DB")" "consistent" "librarian check: consistent"
 lt_stop
