@@ -249,11 +249,12 @@ int lib_pg_exec(struct lib_store *s, const char *sql)
 	int r = pg_ready(pg, begins);
 
 	if (r == 0) {
+		/* the transaction a failed BEGIN ...; SELECT left (its error was the caller's) */
+		if (begins && PQtransactionStatus(pg->conn) == PQTRANS_INERROR)
+			pg_exec_once(pg, "ROLLBACK");
 		r = pg_exec_once(pg, sql);
 		if (r < 0 && begins && pg_broken(pg) && pg_reconnect(pg) == 0)
 			r = pg_exec_once(pg, sql);
-		if (r < 0 && begins && PQtransactionStatus(pg->conn) == PQTRANS_INERROR)
-			pg_exec_once(pg, "ROLLBACK"); /* a failed BEGIN leaves no transaction */
 	}
 	if (begins && r == 0)
 		pg->in_tx = true;
