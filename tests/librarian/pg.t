@@ -86,15 +86,15 @@ sync_names nobody
 for _ in $(seq 1 100); do [ "$(lt_sql "SHOW synchronous_standby_names")" = nobody ] && break; sleep 0.05; done
 lc shelf.create '{"name":"unrep","books":1}' >"$T/unrep.out" 2>&1 &
 upid=$!
-# the leader row's renewals (autocommit) wait too: let them go until the request's COMMIT waits
-waiting() { lt_sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query $1 '%COMMIT%'"; }
-for _ in $(seq 1 200); do # bounded: 10 s
-	[ "$(waiting LIKE)" = 1 ] && break
-	lt_sqlw "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query NOT LIKE '%COMMIT%'"
-	sleep 0.05
+# every commit now waits; each wait is cancelled at once (the leader row's
+# renewals too, so that the row does not expire) until the client has its answer
+ncancel=0
+for _ in $(seq 1 300); do # bounded: the client answered, or ~10 s
+	kill -0 "$upid" 2>/dev/null || break
+	ncancel=$((ncancel + $(lt_sql "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")))
+	sleep 0.02
 done
-t_is "$(lt_sql "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND query LIKE '%COMMIT%'")" 1 \
-	"a commit waits for a synchronous standby that is not there; its wait is cancelled"
+t_ok "$([ "$ncancel" -ge 1 ]; echo $?)" "commits wait for a synchronous standby that is not there; their waits are cancelled ($ncancel)"
 sync_names ""
 wait "$upid"
 t_ok "$([ $? -ne 0 ]; echo $?)" "  the request is answered with an error, not acknowledged"
