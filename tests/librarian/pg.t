@@ -81,13 +81,17 @@ lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
 # named that never comes; pg_cancel_backend) is committed on the primary
 # only: PostgreSQL says so in a WARNING and the librarian must not
 # acknowledge it
+# (a longer lease, so that the leader row (ttl lease_time / 3) outlives the blocked renewals)
+lt_stop
+sed -i 's/lease_time = 2;/lease_time = 30;/' "$T/lib.conf"
+lt_start || t_diag "restart with lease_time 30 failed"
 sync_names() { lt_sqlw "ALTER SYSTEM SET synchronous_standby_names = '$1'"; lt_sqlw "SELECT pg_reload_conf()"; }
 sync_names nobody
 for _ in $(seq 1 100); do [ "$(lt_sql "SHOW synchronous_standby_names")" = nobody ] && break; sleep 0.05; done
 lc shelf.create '{"name":"unrep","books":1}' >"$T/unrep.out" 2>&1 &
 upid=$!
 # every commit now waits; each wait is cancelled at once (the leader row's
-# renewals too, so that the row does not expire) until the client has its answer
+# renewals' too) until the client has its answer
 ncancel=0
 for _ in $(seq 1 300); do # bounded: the client answered, or ~10 s
 	kill -0 "$upid" 2>/dev/null || break
