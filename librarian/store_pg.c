@@ -10,6 +10,16 @@
  *
  * The catalogue is chosen by `database`: a libpq URI (postgresql://... or
  * postgres://...) is this store, anything else a SQLite file.
+ *
+ * A connection that breaks (the server died, a failover of the database:
+ * docs/HA.md, "PostgreSQL with pg_auto_failover") is made again, from the
+ * same URI, at the start of the next transaction or of the next statement
+ * outside one, never in the middle of a transaction: the statements of a
+ * transaction whose connection broke all fail, the caller rolls it back and
+ * answers an error, so nothing is acknowledged that the server did not
+ * commit. With several hosts and target_session_attrs=read-write in the URI,
+ * libpq tries each and keeps the primary. Statements are prepared again on
+ * the new connection.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,18 +27,24 @@
 #include <string.h>
 #include <libpq-fe.h>
 
+#include "server.h"
 #include "store.h"
 
 #define PG_MAX_PARAMS 16
 #define PG_INT8 20
 #define PG_TEXT 25
+#define PG_UNREPLICATED "01000" /* a COMMIT that warned: see pg_commit_warned() */
 
 struct lib_pg {
 	PGconn *conn;
 	char *conninfo;
+	const char *session; /* SET ... run on every new connection */
 	char sqlstate[6]; /* of the last failed lib_pg_exec() */
 	int changes; /* rows of the last INSERT, UPDATE or DELETE */
 	int nprepared; /* names of prepared statements: s0, s1, ... */
+	int gen; /* the connection's number: 1, then one more at each reconnect */
+	bool in_tx; /* a transaction began on this connection and has not ended */
+	bool warned; /* the server sent a WARNING since the last statement began */
 };
 
 struct lib_pgst {
@@ -36,7 +52,7 @@ struct lib_pgst {
 	char name[16];
 	char *sql;
 	int nparams;
-	bool prepared;
+	int prepared; /* the connection (lib_pg.gen) it was prepared on, 0 if none */
 	unsigned int types[PG_MAX_PARAMS];
 	const char *vals[PG_MAX_PARAMS];
 	char num[PG_MAX_PARAMS][24];
@@ -116,6 +132,10 @@ int lib_pg_fail(struct lib_store *s, struct lib_err *e)
 {
 	const char *m = pg_message(s->pg), *p;
 
+	if (!strcmp(s->pg->sqlstate, PG_UNREPLICATED))
+		return lib_fail(
+			e, EIO,
+			"database error: the commit's wait for the synchronous standby was cancelled (it may be on the primary only): not acknowledged");
 	if (!strcmp(s->pg->sqlstate, LIB_PG_NOT_LEADER)) {
 		p = strstr(m, "not the leader");
 		return lib_fail(e, EREMOTE, "this librarian is %s", p ? p : m);
@@ -123,15 +143,124 @@ int lib_pg_fail(struct lib_store *s, struct lib_err *e)
 	return lib_fail(e, EIO, "database error: %s", m);
 }
 
-int lib_pg_exec(struct lib_store *s, const char *sql)
+static bool pg_broken(struct lib_pg *pg)
 {
-	PGresult *r = PQexec(s->pg->conn, sql);
-	ExecStatusType st = PQresultStatus(r);
+	return PQstatus(pg->conn) != CONNECTION_OK;
+}
+
+/*
+ * A new connection for a broken one: PQreset() connects again with the
+ * same conninfo (every host of it in turn); one attempt, bounded by the
+ * URI's connect_timeout. 0, or -EIO if no server took it.
+ */
+static int pg_reconnect(struct lib_pg *pg)
+{
+	PGresult *r;
+	bool ok;
+
+	PQreset(pg->conn);
+	if (pg_broken(pg))
+		return -EIO;
+	r = PQexec(pg->conn, pg->session);
+	ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+	PQclear(r);
+	if (!ok)
+		return -EIO;
+	pg->gen++;
+	pg->in_tx = false;
+	lib_log("connected again to the database (connection %d): %s port %s", pg->gen,
+		PQhost(pg->conn), PQport(pg->conn));
+	return 0;
+}
+
+/*
+ * Before a statement: a broken connection is made again only outside a
+ * transaction (or for the BEGIN of a new one); inside one the statement
+ * fails, as the transaction did.
+ */
+static int pg_ready(struct lib_pg *pg, bool begins)
+{
+	if (!pg_broken(pg))
+		return 0;
+	if (pg->in_tx && !begins) {
+		snprintf(pg->sqlstate, sizeof(pg->sqlstate), "08006");
+		return -EIO;
+	}
+	pg->in_tx = false;
+	return pg_reconnect(pg);
+}
+
+/* The server's notices: a plain WARNING (01000) is remembered (pg_commit_warned()). */
+static void pg_notice(void *arg, const PGresult *r)
+{
+	struct lib_pg *pg = arg;
+	const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 
-	snprintf(s->pg->sqlstate, sizeof(s->pg->sqlstate), "%s", state ? state : "");
+	if (sev && !strcmp(sev, "WARNING") && state && !strcmp(state, PG_UNREPLICATED))
+		pg->warned = true;
+}
+
+/*
+ * A COMMIT that succeeded with a WARNING: the one PostgreSQL sends when a
+ * commit's wait for the synchronous standby is cancelled ("canceling wait
+ * for synchronous replication ... The transaction has already committed
+ * locally, but might not have been replicated to the standby"; a cancel
+ * request or statement_timeout). It must not be acknowledged: the standby
+ * may not have it and a failover would lose it. Its outcome is unknown to
+ * the client, as for a commit cut off by a crash.
+ */
+static bool pg_commit_warned(struct lib_pg *pg, const char *sql, int r)
+{
+	if (r < 0 || !pg->warned || !strstr(sql, "COMMIT"))
+		return false;
+	snprintf(pg->sqlstate, sizeof(pg->sqlstate), PG_UNREPLICATED);
+	return true;
+}
+
+static int pg_exec_once(struct lib_pg *pg, const char *sql)
+{
+	PGresult *r;
+	ExecStatusType st;
+	const char *state;
+	int rc;
+
+	pg->warned = false;
+	r = PQexec(pg->conn, sql);
+	st = PQresultStatus(r);
+	state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	snprintf(pg->sqlstate, sizeof(pg->sqlstate), "%s", state ? state : "");
 	PQclear(r);
-	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -EIO;
+	rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -EIO;
+	return pg_commit_warned(pg, sql, rc) ? -EIO : rc;
+}
+
+/*
+ * A transaction's control (BEGIN, SAVEPOINT, COMMIT, ROLLBACK) or other SQL.
+ * A BEGIN that finds the connection broken (the server went away since the
+ * last transaction) connects again and runs once more: it changed nothing.
+ * A COMMIT or ROLLBACK ends the transaction whatever its outcome.
+ */
+int lib_pg_exec(struct lib_store *s, const char *sql)
+{
+	struct lib_pg *pg = s->pg;
+	bool begins = !strncmp(sql, "BEGIN", 5);
+	bool ends = strstr(sql, "COMMIT") || !strcmp(sql, "ROLLBACK");
+	int r = pg_ready(pg, begins);
+
+	if (r == 0) {
+		/* the transaction a failed BEGIN ...; SELECT left (its error was the caller's) */
+		if (begins && PQtransactionStatus(pg->conn) == PQTRANS_INERROR)
+			pg_exec_once(pg, "ROLLBACK");
+		r = pg_exec_once(pg, sql);
+		if (r < 0 && begins && pg_broken(pg) && pg_reconnect(pg) == 0)
+			r = pg_exec_once(pg, sql);
+	}
+	if (begins && r == 0)
+		pg->in_tx = true;
+	if (ends)
+		pg->in_tx = false;
+	return r;
 }
 
 bool lib_pg_in_transaction(struct lib_store *s)
@@ -244,11 +373,14 @@ int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool rea
 	s->pg = calloc(1, sizeof(*s->pg));
 	if (!s->pg || !(s->pg->conninfo = strdup(conninfo)))
 		return lib_fail(e, ENOMEM, "out of memory");
+	s->pg->gen = 1;
+	s->pg->session = reader ? "SET default_transaction_read_only = on" :
+				  "SET client_min_messages = warning";
 	s->pg->conn = PQconnectdb(conninfo);
 	if (!s->pg->conn || PQstatus(s->pg->conn) != CONNECTION_OK)
 		return lib_fail(e, EIO, "%s: cannot connect: %s", where, pg_message(s->pg));
-	if (lib_pg_exec(s, reader ? "SET default_transaction_read_only = on" :
-				    "SET client_min_messages = warning") < 0)
+	PQsetNoticeReceiver(s->pg->conn, pg_notice, s->pg); /* kept by PQreset() */
+	if (lib_pg_exec(s, s->pg->session) < 0)
 		return lib_fail(e, EIO, "%s: %s", where, pg_message(s->pg));
 	if (reader)
 		return 0;
@@ -336,20 +468,24 @@ void lib_pg_bind_text(struct lib_pgst *p, int i, const char *v)
 		p->types[i - 1] = PG_TEXT;
 }
 
-/* Prepared on the server the first time, with the types bound then. */
+/*
+ * Prepared on the server the first time on each connection, with the types
+ * bound the first time.
+ */
 static bool pg_prepared(struct lib_pgst *p)
 {
 	PGresult *r;
 
-	if (p->prepared)
+	if (p->prepared == p->pg->gen)
 		return true;
 	for (int i = 0; i < p->nparams; i++)
 		if (!p->types[i])
 			p->types[i] = PG_TEXT;
 	r = PQprepare(p->pg->conn, p->name, p->sql, p->nparams, p->types);
-	p->prepared = PQresultStatus(r) == PGRES_COMMAND_OK;
+	if (PQresultStatus(r) == PGRES_COMMAND_OK)
+		p->prepared = p->pg->gen;
 	PQclear(r);
-	return p->prepared;
+	return p->prepared == p->pg->gen;
 }
 
 int lib_pg_step(struct lib_pgst *p)
@@ -358,7 +494,7 @@ int lib_pg_step(struct lib_pgst *p)
 
 	if (p->res)
 		return ++p->row < p->nrows ? LIB_ROW : LIB_DONE;
-	if (!pg_prepared(p))
+	if (pg_ready(p->pg, false) < 0 || !pg_prepared(p))
 		return SQLITE_ERROR;
 	p->res = PQexecPrepared(p->pg->conn, p->name, p->nparams, p->vals, NULL, NULL, 0);
 	st = PQresultStatus(p->res);

@@ -53,6 +53,60 @@ lt_start || t_diag "restart after kill -9 failed"
 t_is "$(lc shelf.get '{"name":"acked"}' | jq -r .books)" 2 "kill -9 loses no acknowledged shelf"
 t_is "$(books)" "[133,7,0]" "and no book"
 
+# the database server crashes and restarts: the librarian connects again
+lt_pg_as "$PGBIN/pg_ctl" -D "$LT_PG_HOST/data" -l "$LT_PG_HOST/log" -m immediate -w -t 60 restart >/dev/null
+for _ in $(seq 1 100); do # bounded: 5 s
+	lc shelf.get '{"name":"acked"}' >/dev/null 2>&1 && break
+	sleep 0.05
+done
+t_is "$(lc shelf.get '{"name":"acked"}' | jq -r .books)" 2 "after a restart of the database server the librarian serves again"
+t_is "$(lc shelf.create '{"name":"after","books":1}' | jq -r .books)" 1 "  and writes"
+t_ok "$(ltls n1 heartbeat >/dev/null; echo $?)" "  and its lease thread answers a heartbeat"
+t_like "$(cat "$T/server.log")" "connected again to the database \\(connection 2\\)" "  saying it connected again"
+lc shelf.destroy '{"name":"after"}' >/dev/null
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
+# the connection breaks in the middle of a request's transaction (a trigger
+# ends the librarian's backend at the shelf's INSERT)
+lt_sqlw "CREATE FUNCTION lfs_test_cut() RETURNS trigger LANGUAGE plpgsql AS \$\$BEGIN
+	IF NEW.name = 'cut' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF; RETURN NEW; END\$\$;
+	CREATE TRIGGER cut BEFORE INSERT ON shelves FOR EACH ROW EXECUTE FUNCTION lfs_test_cut()"
+t_is "$(lerr lc shelf.create '{"name":"cut","books":3}')" EIO "a request whose connection breaks mid-transaction is answered EIO"
+t_is "$(lt_sql "SELECT count(*) FROM shelves WHERE name = 'cut'") $(books)" "0 [133,7,0]" "  and left nothing"
+t_is "$(lc shelf.create '{"name":"uncut","books":1}' | jq -r .books)" 1 "  the next request is served on a new connection"
+lt_sqlw "DROP TRIGGER cut ON shelves; DROP FUNCTION lfs_test_cut()"
+lc shelf.destroy '{"name":"uncut"}' >/dev/null
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
+
+# a commit whose wait for the synchronous standby is cancelled (a standby
+# named that never comes; pg_cancel_backend) is committed on the primary
+# only: PostgreSQL says so in a WARNING and the librarian must not
+# acknowledge it
+# (a longer lease, so that the leader row (ttl lease_time / 3) outlives the blocked renewals)
+lt_stop
+sed -i 's/lease_time = 2;/lease_time = 30;/' "$T/lib.conf"
+lt_start || t_diag "restart with lease_time 30 failed"
+sync_names() { lt_sqlw "ALTER SYSTEM SET synchronous_standby_names = '$1'"; lt_sqlw "SELECT pg_reload_conf()"; }
+sync_names nobody
+for _ in $(seq 1 100); do [ "$(lt_sql "SHOW synchronous_standby_names")" = nobody ] && break; sleep 0.05; done
+lc shelf.create '{"name":"unrep","books":1}' >"$T/unrep.out" 2>&1 &
+upid=$!
+# every commit now waits; each wait is cancelled at once (the leader row's
+# renewals' too) until the client has its answer
+ncancel=0
+for _ in $(seq 1 300); do # bounded: the client answered, or ~10 s
+	kill -0 "$upid" 2>/dev/null || break
+	ncancel=$((ncancel + $(lt_sql "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")))
+	sleep 0.02
+done
+t_ok "$([ "$ncancel" -ge 1 ]; echo $?)" "commits wait for a synchronous standby that is not there; their waits are cancelled ($ncancel)"
+sync_names ""
+wait "$upid"
+t_ok "$([ $? -ne 0 ]; echo $?)" "  the request is answered with an error, not acknowledged"
+t_like "$(cat "$T/unrep.out")" "synchronous standby was cancelled.*not acknowledged" "  saying why"
+for _ in $(seq 1 100); do lc shelf.get '{"name":"unrep"}' >/dev/null 2>&1 && break; sleep 0.05; done
+lc shelf.destroy '{"name":"unrep"}' >/dev/null 2>&1 # if it was committed after all
+lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c .books)}" >/dev/null
+
 # librarian check on the server's catalogue
 t_like "$("$LIB" check --db "$LT_DB")" "consistent" "librarian check: consistent"
 lt_stop

@@ -1,0 +1,199 @@
+#!/bin/bash
+# The database's own failover (docs/HA.md, "PostgreSQL with
+# pg_auto_failover"): a formation of the test's own (a monitor and two data
+# nodes, synchronous replication, tuned timeouts; tests/librarian/lib-pgaf.sh),
+# one librarian on its multi-host URI. A client creates and destroys shelves
+# and logs every acknowledged change; node n1 heartbeats. kill -9 of the
+# primary's keeper and postmaster (its host crashed): the librarian connects
+# again to the promoted standby and serves; the gaps in the acknowledgements
+# and in n1's heartbeats are shown (not asserted, but the heartbeat gap must
+# stay under lease_time - heartbeat_interval); no acknowledged change is
+# lost, no unacknowledged one half done, every book in one place at most,
+# librarian check clean. Every wait is a bounded poll.
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+if ! command -v pg_autoctl >/dev/null || [ ! -x "$PGBIN/initdb" ]; then
+	echo "1..0 # SKIP no pg_autoctl or PostgreSQL 15 (apt-get install postgresql-15-auto-failover pg-auto-failover-cli)"
+	exit 77
+fi
+. tests/lib/tap.sh
+. tests/librarian/lib.sh
+. tests/librarian/lib-pgaf.sh
+
+LEASE=30 HB=2
+trap 'lt_cleanup; paf_stop' EXIT
+trap 'exit 1' INT TERM # the EXIT trap cleans up after a timeout too
+ms() { date +%s%3N; }
+
+paf_start
+t_ok $? "a pg_auto_failover formation: monitor, node1 primary, node2 synchronous standby" || {
+	for f in "$PAF_D"/*.log; do t_diag "$f:"; tail -n 5 "$f" | sed 's/^/#   /'; done
+	t_done
+}
+t_is "$(paf_psql node1 "SHOW synchronous_standby_names")" "ANY 1 (pgautofailover_standby_2)" \
+	"  the primary waits for the standby at every commit"
+t_is "$(paf_psql node1 "SHOW synchronous_commit")" "on" "  synchronous_commit = on"
+
+LT_DB=$PAF_URI
+lt_keys admin n1
+lt_conf "$LT_FABRIC" 'share = "rw";'
+sed -i -e "s/lease_time = 2;/lease_time = $LEASE;/" -e "s/heartbeat_interval = 1;/heartbeat_interval = $HB;/" \
+	-e "s/fence_grace = [0-9]*;/fence_grace = 4;/" "$T/lib.conf"
+lt_start || { t_ok 1 "the librarian starts on the formation"; t_done; }
+t_ok 0 "the librarian starts on the formation's URI (two hosts, target_session_attrs=read-write)"
+lt_sql() { paf_psql "$(paf_primary)" "$1"; }
+
+# The client (admin) and node n1: one connection each, one request a line
+# through fifos; each reply read with a bound. The librarian closes the
+# connections of a round whose commit failed, as a client would then, each
+# connects again (a new client process).
+NCONN=0
+# conn W R ARGS...: a client --stdin on fresh fifos; its ends in the variables W and R
+conn() {
+	local w=$1 r=$2 f
+	shift 2
+	[ -n "${!w}" ] && eval "exec ${!w}>&- ${!r}<&-"
+	NCONN=$((NCONN + 1))
+	f=$T/c$NCONN
+	mkfifo "$f.in" "$f.out"
+	"$CLI" client "$@" --stdin <"$f.in" >"$f.out" 2>>"$T/client.err" &
+	eval "exec {$w}>\"\$f.in\" {$r}<\"\$f.out\""
+}
+cl() { conn CLW CLR --connect "unix:$SOCK"; }
+node() { conn NW NR --connect "127.0.0.1:$PORT" --node n1 --key "$T/keys/n1.key"; }
+CLW= CLR= NW= NR=
+trap '' PIPE # a write to a client that went away fails (EPIPE) instead
+cl
+node
+LOG=$T/acked # "create NAME" / "destroy NAME" per acknowledged change; "unknown NAME" otherwise
+: >"$LOG"
+last_ok=0 gap=0 last_beat_ok=0 beat_gap=0 next_beat=0 nops=0 nunknown=0
+declare -A DEAD # names with an unknown outcome: no more requests on them
+# req JSON: send on the client connection; OK = the reply's ok (true/false/closed)
+req() {
+	local line
+	if ! { echo "$1" >&"$CLW" && read -r -t 30 line <&"$CLR"; } 2>/dev/null; then
+		cl
+		OK=closed
+		return
+	fi
+	OK=$(jq -r .ok <<<"$line")
+}
+# beat: n1's heartbeat when due (every heartbeat_interval); its gap kept
+beat() {
+	local now line
+	now=$(ms)
+	[ "$now" -ge "$next_beat" ] || return 0
+	next_beat=$((now + HB * 1000))
+	if ! { echo '{"op":"heartbeat"}' >&"$NW" && read -r -t 30 line <&"$NR"; } 2>/dev/null; then
+		node
+		return 0
+	fi
+	[ "$(jq -r .ok <<<"$line")" = true ] || return 0
+	now=$(ms)
+	[ "$last_beat_ok" -gt 0 ] && [ $((now - last_beat_ok)) -gt "$beat_gap" ] && beat_gap=$((now - last_beat_ok))
+	last_beat_ok=$now
+}
+# step I: create s$I; destroy s$((I-3)); every answer logged
+step() {
+	local i=$1 d=$((i - 3)) ok now
+	req "{\"op\":\"shelf.create\",\"name\":\"s$i\",\"books\":2}"
+	ok=$OK
+	nops=$((nops + 1))
+	if [ "$ok" = true ]; then echo "create s$i" >>"$LOG"; else echo "unknown s$i" >>"$LOG"; DEAD[s$i]=1; nunknown=$((nunknown + 1)); fi
+	if [ "$d" -ge 0 ] && [ -z "${DEAD[s$d]:-}" ]; then
+		req "{\"op\":\"shelf.destroy\",\"name\":\"s$d\"}"
+		ok=$OK
+		nops=$((nops + 1))
+		if [ "$ok" = true ]; then echo "destroy s$d" >>"$LOG"; else echo "unknown s$d" >>"$LOG"; DEAD[s$d]=1; nunknown=$((nunknown + 1)); fi
+	fi
+	now=$(ms)
+	if [ "$ok" = true ]; then
+		[ "$last_ok" -gt 0 ] && [ $((now - last_ok)) -gt "$gap" ] && gap=$((now - last_ok))
+		last_ok=$now
+	fi
+	beat
+}
+
+i=0
+for _ in $(seq 1 30); do step $i; i=$((i + 1)); done
+t_is "$(grep -c '^create' "$LOG") $nunknown" "30 0" "30 shelves created before the failover, every one acknowledged"
+pre_gap=$gap gap=0
+old=$(paf_primary)
+t_is "$old" node1 "node1 is the primary"
+
+# node1's host crashes: its keeper, postmaster and backends are killed at once
+kill_ms=$(ms)
+paf_kill9 node1
+ok_after=0 first_ok=0
+for _ in $(seq 1 ${HA_STEPS:-1200}); do # bounded: 1200 steps; the failover takes ~15 s
+	before=$(grep -c '^create' "$LOG")
+	step $i
+	i=$((i + 1))
+	if [ "$(grep -c '^create' "$LOG")" -gt "$before" ]; then
+		[ "$first_ok" = 0 ] && first_ok=$(ms)
+		ok_after=$((ok_after + 1))
+		[ "$ok_after" -ge 20 ] && break
+	else
+		sleep 0.05 # a paced retry while no database is primary (not a synchronisation)
+	fi
+done
+t_ok "$([ "$ok_after" -ge 20 ]; echo $?)" "the librarian serves again after the primary was killed (20 creates acknowledged after it)"
+for _ in $(seq 1 150); do # n1's first acknowledged heartbeat after the kill closes its gap
+	[ "$last_beat_ok" -gt "$kill_ms" ] && break
+	next_beat=0
+	beat
+	[ "$last_beat_ok" -gt "$kill_ms" ] || sleep 0.2
+done
+if [ "$first_ok" -gt 0 ]; then
+	t_diag "service gap: $((first_ok - kill_ms)) ms from the kill to the first acknowledged create; longest gap between acknowledgements $gap ms (before the kill: $pre_gap ms)"
+else
+	t_diag "service gap: no create acknowledged after the kill"
+fi
+t_diag "n1's longest heartbeat gap: $beat_gap ms (lease_time $LEASE s, heartbeat_interval $HB s); $nops requests, $nunknown answered with an error"
+t_ok "$([ "$last_beat_ok" -gt "$kill_ms" ] && [ "$beat_gap" -lt $(((LEASE - HB) * 1000)) ]; echo $?)" \
+	"n1's heartbeats are acknowledged again; the longest gap ($beat_gap ms) is under lease_time - heartbeat_interval"
+t_like "$(paf_primary)" "^node2$" "node2 was promoted"
+t_like "$(cat "$T/server.log")" "connected again to the database \\(connection [0-9]+\\): 127.0.0.1 port ${PAF_PORT[node2]}" \
+	"  and the librarian says it connected to it"
+
+# the catalogue against the client's log
+have=$(lt_sql "SELECT name || ' ' || books FROM shelves ORDER BY name")
+lost=0 ghost=0 bad=0
+declare -A LAST
+while read -r what name; do LAST[$name]=$what; done <"$LOG"
+for name in "${!LAST[@]}"; do
+	row=$(grep -x "$name [0-9]*" <<<"$have")
+	case ${LAST[$name]} in
+	create) [ "$row" = "$name 2" ] || { lost=$((lost + 1)); t_diag "lost: acknowledged create of $name (catalogue: '$row')"; } ;;
+	destroy) [ -z "$row" ] || { ghost=$((ghost + 1)); t_diag "lost: acknowledged destroy of $name (catalogue: '$row')"; } ;;
+	unknown) [ -z "$row" ] || [ "$row" = "$name 2" ] || { bad=$((bad + 1)); t_diag "half done: $name (catalogue: '$row')"; } ;;
+	esac
+done
+t_is "$lost $ghost" "0 0" "no acknowledged change lost ($(grep -c '^create' "$LOG") creates, $(grep -c '^destroy' "$LOG") destroys acknowledged)"
+t_is "$bad" 0 "a change answered with an error is whole or absent"
+t_is "$(lt_sql "SELECT count(*) FROM shelves WHERE name NOT IN ($(printf "'%s'," "${!LAST[@]}")'')")" 0 \
+	"no shelf the client never asked for"
+t_is "$(lt_sql "SELECT (SELECT count(*) FROM books WHERE shelf IS NOT NULL) = (SELECT sum(books) FROM shelves)")" t \
+	"every book of a shelf is in one shelf only, and the counts agree"
+t_like "$("$LIB" check --db "$PAF_URI" 2>&1)" "consistent" "librarian check on the new primary: consistent"
+
+# one data node left: it commits alone; the old primary's host comes back
+t_is "$(paf_psql node2 "SHOW synchronous_standby_names")" "" \
+	"one data node left: the new primary commits alone (wait_primary: synchronous_standby_names empty)"
+paf_run node1
+paf_wait_states "secondary primary" 120
+t_ok $? "node1's keeper started again: node1 rejoins as the standby, node2 stays primary"
+t_is "$(paf_psql node2 "SHOW synchronous_standby_names")" "ANY 1 (pgautofailover_standby_1)" \
+	"  and every commit waits for node1 again"
+req '{"op":"shelf.create","name":"last","books":2}'
+t_is "$OK" true "the librarian writes on"
+for _ in $(seq 1 100); do # bounded: 10 s (the standby has the commit; replay may lag)
+	[ "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" = 1 ] && break
+	sleep 0.1
+done
+t_is "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" 1 "  and node1 has the write"
+
+exec {CLW}>&- {NW}>&-
+lt_stop
+t_is "$?" 0 "the librarian stops cleanly"
+lt_done
