@@ -109,7 +109,8 @@ void lfs_inode_set_books(struct inode *inode, u32 nr_books, u64 book_size)
  * directory has the mode, a file the mode without its execute bits, and
  * without its write bits where this node may only read the shelf. Under
  * the mount's lock, so that a remount's walk over the inodes and an update
- * of one leave the new options. An inode not yet set up is a file.
+ * of one leave the new options. The type is the inode's own: lfs_iget()
+ * and lfs_root_inode() set it first.
  */
 void lfs_inode_set_perm(struct inode *inode, const struct lfs_fs_info *fsi)
 {
@@ -188,6 +189,8 @@ struct inode *lfs_iget(struct super_block *sb, const struct lfs_up_attrs *at)
 		mutex_unlock(&li->act_lock);
 		return inode;
 	}
+	/* the slab keeps a freed inode's mode: say what this one is */
+	inode->i_mode = S_IFREG;
 	inode->i_op = &lfs_file_iops;
 	inode->i_fop = &lfs_file_fops;
 	inode->i_mapping->a_ops = &lfs_aops;

@@ -250,6 +250,21 @@ t_is "$(fs fsops open $L/ne wcx)" "error EEXIST" "O_CREAT|O_EXCL of it: EEXIST"
 t_run "rm ne" rm $L/ne
 t_run "remount with attr_timeout=0" mount -o remount,attr_timeout=0 $L
 
+# A new file's inode is a file, whatever the inode cache reuses: lfs's
+# inodes come from a slab, where a freed directory's mode stayed behind
+# and made the next mount's new file a directory ("Is a directory").
+# Mount and umount again and again so that freed inodes are reused.
+bad=
+for i in $(seq 12); do
+	# (ls: an upcall's round trip between mount and touch, time for the
+	# freed inodes' RCU grace period to end and the slab to hand them out)
+	umount $L && ns_mount && ls $L >/dev/null && touch $L/reuse$i $L/reuse$i.b || { bad="mount $i: umount, mount or touch failed"; break; }
+	t=$(stat -c %F $L/reuse$i $L/reuse$i.b | tr '\n' ,)
+	[ "$t" = "regular empty file,regular empty file," ] || { bad="mount $i: $t"; break; }
+	rm $L/reuse$i $L/reuse$i.b || { bad="mount $i: rm failed"; break; }
+	ls $L >/dev/null
+done
+t_is "${bad:-none}" none "12 mounts in a row: every new file is a regular file"
 t_like "$(df -B1 $L | tail -1)" "^lfs +1[0-9]{9} " "df: the server's space"
 t_fails "rmmod while mounted is refused" rmmod lfs
 ns_check_idle "the end"
