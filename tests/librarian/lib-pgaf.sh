@@ -152,6 +152,12 @@ paf_stop() {
 		p=$(head -n 1 "$PAF_D/$n/postmaster.pid" 2>/dev/null)
 		[ -n "$p" ] && kill -0 "$p" 2>/dev/null && paf_as "$PGBIN/pg_ctl" -D "$PAF_D/$n" -m immediate -w -t 30 stop >/dev/null 2>&1
 	done
+	# what the killed postmasters left: the monitor's logger and its
+	# health-check worker outlive a kill -9 of their postmaster (seen after
+	# CI runs); every process still working in the formation's directory
+	for p in /proc/[0-9]*; do
+		case $(readlink "$p/cwd" 2>/dev/null) in "$PAF_D"/*) kill -9 "${p#/proc/}" 2>/dev/null ;; esac
+	done
 	if [ -n "${LT_KEEP:-}" ]; then
 		echo "# kept $PAF_D" >&2
 	else
