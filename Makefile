@@ -25,6 +25,9 @@ VERSION := $(shell cat $(TOP)/VERSION)
 # The DKMS source tree (dkms.conf, docs/TESTING.md "DKMS")
 DKMS_SRC = $(DESTDIR)/usr/src/lfs-$(VERSION)
 export KVER PREFIX DESTDIR
+# Parallel jobs of the builds that check, demo and friends start (the
+# machine's processors; the module builds take most of a CI's first minutes)
+JOBS ?= $(shell nproc)
 
 SUBDIRS := lvmish librarian lvmish/lfsvol
 
@@ -65,16 +68,16 @@ deps:
 
 # check and demo install dependencies first, then build, then run.
 check: deps
-	$(MAKE) all
-	$(MAKE) modules
+	$(MAKE) -j$(JOBS) all
+	$(MAKE) -j$(JOBS) modules
 	tests/run --kernels "$(KERNELS)"
 
 check-host: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	tests/run host
 
 check-vm: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	tests/run vm
 
 # The debug kernel's run: what a driver change must pass before it is
@@ -82,7 +85,7 @@ check-vm: deps
 DEBUG_TIMEOUT_FACTOR ?= 6
 check-debug: deps
 	tools/debugkernel build
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	rel=$$(tools/debugkernel release) && \
 	$(MAKE) module KVER=$$rel && \
 	$(MAKE) -C tests warnmod KVER=$$rel && \
@@ -90,7 +93,7 @@ check-debug: deps
 		tests/run --kernels "$$rel" driver namespace fencing debug
 
 demo: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	tests/demo
 
 lint:

@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm smp
 # The node's lease in the kernel: leased shelves, renewals, the fence when
 # the lease runs out (fence_action eio: bios fail, the writer stops, the
 # fabric holds nothing written after the fence), SHELF_FENCE, a fence waiting

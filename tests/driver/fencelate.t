@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm smp
 # A renewal after the deadline never un-fences a shelf (issue 30): with the
 # lease's fence work held in the fence of one shelf (a remapped write in
 # flight on a frozen loop fabric), a second leased shelf refuses writes

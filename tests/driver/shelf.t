@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm smp
 # A shelf over two fabric devices: ext4 -o dax with MAP_SYNC, grow while
 # mounted, refusals while open, raw I/O across books checked on the devices,
 # PMD faults compared with raw pmem, rmmod. See tests/driver/guest/shelf.sh.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm smp
 # Leases and fencing of the filesystem's files: the node's lease covers them
 # (it cannot be given up while one is open), its expiry revokes a live
 # mapping (SIGBUS in the process that maps it) and read, write, mmap and

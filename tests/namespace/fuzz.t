@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm smp
 # A model-checked fuzz of the filesystem against the test upcall server:
 # 10,000 random create, truncate, fallocate, rename, unlink, setxattr, open,
 # mmap, write, store, read, fsync and close calls, every result and byte
