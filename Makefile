@@ -89,7 +89,7 @@ check-debug: deps
 	rel=$$(tools/debugkernel release) && \
 	$(MAKE) module KVER=$$rel && \
 	$(MAKE) -C tests warnmod KVER=$$rel && \
-	LFS_VM_TIMEOUT_FACTOR=$(DEBUG_TIMEOUT_FACTOR) \
+	LFS_VM_TIMEOUT_FACTOR=$(DEBUG_TIMEOUT_FACTOR) LFS_VM_CPUS=2 \
 		tests/run --kernels "$$rel" driver namespace fencing debug
 
 demo: deps
