@@ -20,6 +20,10 @@
 # own default, under which an owner grants access with lfs.access).
 # EM_AGENT_CONF: more lines for the agent group. EM_FWD_MORE=P1,P2: more
 # host ports the nodes reach at 10.0.2.100 (more librarians).
+# EM_DATABASE: the catalogue (default an SQLite file in EM_DIR; a
+# PostgreSQL URI for the HA demo), EM_LIBRARIAN_MORE: more librarian.conf
+# lines (name, leader_ttl_ms, ...); EM_LFS_LIBRARIAN: lfs.conf's librarian
+# value as written there (default the one address, "$LFS_LIBRARIAN").
 # EM_NODE_PRE: shell commands each node runs before its devices are attached
 # (with lfs.ko loaded); EM_NO_AGENT=1: node setup starts no agent daemon.
 # The agent: em_agent_start I / em_agent_stop I [SIGNAL] (below).
@@ -109,7 +113,8 @@ em_start() {
 	{
 		cat <<EOC
 librarian = {
-	database = "$EM_DIR/catalogue.db";
+	database = "${EM_DATABASE:-$EM_DIR/catalogue.db}";${EM_LIBRARIAN_MORE:+
+	$EM_LIBRARIAN_MORE}
 	listen = [ "127.0.0.1:$EM_PORT", "unix:$EM_DIR/admin.sock" ];
 	book_size = "$bsize";
 	keys_dir = "$EM_DIR/keys";
@@ -151,7 +156,7 @@ umask 077
 printf '%s\n' \"\$LFS_KEY\" >/tmp/node.key
 umask 022
 cat >/tmp/lfs.conf <<EOC
-librarian = \"\$LFS_LIBRARIAN\";
+librarian = ${EM_LFS_LIBRARIAN:-\"\$LFS_LIBRARIAN\"};
 node = \"\$LFS_NODE\";
 key_file = \"/tmp/node.key\";
 connect_timeout = 20;
