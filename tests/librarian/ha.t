@@ -20,7 +20,8 @@ fi
 . tests/librarian/lib-pgaf.sh
 
 LEASE=30 HB=2
-trap 'lt_cleanup; paf_stop' EXIT
+LBPID=
+trap '[ -n "$LBPID" ] && kill -9 "$LBPID" 2>/dev/null; lt_cleanup; paf_stop' EXIT
 trap 'exit 1' INT TERM # the EXIT trap cleans up after a timeout too
 ms() { date +%s%3N; }
 
@@ -35,7 +36,7 @@ t_is "$(paf_psql node1 "SHOW synchronous_commit")" "on" "  synchronous_commit = 
 
 LT_DB=$PAF_URI
 lt_keys admin n1
-lt_conf "$LT_FABRIC" 'share = "rw";'
+lt_conf "$LT_FABRIC" 'share = "rw"; name = "la";'
 sed -i -e "s/lease_time = 2;/lease_time = $LEASE;/" -e "s/heartbeat_interval = 1;/heartbeat_interval = $HB;/" \
 	-e "s/fence_grace = [0-9]*;/fence_grace = 4;/" "$T/lib.conf"
 lt_start || { t_ok 1 "the librarian starts on the formation"; t_done; }
@@ -156,26 +157,29 @@ t_like "$(paf_primary)" "^node2$" "node2 was promoted"
 t_like "$(cat "$T/server.log")" "connected again to the database \\(connection [0-9]+\\): 127.0.0.1 port ${PAF_PORT[node2]}" \
 	"  and the librarian says it connected to it"
 
-# the catalogue against the client's log
-have=$(lt_sql "SELECT name || ' ' || books FROM shelves ORDER BY name")
-lost=0 ghost=0 bad=0
-declare -A LAST
-while read -r what name; do LAST[$name]=$what; done <"$LOG"
-for name in "${!LAST[@]}"; do
-	row=$(grep -x "$name [0-9]*" <<<"$have")
-	case ${LAST[$name]} in
-	create) [ "$row" = "$name 2" ] || { lost=$((lost + 1)); t_diag "lost: acknowledged create of $name (catalogue: '$row')"; } ;;
-	destroy) [ -z "$row" ] || { ghost=$((ghost + 1)); t_diag "lost: acknowledged destroy of $name (catalogue: '$row')"; } ;;
-	unknown) [ -z "$row" ] || [ "$row" = "$name 2" ] || { bad=$((bad + 1)); t_diag "half done: $name (catalogue: '$row')"; } ;;
-	esac
-done
-t_is "$lost $ghost" "0 0" "no acknowledged change lost ($(grep -c '^create' "$LOG") creates, $(grep -c '^destroy' "$LOG") destroys acknowledged)"
-t_is "$bad" 0 "a change answered with an error is whole or absent"
-t_is "$(lt_sql "SELECT count(*) FROM shelves WHERE name NOT IN ($(printf "'%s'," "${!LAST[@]}")'')")" 0 \
-	"no shelf the client never asked for"
-t_is "$(lt_sql "SELECT (SELECT count(*) FROM books WHERE shelf IS NOT NULL) = (SELECT sum(books) FROM shelves)")" t \
-	"every book of a shelf is in one shelf only, and the counts agree"
-t_like "$("$LIB" check --db "$PAF_URI" 2>&1)" "consistent" "librarian check on the new primary: consistent"
+# catalogue_check WHEN: the catalogue against the client's log
+catalogue_check() {
+	have=$(lt_sql "SELECT name || ' ' || books FROM shelves ORDER BY name")
+	lost=0 ghost=0 bad=0
+	declare -A LAST
+	while read -r what name; do LAST[$name]=$what; done <"$LOG"
+	for name in "${!LAST[@]}"; do
+		row=$(grep -x "$name [0-9]*" <<<"$have")
+		case ${LAST[$name]} in
+		create) [ "$row" = "$name 2" ] || { lost=$((lost + 1)); t_diag "lost: acknowledged create of $name (catalogue: '$row')"; } ;;
+		destroy) [ -z "$row" ] || { ghost=$((ghost + 1)); t_diag "lost: acknowledged destroy of $name (catalogue: '$row')"; } ;;
+		unknown) [ -z "$row" ] || [ "$row" = "$name 2" ] || { bad=$((bad + 1)); t_diag "half done: $name (catalogue: '$row')"; } ;;
+		esac
+	done
+	t_is "$lost $ghost" "0 0" "no acknowledged change lost ($(grep -c '^create' "$LOG") creates, $(grep -c '^destroy' "$LOG") destroys acknowledged)"
+	t_is "$bad" 0 "a change answered with an error is whole or absent"
+	t_is "$(lt_sql "SELECT count(*) FROM shelves WHERE name NOT IN ($(printf "'%s'," "${!LAST[@]}")'')")" 0 \
+		"no shelf the client never asked for"
+	t_is "$(lt_sql "SELECT (SELECT count(*) FROM books WHERE shelf IS NOT NULL) = (SELECT sum(books) FROM shelves)")" t \
+		"every book of a shelf is in one shelf only, and the counts agree"
+	t_like "$("$LIB" check --db "$PAF_URI" 2>&1)" "consistent" "librarian check on the new primary: consistent"
+}
+catalogue_check
 
 # one data node left: it commits alone; the old primary's host comes back
 t_is "$(paf_psql node2 "SHOW synchronous_standby_names")" "" \
@@ -187,13 +191,77 @@ t_is "$(paf_psql node2 "SHOW synchronous_standby_names")" "ANY 1 (pgautofailover
 	"  and every commit waits for node1 again"
 req '{"op":"shelf.create","name":"last","books":2}'
 t_is "$OK" true "the librarian writes on"
+[ "$OK" = true ] && echo "create last" >>"$LOG"
 for _ in $(seq 1 100); do # bounded: 10 s (the standby has the commit; replay may lag)
 	[ "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" = 1 ] && break
 	sleep 0.1
 done
 t_is "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" 1 "  and node1 has the write"
 
+# --- a database fault and a librarian fault together -------------------------
+# lb, a second librarian on the formation (another port and socket): a
+# standby. Then la and the database's primary are killed at once (one host
+# held both, say): lb connects to the promoted standby, takes the lead once
+# la's row expires (on the database's clock, 10 s) and serves; n1's
+# heartbeats go to lb. Nothing acknowledged is lost.
+PORTB=$(lt_free_port)
+sed -e 's#name = "la";#name = "lb";#' -e "s#listen = .*#listen = [ \"127.0.0.1:$PORTB\", \"unix:$T/sockb\" ];#" \
+	"$T/lib.conf" >"$T/libb.conf"
+"$LIB" -c "$T/libb.conf" >>"$T/serverb.log" 2>&1 &
+LBPID=$!
+role_b() { "$CLI" client --connect "unix:$T/sockb" --timeout 2000 auth 2>/dev/null | jq -r '"\(.role) \(.epoch)"' 2>/dev/null; }
+for _ in $(seq 1 150); do [ "$(role_b)" = "standby 0" ] && break; sleep 0.2; done
+t_is "$(role_b)" "standby 0" "lb, a second librarian on the formation, is a standby"
+# the destroyed shelves' books are zombies until zeroed: report them zeroed,
+# so that the pool (140 books) has room for the rounds below
+echo '{"op":"zombie.list","limit":65536}' | "$CLI" client --connect "unix:$SOCK" --stdin | tail -n 1 |
+	jq -c '{op:"zombie.zeroed", books:.result.books}' | "$CLI" client --connect "unix:$SOCK" --stdin | jq -e .ok >/dev/null
+t_ok $? "the destroyed shelves' books reported zeroed (free again)"
+epoch_a=$(lc auth | jq .epoch)
+for _ in $(seq 1 10); do step $i; i=$((i + 1)); done
+old=$(paf_primary)
+gap=0 beat_gap=0
+kill_ms=$(ms)
+paf_kill9 "$old"
+lt_kill9
+SOCK=$T/sockb PORT=$PORTB # the client and n1 go to lb from now on
+cl
+node
+ok_after=0 first_ok=0
+for _ in $(seq 1 ${HA_STEPS:-1200}); do # bounded: 1200 steps
+	before=$(grep -c '^create' "$LOG")
+	step $i
+	i=$((i + 1))
+	if [ "$(grep -c '^create' "$LOG")" -gt "$before" ]; then
+		[ "$first_ok" = 0 ] && first_ok=$(ms)
+		ok_after=$((ok_after + 1))
+		[ "$ok_after" -ge 20 ] && break
+	else
+		sleep 0.05 # a paced retry while nothing serves (not a synchronisation)
+	fi
+done
+t_ok "$([ "$ok_after" -ge 20 ]; echo $?)" \
+	"la and the primary ($old) killed together: lb serves (20 creates acknowledged after it)"
+for _ in $(seq 1 150); do # n1's first acknowledged heartbeat after the kill closes its gap
+	[ "$last_beat_ok" -gt "$kill_ms" ] && break
+	next_beat=0
+	beat
+	[ "$last_beat_ok" -gt "$kill_ms" ] || sleep 0.2
+done
+[ "$first_ok" -gt 0 ] && t_diag "service gap: $((first_ok - kill_ms)) ms from the double kill to the first create acknowledged by lb"
+t_diag "n1's longest heartbeat gap: $beat_gap ms"
+t_ok "$([ "$last_beat_ok" -gt "$kill_ms" ] && [ "$beat_gap" -lt $(((LEASE - HB) * 1000)) ]; echo $?)" \
+	"  n1's heartbeats are acknowledged by lb; the longest gap ($beat_gap ms) is under lease_time - heartbeat_interval"
+b=$(role_b)
+t_ok "$([ "${b% *}" = leader ] && [ "${b#* }" -gt "$epoch_a" ]; echo $?)" \
+	"  lb leads with a newer epoch ($b, la had $epoch_a)"
+t_like "$(cat "$T/serverb.log")" "'lb' is the leader \\(epoch [0-9]+\\): took over; every node counts as heard now" \
+	"  and its log says it took over, every node counted as heard"
+catalogue_check
+
 exec {CLW}>&- {NW}>&-
-lt_stop
-t_is "$?" 0 "the librarian stops cleanly"
+kill -TERM "$LBPID"
+wait "$LBPID"
+t_is "$?" 0 "lb stops cleanly"
+LBPID=
 lt_done
