@@ -124,7 +124,13 @@ void lib_leader_deposed(struct lib_server *srv)
 	srv->store->epoch = 0;
 	lib_store_leader_read(srv->store, &row, &e);
 	leader_seen(l, &row);
-	l->next_ms = lib_mono_ms() + srv->cfg->leader_refresh_ms;
+	/*
+	 * Look again at once: a row that expired while the database was away
+	 * (nobody took it) is taken back at the next turn of the loop, with a
+	 * new epoch and every node counted as heard; a row another holds stays
+	 * theirs (the database decides).
+	 */
+	l->next_ms = lib_mono_ms();
 	lib_log("'%s' is no longer the leader: the row holds epoch %lld of '%s'; a standby from now on",
 		l->name, (long long)row.epoch, row.holder);
 }
@@ -152,6 +158,23 @@ static void leader_become(struct lib_server *srv, const struct lib_leader_row *r
 }
 
 /* Before each round: renew the row (leader) or poll it (standby) when due. */
+/*
+ * The database did not answer: try again within LEADER_RETRY_MS rather than
+ * a whole refresh interval, so that the row is renewed (or taken back) as
+ * soon as the database is there again, after a failover say.
+ */
+#define LEADER_RETRY_MS 250
+
+static void leader_retry_soon(struct lib_server *srv, const char *what, const struct lib_err *e)
+{
+	struct lib_leader *l = srv->leader;
+	int64_t soon = lib_mono_ms() + LEADER_RETRY_MS;
+
+	if (soon < l->next_ms)
+		l->next_ms = soon;
+	lib_log("%s: %s", what, e->msg);
+}
+
 void lib_leader_tick(struct lib_server *srv)
 {
 	struct lib_leader *l = srv->leader;
@@ -168,7 +191,7 @@ void lib_leader_tick(struct lib_server *srv)
 		if (r == 0)
 			lib_leader_deposed(srv);
 		else if (r < 0)
-			lib_log("cannot renew the leader row: %s", e.msg);
+			leader_retry_soon(srv, "cannot renew the leader row", &e);
 		return;
 	}
 	r = lib_store_leader_take(srv->store, l->name, l->addresses, srv->cfg->leader_ttl_ms, false,
@@ -178,7 +201,7 @@ void lib_leader_tick(struct lib_server *srv)
 	else if (r == 0 && lib_store_leader_read(srv->store, &row, &e) == 1)
 		leader_seen(l, &row);
 	else if (r < 0)
-		lib_log("cannot read the leader row: %s", e.msg);
+		leader_retry_soon(srv, "cannot read the leader row", &e);
 }
 
 /* How long the loop may wait for events before the next tick is due. */

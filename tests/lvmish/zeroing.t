@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm smp
 # Safe reuse and zeroing off the critical path (issue 14, docs/FENCING.md),
 # one node with two labelled 2 GiB fabric devices, a librarian that takes
 # new memory as unknown (new_books = "unknown") and allocates only books
