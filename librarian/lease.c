@@ -83,7 +83,7 @@ int lib_lease_start(struct lib_server *srv)
 	srv->svc_origin = srv->svc_last = lib_mono_ms();
 	srv->svc_stalled = 0;
 	srv->heard = calloc(srv->cfg->nnodes + 1, sizeof(*srv->heard));
-	if (!srv->heard)
+	if (!srv->heard || lib_fence_init(srv) < 0)
 		return -ENOMEM;
 	srv->nfencing = 0;
 	for (int i = 0; i < srv->cfg->nnodes; i++)
@@ -111,6 +111,7 @@ void lib_lease_takeover(struct lib_server *srv)
 
 void lib_lease_free(struct lib_server *srv)
 {
+	lib_fence_free(srv);
 	free(srv->heard);
 	srv->heard = NULL;
 }
@@ -213,8 +214,9 @@ const char *lib_secs(int64_t ms, char *buf, size_t len)
 
 /*
  * The holder of an activation may be taken over (or its shelf destroyed by
- * force) only when it is no longer live: 0, or EBUSY naming it and the time
- * left. what: "take over", "destroy" ...
+ * force) only when it is no longer live, and fenced if fence_command is set
+ * (fence_cmd.c): 0, or EBUSY naming it and the time left (or its fence
+ * running), EIO when its fence failed. what: "take over", "destroy" ...
  */
 int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, const char *mode,
 			 const char *what)
@@ -224,7 +226,7 @@ int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, 
 	char ago[24], l[24];
 
 	if (left <= 0)
-		return 0;
+		return lib_fence_require(rq, k, what, shelf);
 	return FAIL(
 		rq, EBUSY,
 		"cannot %s shelf '%s': it is active on node '%s' (%s), which is live (last heard %s s ago; lease_time %d s + fence_grace %d s): %s s left%s",
