@@ -16,7 +16,9 @@
  * next request is refused with EIO naming the node and the status (safety
  * over speed), and the one after that runs the command again. A fence holds
  * until the node is heard again (a new request of it after it restarted):
- * then it is live again, and a later lapse needs a new fence.
+ * then it is live again, and a later lapse needs a new fence. The same
+ * holds for node.set_state offline of a node that is no longer live, and
+ * for the release of a fencing node's activations (lib_fence_settled).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -208,52 +210,80 @@ void lib_fence_poll(struct lib_server *srv)
 	}
 }
 
-static int refuse_running(struct req *rq, int k, const char *what, const char *shelf)
+static int refuse_running(struct req *rq, int k, const char *what)
 {
 	const struct lib_fence_run *f = &rq->srv->fence[k];
 	char ran[24];
 
 	return FAIL(
 		rq, EBUSY,
-		"cannot %s shelf '%s' yet: node '%s' is no longer live and is being fenced: fence_command '%s' (pid %d) running for %s s of fence_timeout %d s; ask again",
-		what, shelf, rq->c->nodes[k].name, rq->c->fence_argv[0], (int)f->pid,
+		"cannot %s yet: node '%s' is no longer live and is being fenced: fence_command '%s' (pid %d) running for %s s of fence_timeout %d s; ask again",
+		what, rq->c->nodes[k].name, rq->c->fence_argv[0], (int)f->pid,
 		lib_secs(lib_mono_ms() - f->started, ran, sizeof(ran)), rq->c->fence_timeout);
+}
+
+/* Its children reaped, and a fence of node k that it heard since spent. */
+static struct lib_fence_run *fence_of(struct lib_server *srv, int k)
+{
+	struct lib_fence_run *f = &srv->fence[k];
+
+	lib_fence_poll(srv);
+	if (f->st == F_DONE && f->heard != lib_node_heard_at(srv, k))
+		f->st = F_IDLE; /* heard since its fence: that fence is spent */
+	return f;
 }
 
 /*
  * Node k is no longer live: 0 if it is fenced (or no fence_command is set),
  * else EBUSY while its fence runs (started here if it does not) or EIO once
- * the fence failed.
+ * the fence failed. what: "take over shelf 's1'", "set node 'n1' offline".
  */
-int lib_fence_require(struct req *rq, int k, const char *what, const char *shelf)
+int lib_fence_require(struct req *rq, int k, const char *what)
 {
-	struct lib_server *srv = rq->srv;
 	struct lib_fence_run *f;
 	int r;
 
 	if (!rq->c->fence_argv || k < 0)
 		return 0;
-	lib_fence_poll(srv);
-	f = &srv->fence[k];
-	if (f->st == F_DONE && f->heard != lib_node_heard_at(srv, k))
-		f->st = F_IDLE; /* heard since its fence: that fence is spent */
+	f = fence_of(rq->srv, k);
 	switch (f->st) {
 	case F_DONE:
 		return 0;
 	case F_RUNNING:
-		return refuse_running(rq, k, what, shelf);
+		return refuse_running(rq, k, what);
 	case F_FAILED:
 		f->st = F_IDLE; /* reported once; the next request runs it again */
 		return FAIL(
 			rq, EIO,
-			"cannot %s shelf '%s': fencing node '%s' failed: fence_command '%s' %s; the takeover is refused until a fence succeeds (ask again to run it again)",
-			what, shelf, rq->c->nodes[k].name, rq->c->fence_argv[0], f->why);
+			"cannot %s: fencing node '%s' failed: fence_command '%s' %s; refused until a fence succeeds (ask again to run it again)",
+			what, rq->c->nodes[k].name, rq->c->fence_argv[0], f->why);
 	case F_IDLE:
 		break;
 	}
-	if ((r = start(srv, k, &rq->err)) < 0)
+	if ((r = start(rq->srv, k, &rq->err)) < 0)
 		return r;
-	return refuse_running(rq, k, what, shelf);
+	return refuse_running(rq, k, what);
+}
+
+/*
+ * For lib_fence_settle (a node set offline while live, now no longer
+ * live): true once it is fenced or no fence_command is set. Else its fence
+ * is started, and after a failure started again fence_timeout later.
+ */
+bool lib_fence_settled(struct lib_server *srv, int k)
+{
+	struct lib_fence_run *f;
+	struct lib_err e;
+
+	if (!srv->cfg->fence_argv)
+		return true;
+	f = fence_of(srv, k);
+	if (f->st == F_FAILED &&
+	    lib_mono_ms() - f->started - f->took >= (int64_t)srv->cfg->fence_timeout * 1000)
+		f->st = F_IDLE;
+	if (f->st == F_IDLE)
+		start(srv, k, &e);
+	return f->st == F_DONE;
 }
 
 /* At the end: a fence still running is killed (it would be refused anyway). */

@@ -189,7 +189,8 @@ int lib_fence_settle(struct req *rq)
 	int r;
 
 	for (int k = 0; srv->nfencing && k < c->nnodes; k++) {
-		if (rq->s->node_state[k] != NODE_FENCING || lib_node_live_ms(srv, k) > 0)
+		if (rq->s->node_state[k] != NODE_FENCING || lib_node_live_ms(srv, k) > 0 ||
+		    !lib_fence_settled(srv, k))
 			continue;
 		if ((r = lib_store_activations_end_node(rq->s, c->nodes[k].name, &rq->err)) < 0 ||
 		    (r = lib_store_node_put_state(rq->s, c->nodes[k].name, NODE_OFFLINE,
@@ -223,10 +224,12 @@ int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, 
 {
 	int k = lib_config_find_node(rq->c, holder);
 	int64_t left = lib_node_live_ms(rq->srv, k);
-	char ago[24], l[24];
+	char ago[24], l[600];
 
-	if (left <= 0)
-		return lib_fence_require(rq, k, what, shelf);
+	if (left <= 0) {
+		snprintf(l, sizeof(l), "%s shelf '%s'", what, shelf);
+		return lib_fence_require(rq, k, l);
+	}
 	return FAIL(
 		rq, EBUSY,
 		"cannot %s shelf '%s': it is active on node '%s' (%s), which is live (last heard %s s ago; lease_time %d s + fence_grace %d s): %s s left%s",
