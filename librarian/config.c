@@ -371,6 +371,8 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 					     "name",
 					     "leader_ttl_ms",
 					     "leader_refresh_ms",
+					     "fence_command",
+					     "fence_timeout",
 					     NULL };
 	const config_setting_t *s;
 	const char *name = NULL;
@@ -389,7 +391,7 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 		return r;
 	if ((r = parse_limits(p, g)) < 0 || (r = parse_policy_and_sync(p, g)) < 0 ||
 	    (r = parse_new_books(p, g)) < 0 || (r = lib_cfg_access(p, g)) < 0 ||
-	    (r = get_path(p, g, "keys_dir", &p->keys_dir)) < 0)
+	    (r = get_path(p, g, "keys_dir", &p->keys_dir)) < 0 || (r = lib_cfg_fence(p, g)) < 0)
 		return r;
 	if ((s = config_setting_get_member(g, "admin")) && (r = parse_admin(p, s)) < 0)
 		return r;
@@ -435,6 +437,7 @@ static struct lib_config *config_defaults(const char *path)
 	c->heartbeat_interval = 5;
 	c->lease_time = 30;
 	c->fence_grace = 10;
+	c->fence_timeout = 60;
 	c->default_policy = LFS_POL_RANDOM_BOOKS;
 	c->max_connections = 1024;
 	c->max_unauth = 256;
@@ -554,6 +557,7 @@ void lib_config_free(struct lib_config *c)
 	free(c->tenants);
 	free(c->igs);
 	free(c->ig_index);
+	lib_cfg_fence_free(c);
 	free(c);
 }
 

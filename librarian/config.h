@@ -35,6 +35,10 @@ int lib_cfg_name(struct cfg_parse *p, const config_setting_t *s, const char *wha
 int lib_cfg_access(struct cfg_parse *p, const config_setting_t *grp);
 int lib_config_parse_tenants(struct cfg_parse *p, const config_setting_t *s);
 
+/* config_fence.c: fence_command and fence_timeout of the librarian group. */
+int lib_cfg_fence(struct cfg_parse *p, const config_setting_t *g);
+void lib_cfg_fence_free(struct lib_config *c);
+
 /* config_fabric.c */
 int lib_config_parse_racks(struct cfg_parse *p, const config_setting_t *racks);
 int lib_config_parse_compact(struct cfg_parse *p, const config_setting_t *s);

@@ -83,7 +83,7 @@ int lib_lease_start(struct lib_server *srv)
 	srv->svc_origin = srv->svc_last = lib_mono_ms();
 	srv->svc_stalled = 0;
 	srv->heard = calloc(srv->cfg->nnodes + 1, sizeof(*srv->heard));
-	if (!srv->heard)
+	if (!srv->heard || lib_fence_init(srv) < 0)
 		return -ENOMEM;
 	srv->nfencing = 0;
 	for (int i = 0; i < srv->cfg->nnodes; i++)
@@ -111,6 +111,7 @@ void lib_lease_takeover(struct lib_server *srv)
 
 void lib_lease_free(struct lib_server *srv)
 {
+	lib_fence_free(srv);
 	free(srv->heard);
 	srv->heard = NULL;
 }
@@ -188,7 +189,8 @@ int lib_fence_settle(struct req *rq)
 	int r;
 
 	for (int k = 0; srv->nfencing && k < c->nnodes; k++) {
-		if (rq->s->node_state[k] != NODE_FENCING || lib_node_live_ms(srv, k) > 0)
+		if (rq->s->node_state[k] != NODE_FENCING || lib_node_live_ms(srv, k) > 0 ||
+		    !lib_fence_settled(srv, k))
 			continue;
 		if ((r = lib_store_activations_end_node(rq->s, c->nodes[k].name, &rq->err)) < 0 ||
 		    (r = lib_store_node_put_state(rq->s, c->nodes[k].name, NODE_OFFLINE,
@@ -213,18 +215,21 @@ const char *lib_secs(int64_t ms, char *buf, size_t len)
 
 /*
  * The holder of an activation may be taken over (or its shelf destroyed by
- * force) only when it is no longer live: 0, or EBUSY naming it and the time
- * left. what: "take over", "destroy" ...
+ * force) only when it is no longer live, and fenced if fence_command is set
+ * (fence_cmd.c): 0, or EBUSY naming it and the time left (or its fence
+ * running), EIO when its fence failed. what: "take over", "destroy" ...
  */
 int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, const char *mode,
 			 const char *what)
 {
 	int k = lib_config_find_node(rq->c, holder);
 	int64_t left = lib_node_live_ms(rq->srv, k);
-	char ago[24], l[24];
+	char ago[24], l[600];
 
-	if (left <= 0)
-		return 0;
+	if (left <= 0) {
+		snprintf(l, sizeof(l), "%s shelf '%s'", what, shelf);
+		return lib_fence_require(rq, k, l);
+	}
 	return FAIL(
 		rq, EBUSY,
 		"cannot %s shelf '%s': it is active on node '%s' (%s), which is live (last heard %s s ago; lease_time %d s + fence_grace %d s): %s s left%s",

@@ -109,6 +109,9 @@ struct lib_config {
 	int heartbeat_interval; /* seconds, advised to nodes */
 	int lease_time; /* seconds a node's kernel keeps its shelves after a renewal */
 	int fence_grace; /* seconds on top of lease_time before a takeover */
+	/* fence_cmd.c: run on a lapsed node before a takeover; NULL: none (%n: its name) */
+	char **fence_argv;
+	int fence_timeout; /* seconds before the command is killed and the takeover refused */
 	/* PostgreSQL's leader row (docs/HA.md): this librarian's name in it, its times */
 	char *name;
 	int leader_ttl_ms; /* the row expires this long after its last renewal */
@@ -202,6 +205,7 @@ struct lib_server {
 	uint64_t beats; /* heartbeats the lease thread answered (atomic) */
 	int beat_conns; /* connections it serves now (atomic) */
 	int nfencing; /* nodes in NODE_FENCING */
+	struct lib_fence_run *fence; /* per node: its fence_command (fence_cmd.c) */
 	int64_t started; /* monotonic seconds */
 	uint64_t requests;
 	int nconns, nunauth, nadmin; /* open; in their TLS handshake; on the unix socket */
@@ -246,6 +250,10 @@ int64_t lib_mono_ms(void);
 int64_t lib_svc_now(struct lib_server *srv);
 int lib_lease_start(struct lib_server *srv);
 void lib_lease_free(struct lib_server *srv);
+/* fence_cmd.c: fence_command, run for a lapsed node before a takeover. */
+int lib_fence_init(struct lib_server *srv);
+void lib_fence_poll(struct lib_server *srv);
+void lib_fence_free(struct lib_server *srv);
 void lib_node_heard(struct lib_server *srv, int node, int64_t at);
 void lib_node_heard_online(struct lib_server *srv, int node, int64_t at);
 int64_t lib_node_heard_at(struct lib_server *srv, int node);

@@ -92,6 +92,10 @@ int lib_quota_check(struct req *rq, const char *owner, const char *tenant, int64
 /* lease.c: liveness and fencing. */
 int lib_fence_settle(struct req *rq);
 const char *lib_secs(int64_t ms, char *buf, size_t len);
+/* fence_cmd.c: 0 once node k (not live) is fenced or no fence_command is set; else EBUSY/EIO. */
+int lib_fence_require(struct req *rq, int k, const char *what);
+/* true once node k is fenced (or none is set); else its fence is started. */
+bool lib_fence_settled(struct lib_server *srv, int k);
 int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, const char *mode,
 			 const char *what);
 

@@ -283,18 +283,23 @@ static int set_igs_offline(struct req *rq, const struct lib_node *n, bool off)
  * Offline: the node's FREE books become OFFLINE (never allocated) at once.
  * A live node is fencing until its lease ends (lease.c): its heartbeats are
  * refused, so its kernel fences every shelf, and its activations end only
- * then (lib_fence_settle). A node that is not live is offline at once.
+ * then (lib_fence_settle). A node that is not live is offline at once,
+ * once fenced if fence_command is set (fence_cmd.c).
  */
 static int set_offline(struct req *rq, int node, const char **state)
 {
 	const struct lib_node *n = &rq->c->nodes[node];
 	bool live = lib_node_live_ms(rq->srv, node) > 0;
+	char what[LFS_NODE_NAME_MAX + 32];
 	int r;
 
+	snprintf(what, sizeof(what), "set node '%s' offline", n->name);
 	if (rq->s->node_state[node] != NODE_ONLINE) {
 		*state = rq->s->node_state[node] == NODE_FENCING ? "fencing" : "offline";
 		return 0;
 	}
+	if (!live && (r = lib_fence_require(rq, node, what)) < 0)
+		return r;
 	*state = live ? "fencing" : "offline";
 	rq->pending_node = node;
 	rq->pending_state = live ? NODE_FENCING : NODE_OFFLINE;

@@ -264,6 +264,7 @@ static int serve_round(struct srv *s)
 	}
 	lib_svc_now(&s->core); /* a tick: a stall shows here */
 	lib_leader_tick(&s->core); /* before any request: a deposed leader answers none */
+	lib_fence_poll(&s->core); /* fence_command children: reaped, or killed at their timeout */
 	start = now_us();
 	cpu = clock_us(CLOCK_THREAD_CPUTIME_ID);
 	/* connections first: a handshake under way proves its key before a burst of accepts */

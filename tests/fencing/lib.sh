@@ -82,7 +82,7 @@ done' \"\$sf\" \"\$LFS_RESULTS/$2\" </dev/null >/dev/null 2>&1 &" >/dev/null
 	fw_host_watch "$f"
 }
 
-# fw_writer NAME: node1 writes an increasing counter with O_DIRECT at the
+# fw_writer NAME: node FW_HOLDER (default 1) writes an increasing counter with O_DIRECT at the
 # start of /dev/lfs/NAME, 5 ms between writes (FW_PAUSE_US; without pause
 # the writer keeps node1's CPU busy, a host core under TCG), with
 # tests/driver/fencewrite.c; its
@@ -91,12 +91,12 @@ done' \"\$sf\" \"\$LFS_RESULTS/$2\" </dev/null >/dev/null 2>&1 &" >/dev/null
 # the guest has one CPU (TCG), and the shell commands of the test and the
 # fence watcher (SCHED_FIFO) must not wait behind it to be timed right.
 fw_writer() {
-	fw_node 1 "setsid nice -n 19 env FENCEWRITE_PAUSE_US=${FW_PAUSE_US:-5000} fencewrite direct /dev/lfs/$1 /tmp/$1.state </dev/null >/tmp/$1.out 2>&1 &
+	fw_node "${FW_HOLDER:-1}" "setsid nice -n 19 env FENCEWRITE_PAUSE_US=${FW_PAUSE_US:-5000} fencewrite direct /dev/lfs/$1 /tmp/$1.state </dev/null >/tmp/$1.out 2>&1 &
 echo \$! >/tmp/$1.pid
 wait_for 20 test -s /tmp/$1.state"
 }
 
-# fw_takeover NAME [SECONDS]: node2 asks for a takeover of NAME until it is
+# fw_takeover NAME [SECONDS]: node FW_TAKER (default 2) asks for a takeover of NAME until it is
 # granted (at most SECONDS, default 60; FW_TAKE_PAUSE, default 0.5 s,
 # between tries: bench/fencing sets 0 to time the grant closely): sets FW_TAKE,
 # FW_REFUSED, FW_TRIES
@@ -106,7 +106,7 @@ fw_takeover() {
 	while [ "$(fw_now)" -lt "$end" ]; do
 		t=$(fw_now)
 		FW_TRIES=$((FW_TRIES + 1))
-		if out=$(em_node 2 "L activate $1 --takeover 2>&1"); then
+		if out=$(em_node "${FW_TAKER:-2}" "L activate $1 --takeover 2>&1"); then
 			FW_TAKE=$t
 			return 0
 		fi

@@ -103,6 +103,8 @@ t_is "$(jq -c '.[0].lease | [.enforced, .expired, .fence_action]' <<<"$j")" '[tr
 	"status --json: the lease is enforced, not expired, fence action eio"
 t_ok "$(jq '.[0].lease.left_ms > 0 and .[0].lease.left_ms <= 4000' <<<"$j" | grep -q true; echo $?)" \
 	"  lease left: $(jq .[0].lease.left_ms <<<"$j") ms of $((LEASE * 1000))"
+# the fence latency of the lapses so far (docs/FENCING.md): none may have come yet
+lat0=$(jq '.[0].lease.fence_latency.count // 0' <<<"$j")
 
 # --- SIGSTOP: the kernel fences by itself -----------------------------------
 out=$(n1 'fencewrite direct /dev/lfs/s1 /tmp/s1.state >/tmp/w1.out 2>&1 & w=$!
@@ -118,6 +120,18 @@ j=$(n1 'L status --json')
 t_is "$(jq -c '.[0] | [.fenced, .lease.expired, .lease.fenced]' <<<"$j")" '[["s1"],true,1]' \
 	"status --json while the agent is stopped: s1 fenced, the lease expired"
 t_like "$(n1 'L status')" "FENCED: s1 as /dev/lfs[0-9]+, 2 books \(I/O fails" "status names the fenced shelf"
+# status reports the fence latency of that lapse as lfsctl lease does
+out=$(n1 "wait_for 10 sh -c '[ \$(\$LFS_TOP/lvmish/lfsctl/lfsctl lease --json | jq \".fence_latency.count // 0\") -gt $lat0 ]'
+lfsctl lease --json | jq -c .fence_latency; L status --json | jq -c '.[0].lease.fence_latency'; L status | grep '^fence latency'")
+lj=$(sed -n 1p <<<"$out") sj=$(sed -n 2p <<<"$out")
+t_is "$(jq -c 'del(.histogram)' <<<"$sj")" "$lj" "status --json after the lapse: fence_latency as lfsctl lease reports it ($lj)"
+t_is "$(jq '[.count > '"$lat0"', .last_ns > 0, .last_ns <= .max_ns, .done_last_ns >= .last_ns, .done_last_ns <= .done_max_ns, (.histogram | length) == 8, (.histogram | add) == .count] | all' <<<"$sj")" true \
+	"  count past $lat0, 0 < last <= max, done >= refused, 8 histogram buckets adding up to the count"
+ms() { printf '%d.%03d ms' $(($1 / 1000000)) $(($1 / 1000 % 1000)); }
+t_is "$(sed -n 3p <<<"$out")" "$(printf 'fence latency: last %s, max %s over %d lapses (fence ended after last %s, max %s)' \
+	"$(ms "$(jq .last_ns <<<"$sj")")" "$(ms "$(jq .max_ns <<<"$sj")")" "$(jq .count <<<"$sj")" \
+	"$(ms "$(jq .done_last_ns <<<"$sj")")" "$(ms "$(jq .done_max_ns <<<"$sj")")")" \
+	"  status prints the same values"
 out=$(n1 'L activate s2; echo "exit=$?"')
 t_like "$out" "this node's lease expired .* no activation until the node agent renews the lease" \
 	"no activation while the lease is expired"
