@@ -169,14 +169,33 @@ static json_t *db_counters(struct lib_store *s)
 			 "wal_write_calls", (json_int_t)wal_calls);
 }
 
+static int stmt_stat(void *arg, const char *sql, int64_t runs, int64_t steps)
+{
+	json_array_append_new(arg, json_pack("{s:s,s:I,s:I}", "sql", sql, "runs", (json_int_t)runs,
+					     "vm_steps", (json_int_t)steps));
+	return 0;
+}
+
+/* With "statements": true, db.statements: each cached statement's runs and VM steps. */
 int lib_op_stats(struct req *rq)
 {
 	struct lib_counts n = { 0 };
 	int64_t total = rq->c->total_books;
-	int r = lib_store_counts(rq->s, &n, &rq->err);
+	bool stmts = false;
+	json_t *db;
+	int r = lib_arg_bool(rq, "statements", &stmts);
 
+	if (r == 0)
+		r = lib_store_counts(rq->s, &n, &rq->err);
 	if (r < 0)
 		return r;
+	db = db_counters(rq->s);
+	if (stmts && db) {
+		json_t *a = json_array();
+
+		lib_store_stmt_stats(rq->s, stmt_stat, a);
+		json_object_set_new(db, "statements", a);
+	}
 	rq->result = json_pack(
 		"{s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:i,s:{s:i,s:i,s:i},s:I,s:I,s:o}", "books",
 		"total", (json_int_t)total, "free", (json_int_t)n.free, "inuse",
@@ -187,7 +206,7 @@ int lib_op_stats(struct req *rq)
 		"unauthenticated", rq->srv->nunauth, "admin", rq->srv->nadmin, "nodes",
 		rq->srv->nconns - rq->srv->nunauth - rq->srv->nadmin, "requests",
 		(json_int_t)rq->srv->requests, "uptime",
-		(json_int_t)(lib_now_mono() - rq->srv->started), "db", db_counters(rq->s));
+		(json_int_t)(lib_now_mono() - rq->srv->started), "db", db);
 	json_object_set_new(
 		rq->result, "lease_thread",
 		json_pack("{s:I,s:i}", "heartbeats",

@@ -262,19 +262,29 @@ static int exec(struct lib_store *s, const char *sql, struct lib_err *e)
 	return 0;
 }
 
-/* SQL of a transaction's control on either store: 0 or -EIO. */
+/*
+ * SQL of a transaction's control on either store: 0 or -EIO. On SQLite a
+ * single statement is a cached prepared one: sqlite3_exec() would parse it
+ * again each time, and every request runs four of them (BEGIN, SAVEPOINT,
+ * RELEASE, COMMIT; docs/bench-librarian.md).
+ */
 static int control(struct lib_store *s, const char *sql)
 {
+	lib_st *st;
+	int rc;
+
 	if (s->pg)
 		return lib_pg_exec(s, sql);
-	return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	if (strchr(sql, ';') || !(st = lib_stmt(s, sql)))
+		return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	rc = sqlite3_step(st->sq);
+	sqlite3_reset(st->sq);
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -EIO;
 }
 
 int lib_store_begin(struct lib_store *s)
 {
-	if (s->pg)
-		return control(s, "BEGIN");
-	return sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	return control(s, s->pg ? "BEGIN" : "BEGIN IMMEDIATE");
 }
 
 /*
@@ -295,7 +305,7 @@ int lib_store_begin_read(struct lib_store *s)
 	}
 	if (s->pg)
 		return control(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-	return sqlite3_exec(s->db, "BEGIN DEFERRED", NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	return control(s, "BEGIN DEFERRED");
 }
 
 /* The end of a read transaction (nothing to check: it wrote nothing). */
@@ -409,9 +419,19 @@ static int store_schema(struct lib_store *s, const char *path, bool create, stru
 	return r;
 }
 
+/*
+ * A new catalogue has 1 KiB pages (an existing one keeps its size): a request
+ * changes 15 to 30 pages, each a whole page in the WAL, checksummed, copied
+ * into the kernel and, with synchronous = full, flushed to the disk; the rows
+ * are small, so 1 KiB pages write a quarter of the bytes of 4 KiB ones for
+ * the same number of pages (docs/bench-librarian.md).
+ */
 static int store_pragmas(struct lib_store *s, struct lib_err *e)
 {
-	int r = exec(s, "PRAGMA journal_mode = WAL", e);
+	int r = exec(s, "PRAGMA page_size = " STR(LIB_PAGE_SIZE), e);
+
+	if (r == 0)
+		r = exec(s, "PRAGMA journal_mode = WAL", e);
 
 	if (r == 0)
 		r = exec(s,
@@ -568,6 +588,18 @@ void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out)
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &out->cache_write, &hi, 0);
 	for (int i = 0; i < s->nst; i++)
 		out->vm_steps += sqlite3_stmt_status(s->st[i].sq, SQLITE_STMTSTATUS_VM_STEP, 0);
+}
+
+int lib_store_stmt_stats(struct lib_store *s, lib_stmt_stat_fn *fn, void *arg)
+{
+	int r = 0;
+
+	for (int i = 0; i < s->nst && r == 0; i++)
+		if (s->st[i].sq)
+			r = fn(arg, s->sql[i],
+			       sqlite3_stmt_status(s->st[i].sq, SQLITE_STMTSTATUS_RUN, 0),
+			       sqlite3_stmt_status(s->st[i].sq, SQLITE_STMTSTATUS_VM_STEP, 0));
+	return r;
 }
 
 /* What a FREE book of config IG k holds may have changed (see lib_store). */

@@ -21,7 +21,8 @@
 
 #include "librarian.h"
 
-#define LIB_STMT_CACHE 96
+#define LIB_STMT_CACHE 128
+#define LIB_PAGE_SIZE 1024 /* of a new SQLite catalogue (store.c) */
 #define LIB_SCHEMA_VERSION 3 /* PRAGMA user_version of the catalogue */
 
 /*
@@ -222,6 +223,9 @@ struct lib_db_stats {
 	int64_t vm_steps; /* virtual-machine steps of the cached statements */
 };
 void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out);
+/* Per cached statement (SQLite): its text, times run, VM steps; a nonzero return stops. */
+typedef int lib_stmt_stat_fn(void *arg, const char *sql, int64_t runs, int64_t steps);
+int lib_store_stmt_stats(struct lib_store *s, lib_stmt_stat_fn *fn, void *arg);
 
 /* walvfs.c: the VFS that writes a commit's WAL frames in one call. */
 #define LIB_WAL_VFS "lfs-wal"
