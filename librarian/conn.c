@@ -197,11 +197,44 @@ static int queue_text(struct conn *c, char *txt, size_t len)
 	return 0;
 }
 
-/* Queue a reply (consumed); in an open round its id is kept for lib_conn_batch_failed. */
-static int queue_reply(struct srv *s, struct conn *c, json_t *reply)
+/*
+ * The reply's text with "result": result (JSON text of rlen bytes, freed)
+ * added as its last member; the EMSGSIZE error if that is too large.
+ */
+static char *reply_with_result(json_t *reply, char *result, size_t rlen, size_t *len)
 {
-	size_t len;
-	char *txt = reply_text(reply, &len);
+	char *head = json_dumps(reply, JSON_COMPACT), *txt = NULL;
+	size_t hlen = head ? strlen(head) : 0;
+
+	if (hlen && hlen + rlen + 11 <= LFS_MAX_REPLY && (txt = malloc(hlen + rlen + 11))) {
+		memcpy(txt, head, hlen - 1); /* without its closing brace */
+		memcpy(txt + hlen - 1, ",\"result\":", 10);
+		memcpy(txt + hlen + 9, result, rlen);
+		memcpy(txt + hlen + 9 + rlen, "}", 2);
+		*len = hlen + rlen + 10;
+	} else if (head) {
+		json_t *r = json_pack(
+			"{s:i,s:O,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id",
+			json_object_get(reply, "id") ?: json_null(), "ok", 0, "error", "errno",
+			EMSGSIZE, "code", "EMSGSIZE", "message",
+			"the reply is larger than the protocol allows; ask for less (offset/limit)");
+
+		txt = reply_text(r, len);
+		json_decref(r);
+	}
+	free(head);
+	free(result);
+	return txt;
+}
+
+/*
+ * Queue a reply (consumed), with its result as text if result is not NULL
+ * (freed); in an open round its id is kept for lib_conn_batch_failed.
+ */
+static int queue_reply(struct srv *s, struct conn *c, json_t *reply, char *result, size_t rlen)
+{
+	size_t len = 0;
+	char *txt = result ? reply_with_result(reply, result, rlen, &len) : reply_text(reply, &len);
 
 	if (txt && s->core.batch_open) {
 		if (!c->batch_ids && (c->batch_ids = json_array()))
@@ -226,7 +259,8 @@ static void queue_error(struct srv *s, struct conn *c, json_t *id, int err, cons
 	queue_reply(s, c,
 		    json_pack("{s:i,s:O,s:b,s:{s:i,s:s,s:s}}", "v", 1, "id", id ?: json_null(),
 			      "ok", 0, "error", "errno", err, "code", lfs_errno_name(err),
-			      "message", msg));
+			      "message", msg),
+		    NULL, 0);
 }
 
 void lib_conn_batch_done(struct conn *c)
@@ -440,7 +474,9 @@ void lib_conn_process_one(struct srv *s, struct conn *c)
 		reply = lib_handle_request(&s->core, &c->who, &c->authed, &f);
 		if (s->verbose)
 			log_request(s, c, f.buf, len, reply);
-		if (!reply || queue_reply(s, c, reply) < 0)
+		if (!reply)
+			free(f.result_text);
+		if (!reply || queue_reply(s, c, reply, f.result_text, f.result_len) < 0)
 			c->state = C_CLOSING;
 	}
 	consume(c, len);

@@ -31,7 +31,7 @@ static const struct lib_op {
 } ops[] = {
 	{ "auth", lib_op_auth, OP_OFFLINE | OP_FIRST, ARGS("node") },
 	{ "geometry", lib_op_geometry, OP_OFFLINE, NULL },
-	{ "stats", lib_op_stats, OP_OFFLINE, NULL },
+	{ "stats", lib_op_stats, OP_OFFLINE, ARGS("statements") },
 	{ "ping", lib_op_ping, OP_OFFLINE, NULL },
 	{ "shelf.create", lib_op_shelf_create, 0,
 	  ARGS("name", "books", "policy", "igs", "anti_affinity", "node", "attrs", "activate") },
@@ -217,7 +217,7 @@ static int run_in_savepoint(struct req *rq, const struct lib_op *op)
 	if ((r = lib_fence_settle(rq)) < 0 || (r = lib_store_savepoint(rq->s, &rq->err)) < 0)
 		return r;
 	r = op->fn(rq);
-	if (r == 0 && !rq->result)
+	if (r == 0 && !rq->result && !rq->text.p)
 		r = FAIL(rq, ENOMEM, "out of memory building the reply");
 	if (!lib_store_in_transaction(rq->s)) {
 		/* SQLite abandoned the whole transaction (I/O error, disk full) */
@@ -322,17 +322,28 @@ static json_t *take_request(struct lib_frame *f, json_t **reply)
 	return req;
 }
 
-/* The reply to req (consumed) from the outcome r of rq. */
-static json_t *finish(struct req *rq, json_t *req, int r)
+/*
+ * The reply to req (consumed) from the outcome r of rq. A result written as
+ * text goes to f (if given) and the reply has no "result": the caller adds it.
+ */
+static json_t *finish(struct req *rq, json_t *req, int r, struct lib_frame *f)
 {
 	json_t *id = json_object_get(req, "id"), *reply;
 
+	if (r >= 0 && rq->text.p && !f)
+		r = FAIL(rq, EINVAL, "not answered here");
 	if (r < 0) {
 		int err = rq->err.err ? rq->err.err : -r;
 
 		reply = reply_error_srv(rq->srv, id, err,
 					rq->err.msg[0] ? rq->err.msg : strerror(err));
 		json_decref(rq->result);
+		free(rq->text.p);
+	} else if (rq->text.p) {
+		reply = json_pack("{s:i,s:O,s:b}", "v", LFS_PROTOCOL_VERSION, "id",
+				  id ? id : json_null(), "ok", 1);
+		f->result_text = rq->text.p;
+		f->result_len = rq->text.len;
 	} else {
 		reply = json_pack("{s:i,s:O,s:b,s:o}", "v", LFS_PROTOCOL_VERSION, "id",
 				  id ? id : json_null(), "ok", 1, "result", rq->result);
@@ -357,7 +368,7 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 	req = take_request(f, &reply);
 	if (!req)
 		return reply;
-	return finish(&rq, req, handle(&rq, req));
+	return finish(&rq, req, handle(&rq, req), f);
 }
 
 /*
@@ -387,20 +398,20 @@ json_t *lib_handle_beat(struct lib_server *srv, struct lib_store *ro, struct lib
 	ro->leader = srv->leader != NULL;
 	ro->epoch = lib_leader_epoch(srv->leader); /* the read checks it (store_leader.c) */
 	if ((r = envelope(&rq, req, &op)) < 0)
-		return finish(&rq, req, r);
+		return finish(&rq, req, r, NULL);
 	if (!lib_leader_leading(srv->leader))
-		return finish(&rq, req, lib_leader_refuse(srv, &rq.err));
+		return finish(&rq, req, lib_leader_refuse(srv, &rq.err), NULL);
 	if ((r = authorise(&rq, op)) < 0)
-		return finish(&rq, req, r);
+		return finish(&rq, req, r, NULL);
 	if (op->fn != lib_op_heartbeat) /* the thread hands over nothing else */
-		return finish(&rq, req, FAIL(&rq, EINVAL, "not a heartbeat"));
+		return finish(&rq, req, FAIL(&rq, EINVAL, "not a heartbeat"), NULL);
 	rq.args = req;
 	heard(&rq, req);
 	if ((r = lib_args_check(&rq, op->args)) < 0)
-		return finish(&rq, req, r);
+		return finish(&rq, req, r, NULL);
 	if (lib_store_begin_read(ro) < 0)
-		return finish(&rq, req, lib_sql_fail(ro, &rq.err));
+		return finish(&rq, req, lib_sql_fail(ro, &rq.err), NULL);
 	r = op->fn(&rq);
 	lib_store_end_read(ro);
-	return finish(&rq, req, r);
+	return finish(&rq, req, r, NULL);
 }

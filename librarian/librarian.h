@@ -229,6 +229,12 @@ struct lib_frame {
 	json_t *req; /* the request already parsed (stolen), or */
 	json_t *reply; /* the error its parsing gave */
 	int64_t read_at; /* service clock (ms) when it was read off the socket */
+	/*
+	 * Out of lib_handle_request: the result as JSON text (malloc'd, the
+	 * caller's), when the reply's "result" is to be that text (shelf.list).
+	 */
+	char *result_text;
+	size_t result_len;
 };
 
 json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, bool *authed,

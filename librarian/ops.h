@@ -20,6 +20,13 @@
 #include "librarian.h"
 #include "store.h"
 
+/* JSON text being written (reply_text.c); oom once an allocation failed. */
+struct lib_text {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
 struct req {
 	struct lib_server *srv;
 	struct lib_store *s;
@@ -29,6 +36,7 @@ struct req {
 	const char *op;
 	json_t *args;
 	json_t *result;
+	struct lib_text text; /* or the result as JSON text (shelf.list) */
 	struct lib_err err;
 	int64_t read_at; /* service clock (ms) when the request was read */
 	int pending_node; /* node.set_state: its new state, applied after the savepoint */
@@ -66,6 +74,11 @@ json_t *lib_reply_shelf(struct req *rq, int64_t shelf);
 json_t *lib_reply_shelf_map(struct req *rq, int64_t shelf, int64_t offset, int64_t limit);
 json_t *lib_reply_attrs(struct req *rq, int64_t shelf);
 json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row);
+/* reply_text.c: JSON text without jansson objects; the same object as lib_reply_shelf_row. */
+void lib_text_add(struct lib_text *t, const char *s, size_t n);
+void lib_text_printf(struct lib_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lib_text_str(struct lib_text *t, const char *s, size_t n);
+void lib_text_shelf_row(struct req *rq, struct lib_text *t, const struct lib_shelf_row *row);
 char *lib_reply_allocation(struct req *rq, int64_t shelf);
 
 /* ops_attr.c: attributes checked and stored; what a grow reads from them. */
