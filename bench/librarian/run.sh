@@ -7,6 +7,8 @@
 #
 #   bench/librarian/run.sh [SECONDS-PER-CYCLE-RUN] [SIZES] [SYNC-MODES]
 #   e.g. bench/librarian/run.sh 10 "40000 1000000" "full normal"
+# ORIG=DIR (tm-librarian's src/, bench/librarian/orig.sh) measures HPE's
+# original librarian first, in the same run, and ends with the ratios.
 # Smallest (tests/bench/smoke.t): bench/librarian/run.sh 2 40000 normal
 # (the 32 clients' TLS handshakes count in the seconds: 1 s may see none
 # of their cycles complete on a loaded host)
@@ -31,6 +33,14 @@ rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$pi
 echo "# librarian benchmark $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(uname -r)"
 echo "# command: bench/librarian/run.sh $SECS \"$SIZES\" \"$SYNCS\""
 echo "# load average at start: $(cut -d" " -f1-3 /proc/loadavg)"
+orig_cycles= orig_list= ratios=
+if [ -n "${ORIG:-}" ]; then
+	echo
+	o=$(bench/librarian/orig.sh "$ORIG" "$SECS") || exit 1
+	printf '%s\n' "$o"
+	orig_cycles=$(printf '%s\n' "$o" | awk '/cycles\/s$/ { print $(NF - 1) }')
+	orig_list=$(printf '%s\n' "$o" | awk '/list of/ { print $7 }')
+fi
 for size in $SIZES; do
 	for sync in $SYNCS; do
 		rm -f "$T"/cat.db*
@@ -61,6 +71,9 @@ EOC
 			out=$($BENCH "$ADDR" admin "$T/keys/admin.key" cycle $clients "$SECS" 8) || exit 1
 			after=$($LIB client --connect "unix:$T/sock" stats | jq -c .db)
 			printf '%s\n' "$out"
+			[ "$clients" = 1 ] && [ -n "$orig_cycles" ] && ratios="$ratios
+cycles/s, 1 client, $size books, synchronous = $sync: $(printf '%s\n' "$out" |
+				awk -v o="$orig_cycles" 'NR == 1 { printf "%s vs the original'"'"'s %s = %.0fx", $(NF - 1), o, $(NF - 1) / o }')"
 			# SQLite's work per cycle: independent of machine load
 			n=$(printf '%s\n' "$out" | awk 'NR == 1 { print $6 }')
 			# (no cycle: SECONDS too short for the clients' TLS handshakes)
@@ -69,7 +82,11 @@ EOC
 				'"  per cycle: \(($b.vm_steps - $a.vm_steps) / $n | floor) SQLite VM steps, \(($b.cache_hit + $b.cache_miss - $a.cache_hit - $a.cache_miss) / $n | floor) page reads (\(($b.cache_miss - $a.cache_miss) / $n * 10 | floor / 10) misses), \(($b.cache_write - $a.cache_write) / $n | floor) page writes"'
 		done
 		$BENCH "$ADDR" admin "$T/keys/admin.key" grow 1000 5 || exit 1
-		$BENCH "$ADDR" admin "$T/keys/admin.key" list 1000 20 || exit 1
+		lst=$($BENCH "$ADDR" admin "$T/keys/admin.key" list 1000 20) || exit 1
+		printf '%s\n' "$lst"
+		[ -n "$orig_list" ] && ratios="$ratios
+list of 1,000 shelves, $size books, synchronous = $sync: $(printf '%s\n' "$lst" |
+			awk -v o="$orig_list" '/^list of/ { printf "%s ms vs the original'"'"'s %s ms = %.1fx faster", $6, o, o / $6 }')"
 		printf 'after the runs: '
 		rss
 		kill -TERM $pid
@@ -77,5 +94,10 @@ EOC
 		pid=
 	done
 done
+if [ -n "$ratios" ]; then
+	echo
+	echo "## against the original, same run"
+	printf '%s\n' "${ratios#?}"
+fi
 echo
 echo "# load average at end: $(cut -d" " -f1-3 /proc/loadavg)"

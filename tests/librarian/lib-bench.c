@@ -68,6 +68,18 @@ static int must(struct lfs_lib *l, const char *op, json_t *args, json_t **res)
 	return r;
 }
 
+static int cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void qsort_d(double *t, int n)
+{
+	qsort(t, n, sizeof(*t), cmpd);
+}
+
 static int cmpf(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -189,10 +201,39 @@ static int grow(const char *addr, const char *node, const char *key, int books, 
 	return 0;
 }
 
+/*
+ * How much of a list's time is the client's own parse of the reply: the
+ * result's compact text parsed by jansson (as lfs_lib_call parses the reply),
+ * median of 11.
+ */
+static void parse_time(json_t *res)
+{
+	char *txt = json_dumps(res, JSON_COMPACT);
+	double t[11];
+	size_t len;
+
+	if (!txt)
+		return;
+	len = strlen(txt);
+	for (int i = 0; i < 11; i++) {
+		json_error_t e;
+		double t0 = now_s();
+		json_t *j = json_loadb(txt, len, 0, &e);
+
+		t[i] = now_s() - t0;
+		json_decref(j);
+	}
+	qsort_d(t, 11);
+	printf("  of which the client's JSON parse of the %zu-byte result: median %.2f ms\n", len,
+	       t[5] * 1000);
+	free(txt);
+}
+
 static int list(const char *addr, const char *node, const char *key, int shelves, int repeat)
 {
 	struct lfs_lib *l = conn(addr, node, key);
 	double *t = calloc(repeat, sizeof(double));
+	json_t *last = NULL;
 	long total = 0;
 
 	for (int i = 0; i < shelves; i++) {
@@ -216,7 +257,8 @@ static int list(const char *addr, const char *node, const char *key, int shelves
 		     json_pack("{s:s,s:i}", "prefix", "bench-list-", "limit", shelves), &res);
 		t[i] = now_s() - t0;
 		total = json_array_size(json_object_get(res, "shelves"));
-		json_decref(res);
+		json_decref(last);
+		last = res;
 	}
 	for (int i = 0; i < repeat; i++)
 		for (int j = i + 1; j < repeat; j++)
@@ -228,6 +270,8 @@ static int list(const char *addr, const char *node, const char *key, int shelves
 			}
 	printf("list of %ld shelves: median %.2f ms, p99 %.2f ms (%d runs)\n", total,
 	       t[repeat / 2] * 1000, t[repeat * 99 / 100] * 1000, repeat);
+	parse_time(last);
+	json_decref(last);
 	lfs_lib_close(l);
 	free(t);
 	return 0;
