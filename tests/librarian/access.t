@@ -125,6 +125,19 @@ t_like "$(lmsg ltls n5 shelf.create '{"name":"q5"}')" "EDQUOT: node 'n5' is at i
 t_is "$(snapshot)" "$before" "nothing changed"
 t_is "$(lc shelf.create '{"name":"admins"}' | jq -r .owner)" "admin" "the admin's own shelves count for no quota"
 lc shelf.destroy '{"name":"admins"}' >/dev/null
+# shelf.list writes its result as JSON text (reply_text.c): each entry is what
+# shelf.get shows of the shelf (built as jansson objects)
+lc shelf.create '{"name":"q.x-1","books":1}' >/dev/null
+lc shelf.activate '{"name":"q.x-1","node":"n1","mode":"ro"}' >/dev/null
+lc attr.set '{"name":"q.x-1","key":"lfs.access","value":"n2:rw,@blue:ro"}' >/dev/null
+listed=$(lc shelf.list | jq -cS '.shelves')
+shown=$(lc shelf.list | jq -c '.shelves[].name' | while read -r n; do lc shelf.get "{\"name\":$n}"; done |
+	jq -cSs 'map(del(.caller_access, .attrs, .map, .map_offset, .map_complete) | .activations |= map(del(.since)))')
+t_is "$(jq -c '[.[] | select(.name == "q.x-1") | .activations[]]' <<<"$listed")" '[{"mode":"ro","node":"n1"}]' \
+	"shelf.list shows the activation"
+t_is "$listed" "$shown" "each shelf.list entry is shelf.get's summary ($(jq -r '"\(length) shelves, \(map(select(.tenant)) | length) of a tenant, \(map(select(.access != [])) | length) with an access list"' <<<"$listed"))"
+lc shelf.deactivate '{"name":"q.x-1","node":"n1"}' >/dev/null
+lc shelf.destroy '{"name":"q.x-1"}' >/dev/null
 t_run "the catalogue is consistent" lt_check_db
 lt_stop
 lt_done
