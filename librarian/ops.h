@@ -76,7 +76,8 @@ json_t *lib_reply_attrs(struct req *rq, int64_t shelf);
 json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row);
 /* reply_text.c: JSON text without jansson objects; the same object as lib_reply_shelf_row. */
 void lib_text_add(struct lib_text *t, const char *s, size_t n);
-void lib_text_printf(struct lib_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void lib_text_printf(struct lib_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void lib_text_str(struct lib_text *t, const char *s, size_t n);
 void lib_text_shelf_row(struct req *rq, struct lib_text *t, const struct lib_shelf_row *row);
 char *lib_reply_allocation(struct req *rq, int64_t shelf);

@@ -20,14 +20,17 @@ SRC=$(cd "$1" && pwd) || exit 1
 SECS=${2:-10}
 PER=${3:-1000}
 HERE=$(cd "$(dirname "$0")" && pwd)
-[ -f "$SRC/librarian.py" ] && [ -f "$SRC/book_register.py" ] ||
-	{ echo "orig.sh: $SRC is not tm-librarian's src/" >&2; exit 1; }
+if [ ! -f "$SRC/librarian.py" ] || [ ! -f "$SRC/book_register.py" ]; then
+	echo "orig.sh: $SRC is not tm-librarian's src/" >&2
+	exit 1
+fi
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-orig.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 printf '[global]\nnode_count = 40\nbook_size_bytes = 8G\nnvm_size_per_node = %sB\n' "$PER" >"$T/fab.ini"
 (cd "$SRC" && python3 book_register.py -f -d "$T/cat.db" "$T/fab.ini") >"$T/register.log" 2>&1 ||
 	{ cat "$T/register.log" >&2; exit 1; }
 echo "original (tm-librarian $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?')), $((40 * PER)) books"
+# shellcheck disable=SC2016 # the inner script's own variables
 unshare -n bash -c '
 	ip link set lo up || exit 1
 	cd "$1" || exit 1

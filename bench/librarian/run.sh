@@ -33,7 +33,7 @@ rss() { awk '/^VmRSS|^VmHWM/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$pi
 echo "# librarian benchmark $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores, $(uname -r)"
 echo "# command: bench/librarian/run.sh $SECS \"$SIZES\" \"$SYNCS\""
 echo "# load average at start: $(cut -d" " -f1-3 /proc/loadavg)"
-orig_cycles= orig_list= ratios=
+orig_cycles='' orig_list='' ratios=''
 if [ -n "${ORIG:-}" ]; then
 	echo
 	o=$(bench/librarian/orig.sh "$ORIG" "$SECS") || exit 1
