@@ -76,6 +76,8 @@ t_is "$(wc -l <"$T/fence.log")" 0 "  and the fence_command did not run"
 e=$(until_not "which is live" take a)
 t_like "$e" "EBUSY: cannot take over shelf 'a' yet: node 'n1' is no longer live and is being fenced: fence_command '$T/fence.sh' \(pid [0-9]+\) running for [0-9.]+ s of fence_timeout 3 s; ask again" \
 	"n1 lapsed: the first takeover starts the fence_command and is told to ask again"
+# (the command was started; its first line may not be written yet: a bounded poll)
+for _ in $(seq 1 100); do [ -s "$T/fence.log" ] && break; sleep 0.05; done
 t_is "$(cut -d' ' -f1,2 "$T/fence.log")" "n1 --x=%y" "  the command ran once, with %n and %% substituted"
 e=$(until_not "being fenced" take a)
 t_like "$e" "EIO: cannot take over shelf 'a': fencing node 'n1' failed: fence_command '$T/fence.sh' exited with status 3 after [0-9]+ ms; refused until a fence succeeds" \
