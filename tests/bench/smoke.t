@@ -3,7 +3,7 @@
 # Every benchmark under bench/ still runs (a smoke run, not a timing): each
 # once with its smallest settings (the one-line "smoke" commands of
 # docs/bench-*.md), checked to exit 0 and to print its table: the header
-# line and at least one data row with numbers. The librarian's three
+# line and at least one data row with numbers. The librarian's four
 # benchmarks run on the host only; they run beside the VM benchmarks, one
 # after the other, while those boot their guests one after the other (each
 # needs a set-up of its own: fabric sizes, book sizes, nodes, librarian
@@ -71,6 +71,7 @@ start=$SECONDS
 	run librarian-run bench/librarian/run.sh 2 40000 normal
 	run librarian-ab env AB_WARMUP=1 bench/librarian/ab.sh librarian/librarian librarian/librarian 40000 1 1 normal
 	run librarian-attack bench/librarian/attack.sh 1 1 10 normal
+	run librarian-failover bench/librarian/failover.sh 1
 ) &
 hostpid=$!
 
@@ -117,5 +118,9 @@ table librarian-ab '^# A = librarian/librarian, B = librarian/librarian; 40000 b
 	"bench/librarian/ab.sh (same build twice, 1 round of 1 s): cycles/s of A and B"
 table librarian-attack '^# librarian heartbeat under attack' "^round 1, attack: n [0-9]+ p50 $N p99 $N max $N" \
 	"bench/librarian/attack.sh 1 1 10 normal: heartbeats quiet and under attack"
+table librarian-failover '^# librarian failover benchmark' "^librarian runs 1: service median [0-9]+ ms, max [0-9]+ ms" \
+	"bench/librarian/failover.sh 1: a librarian and a database primary killed, the gaps"
+also librarian-failover "  the primary's run, and no acknowledged change lost" \
+	"^primary +runs 1: service median [0-9]+ ms" "acknowledged changes lost: 0$"
 t_diag "all benchmarks: $((SECONDS - start)) s"
 t_done

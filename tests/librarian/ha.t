@@ -21,7 +21,9 @@ fi
 
 LEASE=30 HB=2
 LBPID=
-trap '[ -n "$LBPID" ] && kill -9 "$LBPID" 2>/dev/null; lt_cleanup; paf_stop' EXIT
+NFT= # the partition's nft table while it exists
+PART_GID=$((60000 + $$ % 5000)) # lb runs with this group: the partition matches its sockets by it
+trap '[ -n "$NFT" ] && nft delete table inet "$NFT"; [ -n "$LBPID" ] && kill -9 "$LBPID" 2>/dev/null; lt_cleanup; paf_stop' EXIT
 trap 'exit 1' INT TERM # the EXIT trap cleans up after a timeout too
 ms() { date +%s%3N; }
 
@@ -115,12 +117,41 @@ step() {
 	beat
 }
 
+# zero_zombies: the destroyed shelves' books are zombies until zeroed:
+# report them zeroed, so that the pool (140 books) has room for more rounds
+zero_zombies() {
+	echo '{"op":"zombie.list","limit":65536}' | "$CLI" client --connect "unix:$SOCK" --stdin | tail -n 1 |
+		jq -c '{op:"zombie.zeroed", books:.result.books}' | "$CLI" client --connect "unix:$SOCK" --stdin |
+		jq -e .ok >/dev/null
+}
+
 i=0
 for _ in $(seq 1 30); do step $i; i=$((i + 1)); done
 t_is "$(grep -c '^create' "$LOG") $nunknown" "30 0" "30 shelves created before the failover, every one acknowledged"
 pre_gap=$gap gap=0
 old=$(paf_primary)
 t_is "$old" node1 "node1 is the primary"
+
+# the monitor's host crashes: no failover is possible until it is back, but
+# the data nodes keep replicating and the librarian keeps writing, longer
+# than the keepers' network_partition_timeout (4 s: a primary that reaches
+# neither the monitor nor its standby would demote itself)
+paf_kill9 monitor
+mon_ms=$(ms) n=0 nbad=0
+for _ in $(seq 1 400); do # bounded: 400 steps; stops 8 s after the kill
+	[ $(($(ms) - mon_ms)) -gt 8000 ] && [ "$n" -ge 5 ] && break
+	before=$(grep -c '^create' "$LOG")
+	step $i
+	i=$((i + 1))
+	if [ "$(grep -c '^create' "$LOG")" -gt "$before" ]; then n=$((n + 1)); else nbad=$((nbad + 1)); fi
+done
+t_is "$nbad" 0 "the monitor killed: the librarian writes on ($n creates acknowledged in $(($(ms) - mon_ms)) ms, none refused)"
+t_is "$(paf_psql node1 "SHOW synchronous_standby_names") $(paf_psql node1 "SELECT pg_is_in_recovery()")" \
+	"ANY 1 (pgautofailover_standby_2) f" "  node1 is still the primary and still waits for node2 at every commit"
+paf_run monitor
+paf_wait_states "primary secondary" 60
+t_ok $? "the monitor started again: the formation is primary and secondary again"
+zero_zombies || t_diag "the zombies were not reported zeroed"
 
 # node1's host crashes: its keeper, postmaster and backends are killed at once
 kill_ms=$(ms)
@@ -207,15 +238,12 @@ t_is "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" 1 " 
 PORTB=$(lt_free_port)
 sed -e 's#name = "la";#name = "lb";#' -e "s#listen = .*#listen = [ \"127.0.0.1:$PORTB\", \"unix:$T/sockb\" ];#" \
 	"$T/lib.conf" >"$T/libb.conf"
-"$LIB" -c "$T/libb.conf" >>"$T/serverb.log" 2>&1 &
+setpriv --regid="$PART_GID" --clear-groups "$LIB" -c "$T/libb.conf" >>"$T/serverb.log" 2>&1 &
 LBPID=$!
 role_b() { "$CLI" client --connect "unix:$T/sockb" --timeout 2000 auth 2>/dev/null | jq -r '"\(.role) \(.epoch)"' 2>/dev/null; }
 for _ in $(seq 1 150); do [ "$(role_b)" = "standby 0" ] && break; sleep 0.2; done
 t_is "$(role_b)" "standby 0" "lb, a second librarian on the formation, is a standby"
-# the destroyed shelves' books are zombies until zeroed: report them zeroed,
-# so that the pool (140 books) has room for the rounds below
-echo '{"op":"zombie.list","limit":65536}' | "$CLI" client --connect "unix:$SOCK" --stdin | tail -n 1 |
-	jq -c '{op:"zombie.zeroed", books:.result.books}' | "$CLI" client --connect "unix:$SOCK" --stdin | jq -e .ok >/dev/null
+zero_zombies
 t_ok $? "the destroyed shelves' books reported zeroed (free again)"
 epoch_a=$(lc auth | jq .epoch)
 for _ in $(seq 1 10); do step $i; i=$((i + 1)); done
@@ -224,6 +252,7 @@ gap=0 beat_gap=0
 kill_ms=$(ms)
 paf_kill9 "$old"
 lt_kill9
+PORTA=$PORT SOCKA=$SOCK
 SOCK=$T/sockb PORT=$PORTB # the client and n1 go to lb from now on
 cl
 node
@@ -257,6 +286,73 @@ t_ok "$([ "${b% *}" = leader ] && [ "${b#* }" -gt "$epoch_a" ]; echo $?)" \
 	"  lb leads with a newer epoch ($b, la had $epoch_a)"
 t_like "$(cat "$T/serverb.log")" "'lb' is the leader \\(epoch [0-9]+\\): took over; every node counts as heard now" \
 	"  and its log says it took over, every node counted as heard"
+catalogue_check
+
+# --- a partition of the active librarian -------------------------------------
+# lb (leading now) loses the network: nft drops every packet its sockets send
+# (matched by the group it runs as) and every packet to its TCP port. A
+# create sent to it then on its unix socket (no partition cuts that; its
+# statements to the database are lost) must not be acknowledged. la, started
+# again, a standby, takes over once lb's row expires; the client and n1 go
+# to it. The partition heals: lb finds the row moved on and refuses; its
+# create was not committed.
+"$LIB" -c "$T/lib.conf" >>"$T/server.log" 2>&1 &
+LPID=$!
+role_a() { "$CLI" client --connect "unix:$SOCKA" --timeout 2000 auth 2>/dev/null | jq -r '"\(.role) \(.epoch)"' 2>/dev/null; }
+for _ in $(seq 1 150); do [ "$(role_a)" = "standby 0" ] && break; sleep 0.2; done
+t_is "$(role_a)" "standby 0" "la, started again, is a standby"
+b=$(role_b)
+epoch_b=${b#* }
+for _ in $(seq 1 5); do step $i; i=$((i + 1)); done
+NFT=lfs_ha_$$
+nft -f - <<EON
+table inet $NFT {
+	chain out { type filter hook output priority 0; meta skgid $PART_GID drop; }
+	chain in { type filter hook input priority 0; tcp dport $PORTB drop; }
+}
+EON
+t_ok $? "lb partitioned (nft drops what its sockets send and what comes to its port $PORTB)"
+kill_ms=$(ms)
+"$CLI" client --connect "unix:$T/sockb" --timeout 120000 shelf.create '{"name":"ghostp","books":2}' \
+	>"$T/ghostp.out" 2>&1 &
+gpid=$!
+SOCK=$SOCKA PORT=$PORTA
+cl
+node
+gap=0 beat_gap=0 ok_after=0 first_ok=0
+for _ in $(seq 1 ${HA_STEPS:-1200}); do # bounded: 1200 steps
+	before=$(grep -c '^create' "$LOG")
+	step $i
+	i=$((i + 1))
+	if [ "$(grep -c '^create' "$LOG")" -gt "$before" ]; then
+		[ "$first_ok" = 0 ] && first_ok=$(ms)
+		ok_after=$((ok_after + 1))
+		[ "$ok_after" -ge 20 ] && break
+	else
+		sleep 0.05 # a paced retry while nothing serves (not a synchronisation)
+	fi
+done
+t_ok "$([ "$ok_after" -ge 20 ]; echo $?)" "lb partitioned: la serves (20 creates acknowledged after it)"
+for _ in $(seq 1 150); do # n1's first acknowledged heartbeat after the partition closes its gap
+	[ "$last_beat_ok" -gt "$kill_ms" ] && break
+	next_beat=0
+	beat
+	[ "$last_beat_ok" -gt "$kill_ms" ] || sleep 0.2
+done
+[ "$first_ok" -gt 0 ] && t_diag "service gap: $((first_ok - kill_ms)) ms from the partition to the first create acknowledged by la"
+t_ok "$([ "$last_beat_ok" -gt "$kill_ms" ] && [ "$beat_gap" -lt $(((LEASE - HB) * 1000)) ]; echo $?)" \
+	"  n1's heartbeats are acknowledged by la; the longest gap ($beat_gap ms) is under lease_time - heartbeat_interval"
+a=$(role_a)
+t_ok "$([ "${a% *}" = leader ] && [ "${a#* }" -gt "$epoch_b" ]; echo $?)" "  la leads with a newer epoch ($a, lb had $epoch_b)"
+nft delete table inet "$NFT"
+t_ok $? "the partition heals"
+NFT=
+wait "$gpid"
+t_ok "$([ $? != 0 ]; echo $?)" "the create sent to lb during the partition was not acknowledged ($(tail -n 1 "$T/ghostp.out"))"
+t_is "$(lt_sql "SELECT count(*) FROM shelves WHERE name = 'ghostp'")" 0 "  nor committed"
+for _ in $(seq 1 150); do [ "$(role_b)" = "standby 0" ] && break; sleep 0.2; done
+t_is "$(role_b)" "standby 0" "lb, back on the network, is a standby"
+t_like "$(cat "$T/serverb.log")" "'lb' is no longer the leader: the row holds epoch ${a#* } of 'la'" "  and says it was deposed"
 catalogue_check
 
 exec {CLW}>&- {NW}>&-

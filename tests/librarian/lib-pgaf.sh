@@ -10,8 +10,9 @@
 #
 # The monitor is tuned for a fast failover (the outage must stay under
 # lease_time - heartbeat_interval): health checks every second, a node
-# unhealthy after 4 s, a primary that does not answer demoted after 8 s;
-# each keeper counts a network partition after 5 s.
+# unhealthy after 4 s, a primary that does not answer demoted after 6 s;
+# each keeper counts a network partition after 4 s (docs/HA.md, "Why these
+# timeouts").
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 PAF_D=
 PAF_MONITOR=
@@ -101,7 +102,7 @@ paf_monitor() {
 		"ALTER SYSTEM SET pgautofailover.health_check_max_retries = 1" \
 		"ALTER SYSTEM SET pgautofailover.health_check_retry_delay = 500" \
 		"ALTER SYSTEM SET pgautofailover.node_considered_unhealthy_timeout = 4000" \
-		"ALTER SYSTEM SET pgautofailover.primary_demote_timeout = 8000" \
+		"ALTER SYSTEM SET pgautofailover.primary_demote_timeout = 6000" \
 		"SELECT pg_reload_conf()" >/dev/null || return 1
 	PAF_MONITOR="postgres://autoctl_node@127.0.0.1:${PAF_PORT[monitor]}/pg_auto_failover?sslmode=disable"
 }
@@ -117,7 +118,7 @@ paf_node() {
 		--hostname 127.0.0.1 --listen 127.0.0.1 --auth trust --no-ssl --name "$1" \
 		--dbname lfs --monitor "$PAF_MONITOR" --replication-quorum true \
 		--pgctl "$PGBIN/pg_ctl" >"$PAF_D/$1.create.log" 2>&1 || return 1
-	paf_as pg_autoctl config set --pgdata "$PAF_D/$1" timeout.network_partition_timeout 5 \
+	paf_as pg_autoctl config set --pgdata "$PAF_D/$1" timeout.network_partition_timeout 4 \
 		>/dev/null || return 1
 	paf_run "$1"
 }
@@ -131,7 +132,7 @@ paf_start() {
 	paf_wait_states single 60 || return 1
 	paf_node node2 || return 1
 	paf_wait_states "primary secondary" 90 || return 1
-	PAF_URI="postgresql://postgres@127.0.0.1:${PAF_PORT[node1]},127.0.0.1:${PAF_PORT[node2]}/lfs?target_session_attrs=read-write&connect_timeout=2&sslmode=disable"
+	PAF_URI="postgresql://postgres@127.0.0.1:${PAF_PORT[node1]},127.0.0.1:${PAF_PORT[node2]}/lfs?target_session_attrs=read-write&connect_timeout=2&tcp_user_timeout=5000&sslmode=disable"
 }
 
 # paf_kill9 NAME: the node's host crashes: keeper, postmaster and backends killed at once
