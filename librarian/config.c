@@ -373,6 +373,7 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 					     "leader_refresh_ms",
 					     "fence_command",
 					     "fence_timeout",
+					     "audit_log",
 					     NULL };
 	const config_setting_t *s;
 	const char *name = NULL;
@@ -380,6 +381,7 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 
 	if ((r = lib_cfg_known(p, g, known)) < 0 ||
 	    (r = get_path(p, g, "database", &p->cfg->db_path)) < 0 ||
+	    (r = get_path(p, g, "audit_log", &p->cfg->audit_path)) < 0 ||
 	    (r = lib_cfg_string(p, g, "name", &name, false)) < 0 ||
 	    (name && (r = lib_cfg_name(p, g, "name", name)) < 0))
 		return r;
@@ -534,6 +536,7 @@ void lib_config_free(struct lib_config *c)
 		return;
 	free(c->path);
 	free(c->db_path);
+	free(c->audit_path);
 	free(c->name);
 	for (int i = 0; i < c->nlisten; i++)
 		free(c->listen[i]);

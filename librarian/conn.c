@@ -33,6 +33,7 @@ struct conn *lib_conn_new(struct srv *s, int fd, bool is_unix)
 	c->fd = fd;
 	c->is_unix = is_unix;
 	c->who.node = -1;
+	c->who.peer = c->peer;
 	c->last_active = lib_svc_now(&s->core);
 	return c;
 }

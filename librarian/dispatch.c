@@ -19,6 +19,7 @@ enum {
 	OP_OFFLINE = 2, /* an offline (or fencing) node may send it too */
 	OP_FIRST = 4, /* allowed before auth (auth itself) */
 	OP_LEASE = 8, /* renews the lease: refused with EACCES to an offline or fencing node */
+	OP_CHANGES = 16, /* may change the catalogue: in the audit trail (audit.c) */
 };
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -33,29 +34,29 @@ static const struct lib_op {
 	{ "geometry", lib_op_geometry, OP_OFFLINE, NULL },
 	{ "stats", lib_op_stats, OP_OFFLINE, ARGS("statements") },
 	{ "ping", lib_op_ping, OP_OFFLINE, NULL },
-	{ "shelf.create", lib_op_shelf_create, 0,
+	{ "shelf.create", lib_op_shelf_create, OP_CHANGES,
 	  ARGS("name", "books", "policy", "igs", "anti_affinity", "node", "attrs", "activate") },
-	{ "shelf.destroy", lib_op_shelf_destroy, 0, ARGS("name", "uuid", "force") },
-	{ "shelf.resize", lib_op_shelf_resize, 0,
+	{ "shelf.destroy", lib_op_shelf_destroy, OP_CHANGES, ARGS("name", "uuid", "force") },
+	{ "shelf.resize", lib_op_shelf_resize, OP_CHANGES,
 	  ARGS("name", "uuid", "books", "bytes", "node", "limit") },
-	{ "shelf.rename", lib_op_shelf_rename, 0, ARGS("name", "uuid", "new_name", "replace") },
+	{ "shelf.rename", lib_op_shelf_rename, OP_CHANGES, ARGS("name", "uuid", "new_name", "replace") },
 	{ "shelf.list", lib_op_shelf_list, OP_OFFLINE, ARGS("prefix", "offset", "limit") },
 	{ "shelf.get", lib_op_shelf_get, OP_OFFLINE, ARGS("name", "uuid", "offset", "limit") },
 	{ "attr.get", lib_op_attr_get, OP_OFFLINE, ARGS("name", "key") },
-	{ "attr.set", lib_op_attr_set, 0, ARGS("name", "uuid", "key", "value") },
+	{ "attr.set", lib_op_attr_set, OP_CHANGES, ARGS("name", "uuid", "key", "value") },
 	{ "attr.list", lib_op_attr_list, OP_OFFLINE, ARGS("name") },
-	{ "attr.remove", lib_op_attr_remove, 0, ARGS("name", "key") },
-	{ "shelf.activate", lib_op_activate, 0,
+	{ "attr.remove", lib_op_attr_remove, OP_CHANGES, ARGS("name", "key") },
+	{ "shelf.activate", lib_op_activate, OP_CHANGES,
 	  ARGS("name", "uuid", "mode", "takeover", "force", "node") },
-	{ "shelf.deactivate", lib_op_deactivate, OP_OFFLINE, ARGS("name", "uuid", "node") },
+	{ "shelf.deactivate", lib_op_deactivate, OP_OFFLINE | OP_CHANGES, ARGS("name", "uuid", "node") },
 	{ "heartbeat", lib_op_heartbeat, OP_LEASE, ARGS("node", "lease") },
 	{ "zombie.list", lib_op_zombie_list, 0, ARGS("node", "limit") },
-	{ "zombie.zeroed", lib_op_zombie_zeroed, 0, ARGS("books") },
+	{ "zombie.zeroed", lib_op_zombie_zeroed, OP_CHANGES, ARGS("books") },
 	{ "free.unknown", lib_op_free_unknown, 0, ARGS("node", "limit", "after") },
-	{ "free.checked", lib_op_free_checked, 0, ARGS("books", "token") },
-	{ "free.zeroed", lib_op_free_zeroed, 0, ARGS("books", "token") },
-	{ "free.scrub", lib_op_free_scrub, 0, ARGS("node", "limit") },
-	{ "node.set_state", lib_op_node_set_state, OP_ADMIN | OP_OFFLINE, ARGS("node", "state") },
+	{ "free.checked", lib_op_free_checked, OP_CHANGES, ARGS("books", "token") },
+	{ "free.zeroed", lib_op_free_zeroed, OP_CHANGES, ARGS("books", "token") },
+	{ "free.scrub", lib_op_free_scrub, OP_CHANGES, ARGS("node", "limit") },
+	{ "node.set_state", lib_op_node_set_state, OP_ADMIN | OP_OFFLINE | OP_CHANGES, ARGS("node", "state") },
 };
 
 int64_t lib_now_mono(void)
@@ -265,6 +266,7 @@ static int handle(struct req *rq, json_t *req)
 		return r;
 	if (!lib_leader_leading(rq->srv->leader))
 		return standby(rq, op, req);
+	rq->changes = op->flags & OP_CHANGES;
 	if ((r = authorise(rq, op)) < 0)
 		return r;
 	rq->args = req;
@@ -364,11 +366,15 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 			  .pending_node = -1 };
 	json_t *req, *reply;
 
+	int r;
+
 	srv->requests++;
 	req = take_request(f, &reply);
 	if (!req)
 		return reply;
-	return finish(&rq, req, handle(&rq, req), f);
+	r = handle(&rq, req);
+	lib_audit_request(srv, &rq, req, r);
+	return finish(&rq, req, r, f);
 }
 
 /*

@@ -133,6 +133,8 @@ void lib_leader_deposed(struct lib_server *srv)
 	l->next_ms = lib_mono_ms();
 	lib_log("'%s' is no longer the leader: the row holds epoch %lld of '%s'; a standby from now on",
 		l->name, (long long)row.epoch, row.holder);
+	lib_audit_event(srv, "leader.lost", json_pack("{s:I,s:s}", "row_epoch",
+						      (json_int_t)row.epoch, "row_holder", row.holder));
 }
 
 /* The standby took the lead: the catalogue prepared, every node heard now. */
@@ -155,6 +157,7 @@ static void leader_become(struct lib_server *srv, const struct lib_leader_row *r
 	__atomic_store_n(&l->epoch, row->epoch, __ATOMIC_RELEASE);
 	lib_log("'%s' is the leader (epoch %lld): took over; every node counts as heard now",
 		l->name, (long long)row->epoch);
+	lib_audit_event(srv, "leader.took", NULL);
 }
 
 /* Before each round: renew the row (leader) or poll it (standby) when due. */

@@ -103,6 +103,7 @@ struct lib_enc {
 struct lib_config {
 	char *path;
 	char *db_path;
+	char *audit_path; /* audit.c: the audit trail's JSON-lines file; NULL: none */
 	char *listen[LIB_MAX_LISTEN];
 	int nlisten;
 	uint64_t book_size;
@@ -183,6 +184,7 @@ struct lib_identity {
 	int node; /* index into cfg->nodes, -1 for admin */
 	bool admin;
 	bool tls; /* identity fixed by the TLS handshake */
+	const char *peer; /* the connection's address, for the audit trail */
 };
 
 /* Node states as the catalogue's nodes table and node_state[] hold them. */
@@ -216,9 +218,22 @@ struct lib_server {
 	bool batch_failed; /* it was lost: its replies must not be sent */
 	struct lib_err batch_err; /* why */
 	struct lib_leader *leader; /* PostgreSQL: leader or standby (leader.c); NULL: SQLite */
+	struct lib_audit *audit; /* audit.c: the audit trail, NULL without audit_log */
 };
 
 int lib_batch_commit(struct lib_server *srv);
+
+/* audit.c: the audit trail (docs/AUDIT.md). */
+struct req;
+int lib_audit_open(struct lib_server *srv);
+void lib_audit_close(struct lib_server *srv);
+/* A request of an OP_CHANGES operation, its outcome r; written at the round's commit. */
+void lib_audit_request(struct lib_server *srv, const struct req *rq, json_t *req, int r);
+/* A change the librarian makes by itself (fields: consumed), written at once. */
+void lib_audit_event(struct lib_server *srv, const char *event, json_t *fields);
+/* At a commit: the round's records; failed (or NULL) is the commit's error. */
+void lib_audit_flush(struct lib_server *srv, const struct lib_err *failed);
+json_t *lib_audit_stats(struct lib_server *srv);
 
 int64_t lib_now_mono(void);
 

@@ -40,6 +40,7 @@ struct req {
 	struct lib_err err;
 	int64_t read_at; /* service clock (ms) when the request was read */
 	int pending_node; /* node.set_state: its new state, applied after the savepoint */
+	bool changes; /* an OP_CHANGES operation: audited (audit.c) */
 	enum lib_node_state pending_state;
 };
 

@@ -207,6 +207,7 @@ int lib_op_stats(struct req *rq)
 		rq->srv->nconns - rq->srv->nunauth - rq->srv->nadmin, "requests",
 		(json_int_t)rq->srv->requests, "uptime",
 		(json_int_t)(lib_now_mono() - rq->srv->started), "db", db);
+	json_object_set_new(rq->result, "audit", lib_audit_stats(rq->srv));
 	json_object_set_new(
 		rq->result, "lease_thread",
 		json_pack("{s:I,s:i}", "heartbeats",

@@ -100,6 +100,7 @@ static bool commit(struct srv *s)
 {
 	bool failed = lib_batch_commit(&s->core) < 0;
 
+	lib_audit_flush(&s->core, failed ? &s->core.batch_err : NULL);
 	if (failed)
 		lib_log("a transaction failed to commit (%s); its requests get errors and their connections close",
 			s->core.batch_err.msg);
@@ -387,6 +388,10 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader
 
 	s.core.started = lib_now_mono();
 	s.verbose = verbose;
+	if (lib_audit_open(&s.core) < 0) {
+		r = 1;
+		goto out;
+	}
 	if (serve_alloc(&s) < 0 || serve_events(&s) < 0) {
 		lib_log("cannot set up the event loop: %s", strerror(errno));
 		r = 1;
@@ -408,5 +413,6 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader
 out:
 	serve_cleanup(&s);
 	lib_leader_stop(&s.core);
+	lib_audit_close(&s.core);
 	return r;
 }

@@ -21,7 +21,7 @@ lt_keys admin n1 n2
 conf() {
 	PORT=$(lt_free_port)
 	SOCK=$T/$1.sock
-	LT_GRACE=$GRACE lt_conf "$LT_FABRIC" "share = \"rw\"; name = \"$1\"; leader_ttl_ms = $TTL; leader_refresh_ms = $REFRESH;"
+	LT_GRACE=$GRACE lt_conf "$LT_FABRIC" "share = \"rw\"; name = \"$1\"; leader_ttl_ms = $TTL; leader_refresh_ms = $REFRESH; audit_log = \"$1.audit\";"
 	sed -i "s/lease_time = 2;/lease_time = $LEASE;/" "$T/lib.conf"
 	mv "$T/lib.conf" "$T/$1.conf"
 	eval "PORT_$1=$PORT"
@@ -122,6 +122,8 @@ until_serves libB
 t_ok $? "libB serves ($(($(ms) - stop_ms)) ms after the stop)"
 t_is "$(on libB shelf.get '{"name":"s1"}' | jq -r .books)" 2 "  the catalogue libA committed"
 t_like "$(cat "$T/libB.log")" "'libB' is the leader \\(epoch 2\\): took over; every node counts as heard now" "  and says it counts every node as heard now"
+t_is "$(jq -c 'select(.op == "leader.took") | [.who, .librarian, .epoch, .result]' "$T/libB.audit")" \
+	'["librarian","libB",2,"ok"]' "  its audit trail has the takeover"
 
 # the new leader counts n1 as heard at its takeover: n2's takeover of s1 waits lease_time + fence_grace
 t_is "$(lerr on_tls libB n2 shelf.activate '{"name":"s1","takeover":true}')" EBUSY "n2 cannot take over s1 right after the failover: n1 is live"
@@ -150,6 +152,10 @@ t_is "$(lerr on libA shelf.create '{"name":"ghost2","books":1}')" EREMOTE "  nor
 t_is "$(lt_sql "SELECT count(*) FROM shelves WHERE name LIKE 'ghost%'")" 0 "the catalogue has none of its writes"
 t_is "$(row)" "2 libB" "the row still holds libB's epoch"
 t_like "$(cat "$T/libA.log")" "'libA' is no longer the leader: the row holds epoch 2 of 'libB'" "libA says it was deposed"
+t_is "$(jq -c 'select(.op == "leader.lost") | [.librarian, .epoch, .row_epoch, .row_holder]' "$T/libA.audit")" \
+	'["libA",0,2,"libB"]' "  and so does its audit trail"
+t_is "$(jq -c 'select(.op == "shelf.create" and .result == "ok") | .shelf' "$T/libA.audit" | tr -d '\n')" '"s1"' \
+	"  where, of its creates, only s1 (before the stop) is acknowledged"
 t_is "$(lerr on libA shelf.list)" EREMOTE "libA is a standby now"
 eval "exec ${NODE[1]}>&-"
 wait "$NODE_PID" 2>/dev/null
