@@ -19,6 +19,8 @@ int lfsvol_drv_open(struct lfs_client **out)
 		return lfsvol_fail(
 			LFSVOL_EDRIVER, r,
 			"the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
+	if (r == -EPROTONOSUPPORT)
+		return lfsvol_fail(LFSVOL_EDRIVER, r, "%s", lfs_client_open_error());
 	if (r)
 		return lfsvol_fail(LFSVOL_EDRIVER, r, "cannot talk to the lfs kernel module: %s",
 				   strerror(-r));

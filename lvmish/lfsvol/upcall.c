@@ -323,12 +323,17 @@ static struct nl_sock *sock_register(int *family)
 	struct nl_msg *msg = nlmsg_alloc();
 	int one = 1, done = 0, status = 0, ret = -NLE_NOMEM;
 	int rcvbuf = LFS_UP_PENDING_MAX * LFS_UP_REQUEST_MAX;
+	static bool warned; /* the receiver thread's: one message while a mismatch lasts */
+	char why[256];
 
 	if (!sk || !cb || !msg || genl_connect(sk))
 		goto out;
-	ret = *family = genl_ctrl_resolve(sk, LFS_GENL_NAME);
+	ret = *family = lfs_genl_family(sk, LFS_GENL_NAME, LFS_GENL_VERSION, why, sizeof(why));
+	if (ret == -EPROTONOSUPPORT && !warned)
+		lfsvol_err("upcall: %s: not serving the filesystem", why);
+	warned = ret == -EPROTONOSUPPORT;
 	if (ret < 0)
-		goto out; /* the module is not loaded: no message, tried again */
+		goto out; /* no module, or not ours: tried again */
 	nl_socket_disable_seq_check(sk);
 	nl_socket_disable_auto_ack(sk);
 	nl_socket_set_buffer_size(sk, rcvbuf, 1 << 20);

@@ -27,8 +27,6 @@ struct nl_msg;
 #define LFSVOL_UP_NAME_MAX 128
 /* book-map entries asked of the librarian per request */
 #define UP_MAP_PAGE 65536
-/* where a librarian without lfs.size keeps the size (no xattr shows it) */
-#define UP_SIZE_OLD "lfsfs.size"
 /* Internal: undo an OPEN whose reply the kernel refused. */
 #define LFSVOL_UP_UNDO_OPEN 0x10000
 

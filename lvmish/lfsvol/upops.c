@@ -101,27 +101,15 @@ static int do_create(struct up_worker *w, const struct up_req *r)
 	return -ret;
 }
 
-/*
- * lfs.size (bytes), within the books. A librarian without lfs.size keeps
- * it as UP_SIZE_OLD, an attribute outside user.* (no xattr shows it).
- */
+/* lfs.size (bytes), within the books; refused (ESTALE) if name is no longer uuid's. */
 static int set_size(struct up_worker *w, const char *name, const uint8_t *uuid, uint64_t size)
 {
-	static int old;
-	bool o = __atomic_load_n(&old, __ATOMIC_RELAXED);
 	char v[32];
-	int ret;
 
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)size);
-	ret = up_call_same(w, "attr.set",
-			   json_pack("{s:s,s:s,s:s}", "name", name, "key",
-				     o ? UP_SIZE_OLD : "lfs.size", "value", v),
-			   uuid, NULL);
-	if (o || ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "unknown system attribute"))
-		return ret;
-	lfsvol_err("upcall: the librarian has no lfs.size: sizes are kept as " UP_SIZE_OLD);
-	__atomic_store_n(&old, 1, __ATOMIC_RELAXED);
-	return set_size(w, name, uuid, size);
+	return up_call_same(w, "attr.set",
+			    json_pack("{s:s,s:s,s:s}", "name", name, "key", "lfs.size", "value", v),
+			    uuid, NULL);
 }
 
 /* shelf.deactivate of the request's shelf, under its name now. */
@@ -153,20 +141,6 @@ static int do_close(struct up_worker *w, const struct up_req *r)
 	return ret ? -ret : -up_answer_errno(w, r->id, 0);
 }
 
-/* Librarians before "bytes": books covering the size, then lfs.size. */
-static int resize_books(struct up_worker *w, const char *name, uint64_t size)
-{
-	uint64_t books;
-	int ret;
-
-	if (!w->book_size)
-		return -EIO;
-	books = (size + w->book_size - 1) / w->book_size;
-	ret = up_call(w, "shelf.resize",
-		      json_pack("{s:s,s:I}", "name", name, "books", (json_int_t)books), NULL);
-	return ret ? ret : set_size(w, name, NULL, size);
-}
-
 /*
  * shelf.resize of the request's shelf (ESTALE if name is no longer it) to
  * size bytes; *j its reply, with the new map where the librarian gives it.
@@ -182,11 +156,6 @@ static int resize_to(struct up_worker *w, const struct up_req *r, const char *na
 		      json_pack("{s:s,s:s,s:I,s:i}", "name", name, "uuid", u, "bytes",
 				(json_int_t)size, "limit", UP_MAP_PAGE),
 		      j);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'uuid'"))
-		ret = up_call(w, "shelf.resize",
-			      json_pack("{s:s,s:I}", "name", name, "bytes", (json_int_t)size), j);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'bytes'"))
-		ret = resize_books(w, name, size);
 	return ret;
 }
 
@@ -226,21 +195,6 @@ static int do_setsize(struct up_worker *w, const struct up_req *r)
 	return ret ? -ret : -up_answer_errno(w, r->id, 0);
 }
 
-/* Librarians before "replace": the target destroyed first (not in one transaction). */
-static int rename_replacing(struct up_worker *w, const char *name, const char *to)
-{
-	int ret = up_call(w, "shelf.rename", json_pack("{s:s,s:s}", "name", name, "new_name", to),
-			  NULL);
-
-	if (ret != -EEXIST)
-		return ret;
-	ret = up_call(w, "shelf.destroy", json_pack("{s:s}", "name", to), NULL);
-	if (!ret)
-		ret = up_call(w, "shelf.rename",
-			      json_pack("{s:s,s:s}", "name", name, "new_name", to), NULL);
-	return ret;
-}
-
 /* The shelf named r->name, if it still has the request's UUID (ESTALE), for a same-name rename. */
 static int still_named(struct up_worker *w, const struct up_req *r)
 {
@@ -268,28 +222,6 @@ static int names_call(struct up_worker *w, const struct up_req *r, bool noreplac
 		       NULL);
 }
 
-/* Librarians before "uuid": the name checked first (not in one transaction), "replace" maybe missing. */
-static int names_old(struct up_worker *w, const struct up_req *r, bool noreplace)
-{
-	int ret = still_named(w, r);
-
-	if (ret)
-		return ret;
-	if (r->op == LFS_UP_DESTROY)
-		return up_call(w, "shelf.destroy", json_pack("{s:s}", "name", r->name), NULL);
-	ret = up_call(w, "shelf.rename",
-		      json_pack("{s:s,s:s,s:b}", "name", r->name, "new_name", r->new_name,
-				"replace", !noreplace),
-		      NULL);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'replace'"))
-		ret = noreplace ? up_call(w, "shelf.rename",
-					  json_pack("{s:s,s:s}", "name", r->name, "new_name",
-						    r->new_name),
-					  NULL) :
-				  rename_replacing(w, r->name, r->new_name);
-	return ret;
-}
-
 /* DESTROY and RENAME: the name must still be the UUID's (ESTALE), checked by the librarian. */
 static int do_names(struct up_worker *w, const struct up_req *r)
 {
@@ -304,8 +236,6 @@ static int do_names(struct up_worker *w, const struct up_req *r)
 			ret = -EEXIST;
 	} else {
 		ret = names_call(w, r, noreplace);
-		if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'uuid'"))
-			ret = names_old(w, r, noreplace);
 	}
 	if (!ret && r->op == LFS_UP_RENAME)
 		lfsvol_upactive_rename(r->uuid, r->new_name);

@@ -72,26 +72,6 @@ static int map_fetch(struct up_worker *w, json_t *j, struct up_shelf *s)
 	return r ? r : n == s->nr_books ? 0 : -EPROTO;
 }
 
-/*
- * lfs.size from a shelf.get's attributes, for a librarian that does not
- * say "bytes" (shelf.activate's reply has no attributes: asked for them).
- */
-static uint64_t attr_size(struct up_worker *w, json_t *j, const char *uuid)
-{
-	json_t *attrs = json_object_get(j, "attrs"), *g = NULL;
-	const char *v;
-	uint64_t size;
-
-	if (!attrs &&
-	    !up_call(w, "shelf.get", json_pack("{s:s,s:i}", "uuid", uuid, "limit", 0), &g))
-		attrs = json_object_get(g, "attrs");
-	v = json_string_value(json_object_get(attrs, "lfs.size")) ?:
-		    json_string_value(json_object_get(attrs, UP_SIZE_OLD));
-	size = v ? strtoull(v, NULL, 10) : UINT64_MAX;
-	json_decref(g);
-	return size;
-}
-
 int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
 {
 	const char *name = json_string_value(json_object_get(j, "name"));
@@ -101,25 +81,22 @@ int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
 	const char *acc;
 
 	memset(s, 0, sizeof(*s));
+	/* "bytes": lfs.size as the librarian parsed it, within the books (PROTOCOL.md) */
 	if (!name || !uuid || lfs_parse_uuid(uuid, s->uuid) || books < 0 ||
-	    books > LFS_SHELF_BOOKS_MAX)
+	    books > LFS_SHELF_BOOKS_MAX || !json_is_integer(bytes) ||
+	    json_integer_value(bytes) < 0 ||
+	    (uint64_t)json_integer_value(bytes) > (uint64_t)books * w->book_size)
 		return -EPROTO;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->ino = up_uuid_ino(s->uuid);
 	s->nr_books = (uint32_t)books;
 	s->book_size = w->book_size;
-	/* lfs.size, or the books' total for a shelf made by lfsvol (or a librarian without it) */
-	s->size = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) :
-					   attr_size(w, j, uuid);
-	if (s->size == UINT64_MAX)
-		s->size = (uint64_t)books * w->book_size;
-	if (s->size > (uint64_t)books * w->book_size)
-		s->size = (uint64_t)books * w->book_size;
+	s->size = (uint64_t)json_integer_value(bytes);
 	s->mtime = (uint64_t)json_integer_value(json_object_get(j, "mtime")) * 1000000000ULL;
 	s->ctime = (uint64_t)json_integer_value(json_object_get(j, "ctime")) * 1000000000ULL;
 	/*
 	 * The mode shows what the librarian says this node may do ("caller_access";
-	 * rw without it, from an older librarian). The librarian stays the judge:
+	 * rw if it could not say). The librarian stays the judge:
 	 * a write it refuses fails the open with its errno, whatever the mode.
 	 */
 	acc = json_string_value(json_object_get(j, "caller_access"));

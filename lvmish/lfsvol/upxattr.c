@@ -61,7 +61,7 @@ static int answer_default(struct up_worker *w, const struct up_req *r)
 	if (ret)
 		return ret;
 	p = json_string_value(json_object_get(lfs_lib_server_info(w->lib), "default_policy"));
-	return p ? answer_text(w, r, p) : ENODATA; /* an older librarian */
+	return p ? answer_text(w, r, p) : EPROTO; /* every auth reply has it (PROTOCOL.md) */
 }
 
 static int dir_xattr(struct up_worker *w, const struct up_req *r)

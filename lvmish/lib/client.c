@@ -65,6 +65,13 @@ const char *lfs_client_error(const struct lfs_client *c)
 	return c->err;
 }
 
+static __thread char open_error[256];
+
+const char *lfs_client_open_error(void)
+{
+	return open_error;
+}
+
 int lfs_client_open(struct lfs_client **out)
 {
 	struct lfs_client *c;
@@ -80,6 +87,7 @@ int lfs_client_open(struct lfs_client **out)
 	}
 	ret = genl_connect(c->sk);
 	if (ret < 0) {
+		snprintf(open_error, sizeof(open_error), "no generic netlink socket");
 		ret = -ECONNREFUSED;
 		goto out_free;
 	}
@@ -88,11 +96,13 @@ int lfs_client_open(struct lfs_client **out)
 	nl_socket_enable_msg_peek(c->sk);
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	c->family = genl_ctrl_resolve(c->sk, LFS_GENL_NAME);
+	c->family = lfs_genl_family(c->sk, LFS_GENL_NAME, LFS_GENL_VERSION, open_error,
+				    sizeof(open_error));
 	if (c->family < 0) {
-		ret = -ENOENT;
+		ret = c->family == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : -ENOENT;
 		goto out_free;
 	}
+	open_error[0] = 0;
 	*out = c;
 	return 0;
 

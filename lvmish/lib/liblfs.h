@@ -67,8 +67,22 @@ struct lfs_lease_info {
 #define LFS_CREATE_ZEROED 1U /* every book reads as zeroes: udev need not probe */
 #define LFS_CREATE_LEASED 2U /* an activation the librarian granted: covered by the lease */
 
-/* Connect and resolve the family; -ENOENT if the module is not loaded. */
+/*
+ * Connect and resolve the family; -ENOENT if the module is not loaded,
+ * -EPROTONOSUPPORT if its family is not LFS_GENL_VERSION, and then
+ * lfs_client_open_error() names both versions.
+ */
 int lfs_client_open(struct lfs_client **out);
+/* Why this thread's last lfs_client_open() failed ("" if it did not). */
+const char *lfs_client_open_error(void);
+
+struct nl_sock;
+/*
+ * The generic netlink family name on sk: its id, or -ENOENT (none) or
+ * -EPROTONOSUPPORT (the kernel's family is not version want); msg says
+ * which, naming both versions.
+ */
+int lfs_genl_family(struct nl_sock *sk, const char *name, uint32_t want, char *msg, size_t len);
 void lfs_client_close(struct lfs_client *c);
 const char *lfs_client_error(const struct lfs_client *c);
 

@@ -53,6 +53,7 @@ static const char *const op_names[LFS_UP_MAX + 1] = {
 	[LFS_UP_RENAME] = "RENAME",	  [LFS_UP_GETXATTR] = "GETXATTR",
 	[LFS_UP_SETXATTR] = "SETXATTR",	  [LFS_UP_LISTXATTR] = "LISTXATTR",
 	[LFS_UP_REMOVEXATTR] = "REMOVEXATTR", [LFS_UP_STATFS] = "STATFS",
+	[LFS_UP_CREATE_OPEN] = "CREATE_OPEN",
 };
 
 struct request {
@@ -314,6 +315,34 @@ static int do_open(const struct request *r, const struct fault *f)
 	return reply_map(r, s, f) ? EIO : 0;
 }
 
+/*
+ * CREATE_OPEN: a new name created and opened in one request (EEXIST for a
+ * name that exists: the kernel looks it up and opens it). A shelf this node
+ * may not write is created, and the write open refused (EACCES).
+ */
+static int do_create_open(const struct request *r, const struct fault *f)
+{
+	bool write = r->flags & LFS_UP_F_WRITE;
+	struct shelf *s = cat_find(&cat, r->name);
+	int ret;
+
+	if (s)
+		return EEXIST;
+	ret = cat_create(&cat, r->name, r->policy, &s);
+	if (ret)
+		return -ret;
+	s->writable = !readonly_name || strcmp(r->name, readonly_name);
+	if (write && !s->writable) {
+		cat_save(&cat);
+		return EACCES;
+	}
+	memcpy(undo.uuid, s->uuid, LFS_UUID_LEN);
+	undo.prev_active = 0;
+	s->active = write ? 2 : 1;
+	cat_save(&cat);
+	return reply_map(r, s, f) ? EIO : 0;
+}
+
 static int do_sizes(const struct request *r, const struct fault *f)
 {
 	struct shelf *s = by_uuid(r);
@@ -413,8 +442,7 @@ static int dispatch(const struct request *r, const struct fault *f)
 	case LFS_UP_STATFS:
 		return reply_statfs(r) ? EIO : 0;
 	case LFS_UP_CREATE_OPEN:
-		/* as a server older than it: the kernel asks LOOKUP, CREATE and OPEN */
-		return EOPNOTSUPP;
+		return r->name ? do_create_open(r, f) : EINVAL;
 	default:
 		return r->op <= LFS_UP_MAX ? do_xattr(r) : EOPNOTSUPP;
 	}
