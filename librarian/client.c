@@ -520,9 +520,10 @@ static int protocol_check(struct lfs_lib *l, const char *addr)
 	if (json_is_integer(p) && json_integer_value(p) == LFS_PROTOCOL_VERSION)
 		return 0;
 	if (!json_is_integer(p))
-		return lib_err(l, EPROTONOSUPPORT,
-			       "the librarian at %s names no protocol version; this client speaks version %d",
-			       addr, LFS_PROTOCOL_VERSION);
+		return lib_err(
+			l, EPROTONOSUPPORT,
+			"the librarian at %s names no protocol version; this client speaks version %d",
+			addr, LFS_PROTOCOL_VERSION);
 	return lib_err(l, EPROTONOSUPPORT,
 		       "the librarian at %s speaks protocol version %" JSON_INTEGER_FORMAT
 		       "; this client speaks version %d",
