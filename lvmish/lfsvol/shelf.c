@@ -255,7 +255,7 @@ static int remove_shelf(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, const ch
 			    json_integer_value(json_object_get(res, "zombies")) == 1 ? "" : "s");
 	json_decref(sh);
 	json_decref(res);
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
 	return r;
 }
@@ -317,7 +317,7 @@ int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 				       NULL);
 	if (!r)
 		lfsvol_info("renamed shelf %s to %s", argv[1], argv[2]);
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
 	lfsvol_lib_close(lib);
 	return lfsvol_exit_code(r);

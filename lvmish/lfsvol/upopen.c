@@ -28,7 +28,7 @@ static int kernel_shelf_list(struct up_worker *w, const char *name, struct lfs_s
 		w->drv = NULL;
 		return -ENOENT; /* driver not loaded: nothing is active here */
 	}
-	return lfs_shelf_list(w->drv, name, v, n);
+	return lfsnl_shelf_list(w->drv, name, v, n);
 }
 
 /*
@@ -51,7 +51,7 @@ static bool block_device_here(struct up_worker *w, const char *name)
 	if (r)
 		n = 0; /* none of that name, or none the kernel would tell */
 	found = lfsvol_find_active(v, n, name);
-	lfs_shelf_list_free(v, n);
+	lfsnl_shelf_list_free(v, n);
 	if (found)
 		lfsvol_err(
 			"upcall %s: '%s' is a block device on this node: not opened through the filesystem",
@@ -166,7 +166,7 @@ int up_do_open(struct up_worker *w, const struct up_req *r)
 	w->watch = false;
 out:
 	up_shelf_free(&s);
-	return -ret;
+	return ret;
 }
 
 /* An OPEN whose reply the kernel refused: the node has no activation. */
@@ -202,7 +202,7 @@ int up_do_create_open(struct up_worker *w, const struct up_req *r)
 	ret = up_call(w, "shelf.create", args, &j);
 	granted = lfs_boottime_ns(); /* as for OPEN: once the answer is here */
 	if (ret)
-		return -ret;
+		return ret;
 	ret = up_shelf_from(w, j, true, &s);
 	json_decref(j);
 	if (ret) {
@@ -216,5 +216,5 @@ int up_do_create_open(struct up_worker *w, const struct up_req *r)
 	w->watch = false;
 out:
 	up_shelf_free(&s);
-	return -ret;
+	return ret;
 }

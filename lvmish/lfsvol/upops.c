@@ -35,12 +35,12 @@ static int do_lookup(struct up_worker *w, const struct up_req *r)
 	int ret;
 
 	if (!r->name)
-		return EINVAL;
+		return -EINVAL;
 	ret = up_call(w, "shelf.get", json_pack("{s:s,s:i}", "name", r->name, "limit", 0), &j);
 	if (!ret)
 		ret = answer_shelf(w, r, j, false);
 	json_decref(j);
-	return -ret;
+	return ret;
 }
 
 /* Every shelf this node may see whose name the kernel takes (the rule), as [name, ino]. */
@@ -80,7 +80,7 @@ static int do_list(struct up_worker *w, const struct up_req *r)
 	if (!ret)
 		ret = up_answer_list(w, r->id, entries);
 	json_decref(entries);
-	return -ret;
+	return ret;
 }
 
 /* shelf.create with no books and the mount's policy; without EXCL an existing one is the answer. */
@@ -98,7 +98,7 @@ static int do_create(struct up_worker *w, const struct up_req *r)
 	if (!ret)
 		ret = answer_shelf(w, r, j, false);
 	json_decref(j);
-	return -ret;
+	return ret;
 }
 
 /* lfs.size (bytes), within the books; refused (ESTALE) if name is no longer uuid's. */
@@ -132,13 +132,13 @@ static int do_close(struct up_worker *w, const struct up_req *r)
 
 	lfsvol_upactive_remove(r->uuid, &write);
 	if (ret)
-		return -ret;
+		return ret;
 	/* the kernel stopped using the books: the activation ends whatever became of the size */
 	if (r->has_size &&
 	    up_renamed(w, r, set_size(w, name, r->uuid, r->size), name, sizeof(name)))
 		set_size(w, name, r->uuid, r->size);
 	ret = deactivate(w, r, name, sizeof(name));
-	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+	return ret ? ret : up_answer_errno(w, r->id, 0);
 }
 
 /*
@@ -176,7 +176,7 @@ static int do_resize(struct up_worker *w, const struct up_req *r)
 	if (!ret)
 		ret = answer_shelf(w, r, j, true);
 	json_decref(j);
-	return -ret;
+	return ret;
 }
 
 static int do_setsize(struct up_worker *w, const struct up_req *r)
@@ -192,7 +192,7 @@ static int do_setsize(struct up_worker *w, const struct up_req *r)
 		ret = -EINVAL;
 	if (!ret)
 		ret = set_size(w, s.name, r->uuid, r->size);
-	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+	return ret ? ret : up_answer_errno(w, r->id, 0);
 }
 
 /* The shelf named r->name, if it still has the request's UUID (ESTALE), for a same-name rename. */
@@ -229,7 +229,7 @@ static int do_names(struct up_worker *w, const struct up_req *r)
 	int ret;
 
 	if (!r->has_uuid || !r->name || (r->op == LFS_UP_RENAME && !r->new_name))
-		return EINVAL;
+		return -EINVAL;
 	if (r->op == LFS_UP_RENAME && !strcmp(r->name, r->new_name)) {
 		ret = still_named(w, r);
 		if (!ret && noreplace)
@@ -239,7 +239,7 @@ static int do_names(struct up_worker *w, const struct up_req *r)
 	}
 	if (!ret && r->op == LFS_UP_RENAME)
 		lfsvol_upactive_rename(r->uuid, r->new_name);
-	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+	return ret ? ret : up_answer_errno(w, r->id, 0);
 }
 
 /* The fabric's books and those free (known zero, the only ones allocated); this node's shelves. */
@@ -262,7 +262,7 @@ static int do_statfs(struct up_worker *w, const struct up_req *r)
 	}
 	json_decref(st);
 	json_decref(list);
-	return -ret;
+	return ret;
 }
 
 static const char *const op_names[LFS_UP_MAX + 1] = {
@@ -283,7 +283,7 @@ static const char *const op_names[LFS_UP_MAX + 1] = {
 	[LFS_UP_CREATE_OPEN] = "CREATE_OPEN",
 };
 
-int up_dispatch(struct up_worker *w, const struct up_req *r)
+static int dispatch(struct up_worker *w, const struct up_req *r)
 {
 	snprintf(w->what, sizeof(w->what), "%s %s",
 		 r->op == LFSVOL_UP_UNDO_OPEN		? "undo OPEN" :
@@ -297,11 +297,11 @@ int up_dispatch(struct up_worker *w, const struct up_req *r)
 	case LFS_UP_LIST:
 		return do_list(w, r);
 	case LFS_UP_CREATE:
-		return r->name ? do_create(w, r) : EINVAL;
+		return r->name ? do_create(w, r) : -EINVAL;
 	case LFS_UP_OPEN:
 		return up_do_open(w, r);
 	case LFS_UP_CREATE_OPEN:
-		return r->name ? up_do_create_open(w, r) : EINVAL;
+		return r->name ? up_do_create_open(w, r) : -EINVAL;
 	case LFS_UP_CLOSE:
 		return do_close(w, r);
 	case LFS_UP_RESIZE:
@@ -321,6 +321,15 @@ int up_dispatch(struct up_worker *w, const struct up_req *r)
 	case LFSVOL_UP_UNDO_OPEN:
 		return up_undo_open(w, r);
 	default:
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	}
+}
+
+int up_dispatch(struct up_worker *w, const struct up_req *r)
+{
+	int err = dispatch(w, r);
+
+	if (err && r->op != LFSVOL_UP_UNDO_OPEN)
+		up_answer_errno(w, r->id, -err);
+	return err;
 }

@@ -158,25 +158,40 @@ static const char *bad_attr_name(struct nl_msg *sent, uint32_t off)
 	return NULL;
 }
 
-static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
+void lfs_ext_ack_parse(struct nlmsgerr *err, struct nlattr **tb)
 {
 	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)err - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1] = { NULL };
+	int ack_len = NLMSG_HDRLEN + sizeof(*err);
+
+	memset(tb, 0, (NLMSGERR_ATTR_MAX + 1) * sizeof(*tb));
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		ack_len += err->msg.nlmsg_len - NLMSG_HDRLEN;
+	if ((int)nlh->nlmsg_len > ack_len)
+		nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + ack_len),
+			  nlh->nlmsg_len - ack_len, NULL);
+}
+
+const char *lfs_ext_ack_msg(struct nlmsgerr *err)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+	lfs_ext_ack_parse(err, tb);
+	return tb[NLMSGERR_ATTR_MSG] ? (char *)nla_data(tb[NLMSGERR_ATTR_MSG]) : "";
+}
+
+static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
 	struct lfs_request *req = arg;
 	struct lfs_client *c = req->c;
-	int ack_len = NLMSG_HDRLEN + sizeof(*err);
 	const char *what = NULL;
 
 	(void)nla;
 	req->error = err->error ? err->error : -EIO;
 	req->done = 1;
-	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			ack_len += err->msg.nlmsg_len - NLMSG_HDRLEN;
-		if ((int)nlh->nlmsg_len > ack_len)
-			nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + ack_len),
-				  nlh->nlmsg_len - ack_len, NULL);
-	}
+	lfs_ext_ack_parse(err, tb);
 	if (tb[NLMSGERR_ATTR_OFFS] && req->sent)
 		what = bad_attr_name(req->sent, nla_get_u32(tb[NLMSGERR_ATTR_OFFS]));
 	if (tb[NLMSGERR_ATTR_MSG])

@@ -72,9 +72,10 @@ int lfs_genl_family(struct nl_sock *sk, const char *name, uint32_t want, char *m
 		return id;
 	}
 	if (version != want) {
-		snprintf(msg, len,
-			 "the kernel's generic netlink family '%s' is version %u; this tool speaks version %u",
-			 name, version, want);
+		snprintf(
+			msg, len,
+			"the kernel's generic netlink family '%s' is version %u; this tool speaks version %u",
+			name, version, want);
 		return -EPROTONOSUPPORT;
 	}
 	return id;

@@ -115,7 +115,7 @@ static void logmsg(const char *fmt, ...)
 
 static int zero_books(const struct lfs_book *books, size_t n, bool *zeroed)
 {
-	return lfs_books_zero(ctl, books, n, zeroed);
+	return lfsnl_books_zero(ctl, books, n, zeroed);
 }
 
 /* Replies */
@@ -554,21 +554,10 @@ static void undo_open(uint32_t seq)
 /* The kernel refused a reply (or the registration): say why. */
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
 {
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)err - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1] = { NULL };
-	int ack_len = NLMSG_HDRLEN + sizeof(*err);
 	int *status = arg;
 
 	(void)nla;
-	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			ack_len += err->msg.nlmsg_len - NLMSG_HDRLEN;
-		if ((int)nlh->nlmsg_len > ack_len)
-			nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + ack_len),
-				  nlh->nlmsg_len - ack_len, NULL);
-	}
-	logmsg("refused (error %d): %s", err->error,
-	       tb[NLMSGERR_ATTR_MSG] ? (char *)nla_data(tb[NLMSGERR_ATTR_MSG]) : "");
+	logmsg("refused (error %d): %s", err->error, lfs_ext_ack_msg(err));
 	if (status)
 		*status = err->error ? err->error : -EIO;
 	else
@@ -589,7 +578,7 @@ static int fabrics_load(void)
 {
 	struct lfs_fabric_info *fi;
 	size_t n;
-	int ret = lfs_fabric_list(ctl, &fi, &n);
+	int ret = lfsnl_fabric_list(ctl, &fi, &n);
 
 	if (ret)
 		return ret;
