@@ -4,8 +4,7 @@
  * "Upcalls"), as NFS and ceph do it: with O_CREAT, one CREATE_OPEN makes
  * the shelf and activates it on this node where LOOKUP, CREATE and OPEN
  * took three, so touch costs the librarian two requests, not five. A name
- * that exists is looked up and opened as any open is; a server without
- * CREATE_OPEN (EOPNOTSUPP) gets LOOKUP, CREATE and OPEN.
+ * that exists is looked up and opened as any open is.
  */
 #include <linux/fs.h>
 #include <linux/namei.h>
@@ -64,7 +63,7 @@ static struct inode *lfs_open_take(struct super_block *sb, const char *name,
 	return inode;
 }
 
-/* Create and open: 0 (opened), EEXIST, EOPNOTSUPP (no CREATE_OPEN), ... */
+/* Create and open: 0 (opened), EEXIST, ... */
 static int lfs_create_open(struct inode *dir, struct dentry *dentry,
 			   struct file *file, unsigned int flags)
 {
@@ -108,39 +107,6 @@ static int lfs_create_open(struct inode *dir, struct dentry *dentry,
 }
 
 /*
- * A server without CREATE_OPEN: LOOKUP, then CREATE; OPEN comes after. The
- * CREATE is exclusive: a name made since the lookup (or since a negative
- * dentry was cached) is not this open's to mark created (O_TRUNC would
- * not truncate it): without O_EXCL, ESTALE, and the VFS walks again.
- */
-static int lfs_create_then_open(struct inode *dir, struct dentry *dentry,
-				struct file *file, unsigned int flags)
-{
-	struct dentry *res = NULL;
-	int ret = 0;
-
-	if (d_in_lookup(dentry)) {
-		res = lfs_lookup(dir, dentry, 0);
-		if (IS_ERR(res))
-			return PTR_ERR(res);
-	}
-	if (d_really_is_negative(res ?: dentry)) {
-		ret = lfs_create(dir, res ?: dentry, true);
-		if (!ret)
-			file->f_mode |= FMODE_CREATED;
-		else if (ret == -EEXIST && !(flags & O_EXCL))
-			ret = -ESTALE;
-	} else if (flags & O_EXCL) {
-		ret = -EEXIST;
-	}
-	if (ret) {
-		dput(res);
-		return ret;
-	}
-	return finish_no_open(file, res);
-}
-
-/*
  * inode_operations.atomic_open: @dentry is negative (in lookup, or a
  * negative dentry: fresh, or not revalidated for O_CREAT) and O_CREAT may
  * be set. Without O_CREAT, or for a name that exists, the lookup the VFS
@@ -156,8 +122,6 @@ int lfs_atomic_open(struct inode *dir, struct dentry *dentry,
 
 	if (flags & O_CREAT) {
 		ret = lfs_create_open(dir, dentry, file, flags);
-		if (ret == -EOPNOTSUPP)
-			return lfs_create_then_open(dir, dentry, file, flags);
 		if (ret != -EEXIST || (flags & O_EXCL))
 			return ret;
 		if (!d_in_lookup(dentry))

@@ -508,6 +508,29 @@ static int tls_prepare(struct lfs_lib *l, const struct lfs_lib_opts *o)
 }
 
 /*
+ * The protocol the librarian speaks, from its auth reply: one version for
+ * every component (LFS_PROTOCOL_VERSION, lfs_librarian.h). Any other is
+ * refused here, naming both, rather than found out later from a request
+ * the librarian does not know.
+ */
+static int protocol_check(struct lfs_lib *l, const char *addr)
+{
+	json_t *p = json_object_get(l->info, "protocol");
+
+	if (json_is_integer(p) && json_integer_value(p) == LFS_PROTOCOL_VERSION)
+		return 0;
+	if (!json_is_integer(p))
+		return lib_err(
+			l, EPROTONOSUPPORT,
+			"the librarian at %s names no protocol version; this client speaks version %d",
+			addr, LFS_PROTOCOL_VERSION);
+	return lib_err(l, EPROTONOSUPPORT,
+		       "the librarian at %s speaks protocol version %" JSON_INTEGER_FORMAT
+		       "; this client speaks version %d",
+		       addr, json_integer_value(p), LFS_PROTOCOL_VERSION);
+}
+
+/*
  * Everything that takes time is done before connecting, so the ClientHello
  * follows the connection at once: the librarian protects a handshake that
  * has proved its key, not one that has not said anything yet.
@@ -544,7 +567,7 @@ static int lib_connect(const struct lfs_lib_opts *o, struct lfs_lib **out, char 
 	args = o->node ? json_pack("{s:s}", "node", o->node) : NULL;
 	r = lib_call(l, "auth", args, &l->info);
 	json_decref(args);
-	if (r < 0)
+	if (r < 0 || (r = protocol_check(l, o->addr)) < 0)
 		goto fail;
 	OPENSSL_cleanse(l->key, sizeof(l->key));
 	snprintf(l->addr, sizeof(l->addr), "%s", o->addr);

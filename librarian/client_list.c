@@ -65,7 +65,7 @@ static bool serves(struct lfs_lib *l)
 {
 	const char *role = json_string_value(json_object_get(lfs_lib_server_info(l), "role"));
 
-	return !role || strcmp(role, "standby"); /* an older librarian says nothing */
+	return role && strcmp(role, "standby"); /* every auth reply has it (PROTOCOL.md) */
 }
 
 static int connect_list(const struct lfs_lib_opts *o, struct tries *t, struct lfs_lib **out)

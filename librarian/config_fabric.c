@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config_read.h"
 
 static int add_str(char ***arr, int *n, const char *v)
 {

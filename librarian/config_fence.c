@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config_read.h"
 
 #define FENCE_ARGS_MAX 64
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config_read.h"
 
 /* share: what a tenant's nodes may do with each other's shelves. */
 static int parse_share(struct cfg_parse *p, const config_setting_t *grp, enum lib_access *out)

@@ -48,6 +48,7 @@ struct lib_err {
 	char msg[512];
 };
 
+/* fail.c: -err, with the message in *e (if not NULL). */
 int lib_fail(struct lib_err *e, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -156,6 +157,7 @@ int lib_config_load(const char *path, struct lib_config **out, struct lib_err *e
 /* The leader row's times fit the leases (checked for a PostgreSQL catalogue). */
 int lib_config_check_leader(const struct lib_config *cfg, struct lib_err *e);
 void lib_config_free(struct lib_config *cfg);
+/* config_find.c: the index of a node, IG or tenant, -1 if none. */
 int lib_config_find_node(const struct lib_config *cfg, const char *name);
 int lib_config_find_ig(const struct lib_config *cfg, int64_t ig);
 int lib_config_find_tenant(const struct lib_config *cfg, const char *name);
@@ -303,7 +305,7 @@ void lib_lease_takeover(struct lib_server *srv);
 /* main.c: what a librarian does to a catalogue before it serves it (check, geometry). */
 int lib_serve_prepare(struct lib_store *s, const struct lib_config *cfg, struct lib_err *e);
 
-/* request.c: a printable excerpt of a client-supplied string, for messages and logs. */
+/* shown.c: a printable excerpt of a client-supplied string, for messages and logs. */
 const char *lib_shown(const char *v, char *buf, size_t len);
 
 /* main.c, cli.c: the command line. */

@@ -11,25 +11,6 @@
 
 #include "ops.h"
 
-/* A printable excerpt of a client-supplied string for error messages. */
-const char *lib_shown(const char *v, char *buf, size_t len)
-{
-	size_t i, j = 0;
-
-	for (i = 0; v[i] && j + 5 < len; i++) {
-		unsigned char ch = v[i];
-
-		if (isprint(ch))
-			buf[j++] = ch;
-		else
-			j += snprintf(buf + j, len - j, "\\x%02x", ch);
-	}
-	if (v[i] && j + 4 < len)
-		j += snprintf(buf + j, len - j, "...");
-	buf[j] = 0;
-	return buf;
-}
-
 int lib_args_check(struct req *rq, const char *const *allowed)
 {
 	const char *key;

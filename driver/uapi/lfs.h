@@ -352,9 +352,8 @@
  *                     (open(2) with O_CREAT of a name with no file here:
  *                     one request where LOOKUP, CREATE and OPEN took
  *                     three). An existing name is EEXIST (the kernel then
- *                     looks it up and opens it as any open, unless O_EXCL);
- *                     a server without it answers EOPNOTSUPP and the kernel
- *                     does LOOKUP, CREATE and OPEN. Answer: as OPEN's.
+ *                     looks it up and opens it as any open, unless O_EXCL).
+ *                     Answer: as OPEN's.
  *   LFS_UP_OPEN       activate the shelf on this node: shared read-only, or
  *                     shared read-write with LFS_UP_F_WRITE (EACCES if the
  *                     node may not write it; EBUSY if it is active

@@ -67,8 +67,8 @@ int cmd_attach(int argc, char **argv)
 	c = lfsctl_connect("attach");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_attach_labelled(c, argv[optind], fa.ig, fa.book_size, fa.offset,
-				  fa.have_fabric ? fa.fabric : NULL);
+	ret = lfsnl_attach_labelled(c, argv[optind], fa.ig, fa.book_size, fa.offset,
+				    fa.have_fabric ? fa.fabric : NULL);
 	if (ret)
 		return lfsctl_fail(c, "attach", argv[optind], ret);
 	lfs_client_close(c);
@@ -90,7 +90,7 @@ int cmd_label(int argc, char **argv)
 	c = lfsctl_connect("label");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_fabric_label(c, argv[optind], fa.ig, fa.book_size, fa.offset, fa.fabric);
+	ret = lfsnl_fabric_label(c, argv[optind], fa.ig, fa.book_size, fa.offset, fa.fabric);
 	if (ret)
 		return lfsctl_fail(c, "label", argv[optind], ret);
 	lfs_client_close(c);
@@ -109,7 +109,7 @@ int cmd_detach(int argc, char **argv)
 	c = lfsctl_connect("detach");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_detach(c, argv[1]);
+	ret = lfsnl_detach(c, argv[1]);
 	if (ret)
 		return lfsctl_fail(c, "detach", argv[1], ret);
 	lfs_client_close(c);
@@ -163,7 +163,7 @@ int cmd_fabric(int argc, char **argv)
 	c = lfsctl_connect("fabric");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_fabric_list(c, &v, &n);
+	ret = lfsnl_fabric_list(c, &v, &n);
 	if (ret)
 		return lfsctl_fail(c, "fabric", "listing fabric devices", ret);
 	lfs_client_close(c);

@@ -20,11 +20,6 @@ const char *lfsctl_state_name(uint32_t state)
 	return state == LFS_SHELF_FENCED ? "fenced" : state == LFS_SHELF_ACTIVE ? "active" : "?";
 }
 
-static const char *action_name(uint32_t action)
-{
-	return action == LFS_FENCE_EIO ? "eio" : action == LFS_FENCE_RESET ? "reset" : "?";
-}
-
 /* The fence latency (docs/FENCING.md), in ns, or null before any lapse. */
 static json_t *fence_latency_json(const struct lfs_lease_info *l)
 {
@@ -46,19 +41,20 @@ static void lease_print(const struct lfs_lease_info *l, bool json)
 			      "lease_ms", (json_int_t)l->lease_ms, "left_ms",
 			      (json_int_t)(l->lease_ms ? l->left_ms : 0), "expired",
 			      l->lease_ms && l->left_ms <= 0, "fence_action",
-			      action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced,
-			      "fence_latency", fence_latency_json(l));
+			      lfs_fence_action_name(l->fence_action), "fenced",
+			      (json_int_t)l->nr_fenced, "fence_latency", fence_latency_json(l));
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(o);
 	} else if (!l->lease_ms) {
 		printf("no lease held (not enforced); fence action %s; %u shelves fenced\n",
-		       action_name(l->fence_action), l->nr_fenced);
+		       lfs_fence_action_name(l->fence_action), l->nr_fenced);
 	} else {
 		printf("lease %u ms, %s %lld ms%s; fence action %s; %u shelves fenced\n",
 		       l->lease_ms, l->left_ms > 0 ? "ends in" : "expired",
 		       (long long)(l->left_ms > 0 ? l->left_ms : -l->left_ms),
-		       l->left_ms > 0 ? "" : " ago", action_name(l->fence_action), l->nr_fenced);
+		       l->left_ms > 0 ? "" : " ago", lfs_fence_action_name(l->fence_action),
+		       l->nr_fenced);
 	}
 	if (!json && l->fence_count)
 		printf("fence latency %llu us, max %llu us over %u lapses; fence ended after %llu us, max %llu us\n",
@@ -129,10 +125,10 @@ int cmd_lease(int argc, char **argv)
 	if (!c)
 		return EXIT_FAILURE;
 	if (o.renew || o.release)
-		ret = lfs_lease_renew(c, lfs_boottime_ns(), o.release ? 0 : o.ms, o.action);
+		ret = lfsnl_lease_renew(c, lfs_boottime_ns(), o.release ? 0 : o.ms, o.action);
 	if (ret)
 		return lfsctl_fail(c, "lease", o.release ? "giving up the lease" : "renewing", ret);
-	ret = lfs_lease_get(c, &l);
+	ret = lfsnl_lease_get(c, &l);
 	if (ret)
 		return lfsctl_fail(c, "lease", "reading the lease", ret);
 	lfs_client_close(c);

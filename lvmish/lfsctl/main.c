@@ -87,6 +87,10 @@ struct lfs_client *lfsctl_connect(const char *cmd)
 			cmd);
 		return NULL;
 	}
+	if (ret == -EPROTONOSUPPORT) {
+		fprintf(stderr, "%s %s: %s\n", prog, cmd, lfs_client_open_error());
+		return NULL;
+	}
 	if (ret) {
 		fprintf(stderr, "%s %s: cannot open a generic netlink socket: %s\n", prog, cmd,
 			strerror(-ret));

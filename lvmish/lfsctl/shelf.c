@@ -59,8 +59,8 @@ int cmd_create(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_shelf_create_flags(c, argv[optind], have_uuid ? uuid : NULL, flags, books, n,
-				     &info);
+	ret = lfsnl_shelf_create_flags(c, argv[optind], have_uuid ? uuid : NULL, flags, books, n,
+				       &info);
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "create", argv[optind], ret);
@@ -85,7 +85,7 @@ int cmd_extend(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_shelf_extend(c, argv[1], books, n);
+	ret = lfsnl_shelf_extend(c, argv[1], books, n);
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "extend", argv[1], ret);
@@ -120,7 +120,7 @@ int cmd_shrink(int argc, char **argv)
 	c = lfsctl_connect("shrink");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_shelf_shrink(c, argv[optind], nr);
+	ret = lfsnl_shelf_shrink(c, argv[optind], nr);
 	if (ret)
 		return lfsctl_fail(c, "shrink", argv[optind], ret);
 	lfs_client_close(c);
@@ -139,7 +139,7 @@ int cmd_remove(int argc, char **argv)
 	c = lfsctl_connect("remove");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_shelf_remove(c, argv[1]);
+	ret = lfsnl_shelf_remove(c, argv[1]);
 	if (ret)
 		return lfsctl_fail(c, "remove", argv[1], ret);
 	lfs_client_close(c);
@@ -164,7 +164,7 @@ int cmd_zero(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	zeroed = calloc(n, sizeof(*zeroed));
-	ret = zeroed ? lfs_books_zero(c, books, n, zeroed) : -ENOMEM;
+	ret = zeroed ? lfsnl_books_zero(c, books, n, zeroed) : -ENOMEM;
 	if (ret) {
 		free(books);
 		free(zeroed);
@@ -203,7 +203,7 @@ int cmd_check(int argc, char **argv)
 		free(books);
 		return EXIT_FAILURE;
 	}
-	ret = lfs_books_check_zero(c, books, n, zero);
+	ret = lfsnl_books_check_zero(c, books, n, zero);
 	if (!ret)
 		for (size_t i = 0; i < n; i++)
 			if (zero[i])
@@ -281,7 +281,7 @@ int cmd_list(int argc, char **argv)
 	c = lfsctl_connect("list");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = lfs_shelf_list(c, name, &v, &n);
+	ret = lfsnl_shelf_list(c, name, &v, &n);
 	if (ret)
 		return lfsctl_fail(c, "list", name ? name : "listing shelves", ret);
 	lfs_client_close(c);
@@ -295,7 +295,7 @@ int cmd_list(int argc, char **argv)
 	} else {
 		shelf_table(v, n);
 	}
-	lfs_shelf_list_free(v, n);
+	lfsnl_shelf_list_free(v, n);
 	return 0;
 }
 
@@ -321,7 +321,7 @@ int cmd_fence(int argc, char **argv)
 	c = lfsctl_connect("fence");
 	if (!c)
 		return EXIT_FAILURE;
-	ret = by_uuid ? lfs_file_fence(c, uuid) : lfs_shelf_fence(c, argv[1]);
+	ret = by_uuid ? lfsnl_file_fence(c, uuid) : lfsnl_shelf_fence(c, argv[1]);
 	if (ret)
 		return lfsctl_fail(c, "fence", argv[1], ret);
 	lfs_client_close(c);

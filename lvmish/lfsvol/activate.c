@@ -168,7 +168,7 @@ static int retry_attached(struct act *a)
 
 	if (!lfsvol_fabric_id_get(a->lib, 0, &id))
 		lfsvol_attach_fabrics(a->ctx->conf, a->drv, &id, true);
-	if (!lfs_fabric_list(a->drv, &fv, &nf))
+	if (!lfsnl_fabric_list(a->drv, &fv, &nf))
 		ok = map_attached(a->sh, fv, nf, &missing);
 	free(fv);
 	if (!ok && a->how->wait_absent && device_absent(a->ctx->conf, missing)) {
@@ -225,7 +225,7 @@ static int already_active(struct act *a)
 	size_t kn = 0;
 	int r;
 
-	r = lfs_shelf_list(a->drv, a->name, &kv, &kn);
+	r = lfsnl_shelf_list(a->drv, a->name, &kv, &kn);
 	if (r == -ENOENT)
 		return 1; /* removed meanwhile: try again */
 	if (r)
@@ -243,7 +243,7 @@ static int already_active(struct act *a)
 			"%s: another shelf named `%s' is active here as /dev/%s (different UUID); deactivate it first",
 			a->what, a->name, kv[0].disk);
 	}
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	return r;
 }
 
@@ -285,7 +285,7 @@ static int kernel_part(struct act *a)
 			r = lfsvol_drv_fail(a->drv, r, a->what);
 	}
 	if (!r && a->how->shared && !a->already && set_read_only(a->disk)) {
-		lfs_shelf_remove(a->drv, a->name);
+		lfsnl_shelf_remove(a->drv, a->name);
 		r = lfsvol_fail(LFSVOL_EDRIVER, -EIO,
 				"%s: cannot make /dev/%s read-only for a shared activation",
 				a->what, a->disk);
@@ -299,7 +299,7 @@ static void warn_no_agent(struct act *a)
 	struct lfs_lease_info l;
 
 	if (a->how->quiet || lfsvol_lib_borrowed(a->lib) ||
-	    lfsvol_agent_answers(a->ctx->conf->state_dir) || lfs_lease_get(a->drv, &l))
+	    lfsvol_agent_answers(a->ctx->conf->state_dir) || lfsnl_lease_get(a->drv, &l))
 		return;
 	lfsvol_err(
 		"warning: no node agent answers on %s/agent.sock: shelf %s will be fenced when this node's lease runs out, in %lld s, unless `%s agent' starts",
@@ -508,7 +508,7 @@ static int deactivate_some(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struc
 	size_t kn = 0;
 	int r, e;
 
-	r = lfs_shelf_list(drv, name, &kv, &kn);
+	r = lfsnl_shelf_list(drv, name, &kv, &kn);
 	if (r && !(r == -ENOENT && name))
 		return lfsvol_drv_fail(drv, r, "listing active shelves");
 	lfsvol_trace("kernel shelf list");
@@ -519,7 +519,7 @@ static int deactivate_some(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struc
 		e = deactivate_one(ctx, lib, drv, &kv[i], kv[i].name);
 		r = e ? e : r;
 	}
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	return r;
 }
 

@@ -86,7 +86,7 @@ static uint64_t fabric_signature(struct lfs_client *drv)
 	uint64_t sig = 1469598103934665603ULL;
 	size_t n = 0;
 
-	if (lfs_fabric_list(drv, &fv, &n))
+	if (lfsnl_fabric_list(drv, &fv, &n))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		sig = (sig ^ fv[i].ig) * 1099511628211ULL;
@@ -133,7 +133,7 @@ static int auto_activate(struct agent *a)
 	size_t kn = 0;
 	int failed = 0;
 
-	if (lfs_shelf_list(a->drv, NULL, &kv, &kn))
+	if (lfsnl_shelf_list(a->drv, NULL, &kv, &kn))
 		return 0;
 	for (int i = 0; i < a->ctx->conf->nshelves; i++) {
 		const struct lfsvol_shelf_conf *s = &a->ctx->conf->shelves[i];
@@ -145,7 +145,7 @@ static int auto_activate(struct agent *a)
 			failed += r && r != LFSVOL_WAITING;
 		}
 	}
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	return failed;
 }
 
@@ -427,7 +427,7 @@ static int agent_open(struct agent *a)
 		return lfsvol_fail(LFSVOL_EFAIL, r, "cannot start the renewal thread: %s",
 				   strerror(-r));
 	/* the filesystem's server: its own threads and sessions, never waiting for the rest */
-	r = lfsvol_upcall_start(a->ctx->conf, &a->up);
+	r = lfsvol_upcall_start(a->ctx->conf, up_dispatch, &a->up);
 	if (r)
 		return lfsvol_fail(LFSVOL_EFAIL, r, "cannot start the upcall server: %s",
 				   strerror(-r));

@@ -116,7 +116,7 @@ static int attach_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 			"refusing to attach %s as IG %u: it carries a signature (%s%s%s); wipe it (wipefs -a) or set force = true for it in %s:%d",
 			real, f->ig, fs.type, fs.label[0] ? " LABEL=" : "", fs.label, conf->path,
 			f->line);
-	r = lfs_attach_labelled(drv, real, f->ig, id->book_size, f->offset, uuid);
+	r = lfsnl_attach_labelled(drv, real, f->ig, id->book_size, f->offset, uuid);
 	if (r == -EMEDIUMTYPE)
 		return label_refused(conf, drv, f, real, r);
 	if (r && r != -EEXIST) {
@@ -136,7 +136,7 @@ int lfsvol_attach_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv
 	size_t nf = 0;
 	int r, failed = 0;
 
-	r = lfs_fabric_list(drv, &fv, &nf);
+	r = lfsnl_fabric_list(drv, &fv, &nf);
 	if (r)
 		return lfsvol_drv_fail(drv, r, "listing fabric devices");
 	for (int i = 0; i < conf->nfabrics; i++) {
@@ -222,7 +222,7 @@ static int label_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	r = label_check(conf, f, real, id, books);
 	if (r)
 		return r;
-	r = lfs_fabric_label(drv, real, f->ig, id->book_size, f->offset, id->uuid);
+	r = lfsnl_fabric_label(drv, real, f->ig, id->book_size, f->offset, id->uuid);
 	if (r == -EEXIST) {
 		lfsvol_info("%s (IG %u) carries a label already: %s", real, f->ig,
 			    lfs_client_error(drv));
@@ -243,7 +243,7 @@ int lfsvol_label_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	size_t nf = 0;
 	int r, failed = 0;
 
-	r = lfs_fabric_list(drv, &fv, &nf);
+	r = lfsnl_fabric_list(drv, &fv, &nf);
 	if (r)
 		return lfsvol_drv_fail(drv, r, "listing fabric devices");
 	for (int i = 0; i < conf->nfabrics; i++) {

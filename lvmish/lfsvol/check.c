@@ -69,7 +69,7 @@ static json_t *readable(struct lfs_client *drv, const struct lfsvol_fabric_id *i
 	json_t *batch = json_array(), *el;
 	size_t i, nf = 0;
 
-	lfs_fabric_list(drv, &fv, &nf);
+	lfsnl_fabric_list(drv, &fv, &nf);
 	json_array_foreach(list, i, el) {
 		const struct lfs_fabric_info *f = book_device(fv, nf, el);
 

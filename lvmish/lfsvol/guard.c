@@ -39,7 +39,7 @@ static int probe_inactive(struct lfs_client *drv, json_t *shelf, struct lfsvol_f
 
 	if (!first || json_unpack(first, "[II]", &ig, &book))
 		return -ENODATA;
-	if (!drv || lfs_fabric_list(drv, &fv, &nf))
+	if (!drv || lfsnl_fabric_list(drv, &fv, &nf))
 		return -ENODEV;
 	for (size_t i = 0; i < nf; i++) {
 		if (fv[i].ig != (uint32_t)ig)

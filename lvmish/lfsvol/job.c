@@ -227,7 +227,7 @@ static int child_book(struct lfs_client *c, const struct job_book *b)
 	int r;
 
 	if (b->flags & LFSVOL_JOB_CHECK) {
-		r = lfs_books_check_zero(c, &book, 1, &yes);
+		r = lfsnl_books_check_zero(c, &book, 1, &yes);
 		if (r)
 			return r;
 		if (yes)
@@ -235,7 +235,7 @@ static int child_book(struct lfs_client *c, const struct job_book *b)
 	}
 	if (!(b->flags & LFSVOL_JOB_ZERO))
 		return LFSVOL_BOOK_UNTOUCHED;
-	r = lfs_books_zero(c, &book, 1, &yes);
+	r = lfsnl_books_zero(c, &book, 1, &yes);
 	if (r)
 		return r;
 	return yes ? LFSVOL_BOOK_ZEROED : LFSVOL_BOOK_UNTOUCHED;

@@ -19,6 +19,8 @@ int lfsvol_drv_open(struct lfs_client **out)
 		return lfsvol_fail(
 			LFSVOL_EDRIVER, r,
 			"the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
+	if (r == -EPROTONOSUPPORT)
+		return lfsvol_fail(LFSVOL_EDRIVER, r, "%s", lfs_client_open_error());
 	if (r)
 		return lfsvol_fail(LFSVOL_EDRIVER, r, "cannot talk to the lfs kernel module: %s",
 				   strerror(-r));
@@ -55,7 +57,7 @@ int lfsvol_kernel_shelves(struct lfs_client **drv, const char *name, struct lfs_
 		*drv = NULL;
 		return 0; /* driver not loaded: nothing is active here */
 	}
-	if (lfs_shelf_list(*drv, name, v, n))
+	if (lfsnl_shelf_list(*drv, name, v, n))
 		*n = 0; /* none of that name, or none the kernel would tell */
 	return 0;
 }
@@ -97,7 +99,7 @@ int lfsvol_kernel_create(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	struct lfs_shelf_info info = { 0 };
 	int prio = priority_raise(conf), r;
 
-	r = lfs_shelf_create_flags(drv, name, uuid, flags, books, n, &info);
+	r = lfsnl_shelf_create_flags(drv, name, uuid, flags, books, n, &info);
 	priority_restore(prio);
 	lfsvol_trace("kernel shelf create: %d", r);
 	if (!r)
@@ -109,7 +111,7 @@ int lfsvol_kernel_remove(const struct lfsvol_conf *conf, struct lfs_client *drv,
 {
 	int prio = priority_raise(conf), r;
 
-	r = lfs_shelf_remove(drv, name);
+	r = lfsnl_shelf_remove(drv, name);
 	priority_restore(prio);
 	lfsvol_trace("kernel shelf remove: %d", r);
 	return r;
@@ -127,7 +129,7 @@ uint32_t lfsvol_lease_ms(long long lease_time)
 int lfsvol_lease_renew(const struct lfsvol_conf *conf, struct lfs_client *drv, uint64_t sent_ns,
 		       uint32_t lease_ms)
 {
-	int r = lfs_lease_renew(drv, sent_ns, lease_ms, conf->fence_action);
+	int r = lfsnl_lease_renew(drv, sent_ns, lease_ms, conf->fence_action);
 
 	lfsvol_trace("kernel lease renewed (sent %.3f s ago, %u ms): %d",
 		     (double)(lfs_boottime_ns() - sent_ns) / 1e9, lease_ms, r);
@@ -137,7 +139,7 @@ int lfsvol_lease_renew(const struct lfsvol_conf *conf, struct lfs_client *drv, u
 int lfsvol_lease_usable(struct lfs_client *drv, const char *what)
 {
 	struct lfs_lease_info l;
-	int r = lfs_lease_get(drv, &l);
+	int r = lfsnl_lease_get(drv, &l);
 
 	if (r)
 		return lfsvol_drv_fail(drv, r, "reading the node's lease");

@@ -78,7 +78,7 @@ static void attach_summary(const struct lfsvol_conf *conf, struct lfs_client *dr
 	struct lfs_fabric_info *fv = NULL;
 	size_t nf = 0;
 
-	if (lfs_fabric_list(drv, &fv, &nf))
+	if (lfsnl_fabric_list(drv, &fv, &nf))
 		return;
 	for (int i = 0; i < conf->nfabrics; i++) {
 		const struct lfs_fabric_info *f = NULL;

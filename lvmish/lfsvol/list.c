@@ -220,7 +220,7 @@ static int list_or_show(int argc, char **argv, struct lfsvol_ctx *ctx, bool show
 	else if (!r)
 		show ? print_show(json_array_get(out, 0)) : print_list(out);
 	json_decref(out);
-	lfs_shelf_list_free(h.kv, h.kn);
+	lfsnl_shelf_list_free(h.kv, h.kn);
 	lfs_client_close(drv);
 	lfsvol_lib_close(lib);
 	return lfsvol_exit_code(r);

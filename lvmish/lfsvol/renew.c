@@ -281,7 +281,7 @@ static bool listed(json_t *activations, const char *name)
 static void fence_file(const char *name, const uint8_t *uuid, void *arg)
 {
 	struct lfsvol_renewer *rn = arg;
-	int r = drv_ready(rn) ? lfs_file_fence(rn->drv, uuid) : -ENOENT;
+	int r = drv_ready(rn) ? lfsnl_file_fence(rn->drv, uuid) : -ENOENT;
 
 	if (r)
 		log_error(rn, "fencing file %s of the lfs filesystem failed: %s", name,
@@ -302,7 +302,7 @@ static void fence_unlisted(struct lfsvol_renewer *rn, json_t *activations, uint6
 	size_t kn = 0;
 	int r;
 
-	if (!drv_ready(rn) || lfs_shelf_list(rn->drv, NULL, &kv, &kn)) {
+	if (!drv_ready(rn) || lfsnl_shelf_list(rn->drv, NULL, &kv, &kn)) {
 		log_error(rn, "cannot list this node's shelves to fence them");
 		drv_reset(rn);
 		return;
@@ -313,14 +313,14 @@ static void fence_unlisted(struct lfsvol_renewer *rn, json_t *activations, uint6
 		if (!s->leased || s->state != LFS_SHELF_ACTIVE ||
 		    (activations && (s->created >= sent || listed(activations, s->name))))
 			continue;
-		r = lfs_shelf_fence(rn->drv, s->name);
+		r = lfsnl_shelf_fence(rn->drv, s->name);
 		if (r)
 			log_error(rn, "fencing shelf %s failed: %s", s->name,
 				  lfs_client_error(rn->drv));
 		else
 			fenced_log(rn, s->name, why);
 	}
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	lfsvol_upactive_fence(activations, sent, fence_file, rn);
 }
 

@@ -88,7 +88,7 @@ static int shrink_kernel(struct resize *z, struct lfs_client *drv, struct lfs_sh
 		r = lfsvol_fs_guard(drv, act, sh, z->name, "shrink");
 	if (r || !act)
 		return r;
-	r = lfs_shelf_shrink(drv, z->name, (uint32_t)z->target);
+	r = lfsnl_shelf_shrink(drv, z->name, (uint32_t)z->target);
 	return r ? lfsvol_drv_fail(drv, r, z->what) : 0;
 }
 
@@ -110,7 +110,7 @@ static int grow_kernel(struct resize *z, struct lfsvol_lib *lib, struct lfs_clie
 			LFSVOL_ELIBRARIAN, r,
 			"%s: the librarian did not return the added books; run `%s deactivate %s' and activate it again",
 			z->what, lfsvol_prog, z->name);
-	r = lfs_shelf_extend(drv, z->name, books, nb);
+	r = lfsnl_shelf_extend(drv, z->name, books, nb);
 	free(books);
 	return r ? lfsvol_drv_fail(drv, r, z->what) : 0;
 }
@@ -142,7 +142,7 @@ static int resize_shelf(struct resize *z, struct lfsvol_lib *lib, json_t *sh)
 			    lfs_size_human(z->target * z->book_size, a, sizeof(a)),
 			    z->target < z->cur ? "; the dropped books wait to be zeroed" : "");
 	json_decref(res);
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
 	return r;
 }

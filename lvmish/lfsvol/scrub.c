@@ -102,7 +102,7 @@ static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 	for (size_t i = 0; result && i < n && !lfsvol_agent_stop && !r; i++) {
 		bool z = false;
 
-		r = lfs_books_zero(drv, &books[i], 1, &z);
+		r = lfsnl_books_zero(drv, &books[i], 1, &z);
 		result[i] = z ? LFSVOL_BOOK_ZEROED : LFSVOL_BOOK_UNTOUCHED;
 		nz += z;
 		lfsvol_progress_add(&st->zeroing, 1, z ? bs : 0);

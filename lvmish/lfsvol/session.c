@@ -337,31 +337,26 @@ uint64_t lfsvol_lib_book_size(struct lfsvol_lib *l)
 	return bs > 0 ? (uint64_t)bs : 0;
 }
 
-/* Append the [IG, BOOK] pairs of one reply's "map". */
-static int map_append(json_t *map, struct lfs_book *books, size_t *n, size_t cap)
+struct name_pages {
+	struct lfsvol_lib *l;
+	const char *name;
+};
+
+static int next_by_name(void *arg, size_t offset, json_t **page)
 {
-	size_t i;
-	json_t *el;
+	struct name_pages *p = arg;
 
-	json_array_foreach(map, i, el) {
-		json_int_t ig, b;
-
-		if (json_unpack(el, "[II]", &ig, &b) || ig < 0 || ig > LFS_IG_MAX || b < 0 ||
-		    b > UINT32_MAX || *n >= cap)
-			return -EPROTO;
-		books[*n].ig = (uint32_t)ig;
-		books[*n].book = (uint32_t)b;
-		(*n)++;
-	}
-	return 0;
+	return lfsvol_lib_call(
+		p->l, "shelf.get",
+		json_pack("{s:s,s:I}", "name", p->name, "offset", (json_int_t)offset), page);
 }
 
 int lfsvol_lib_shelf_map(struct lfsvol_lib *l, const char *name, json_t *first,
 			 struct lfs_book **books, size_t *n)
 {
 	json_int_t total = json_integer_value(json_object_get(first, "books"));
-	json_t *cur;
-	int r = 0;
+	struct name_pages p = { .l = l, .name = name };
+	int r;
 
 	*n = 0;
 	*books = NULL;
@@ -370,24 +365,12 @@ int lfsvol_lib_shelf_map(struct lfsvol_lib *l, const char *name, json_t *first,
 	*books = calloc(total ? (size_t)total : 1, sizeof(**books));
 	if (!*books)
 		return -ENOMEM;
-	cur = json_incref(first);
-	for (;;) {
-		r = map_append(json_object_get(cur, "map"), *books, n, (size_t)total);
-		if (r || json_is_true(json_object_get(cur, "map_complete")) || *n >= (size_t)total)
-			break;
-		json_decref(cur);
-		r = lfsvol_lib_call(l, "shelf.get",
-				    json_pack("{s:s,s:I}", "name", name, "offset", (json_int_t)*n),
-				    &cur);
-		if (r)
-			break;
-	}
-	json_decref(cur);
-	if (!r && *n != (size_t)total)
-		r = -EPROTO;
+	r = lfsvol_book_map(first, (size_t)total, next_by_name, &p, *books);
 	if (r) {
 		free(*books);
 		*books = NULL;
+		return r;
 	}
-	return r;
+	*n = (size_t)total;
+	return 0;
 }

@@ -53,6 +53,14 @@ uint64_t lfsvol_lib_book_size(struct lfsvol_lib *l);
 int lfsvol_lib_shelf_map(struct lfsvol_lib *l, const char *name, json_t *first,
 			 struct lfs_book **books, size_t *n);
 
+/*
+ * bookmap.c: a shelf's whole map of total books into books: first's "map"
+ * (borrowed), then the pages next(arg, offset, &page) asks for. 0 or -errno.
+ */
+typedef int (*lfsvol_map_page_fn)(void *arg, size_t offset, json_t **page);
+int lfsvol_book_map(json_t *first, size_t total, lfsvol_map_page_fn next, void *arg,
+		    struct lfs_book *books);
+
 /* frame.c: the framing on agent.sock (4-byte big-endian length, one JSON object). */
 #define LFSVOL_FRAME_MAX (64U << 20)
 #define LFSVOL_SOCK_TIMEOUT_MS 30000

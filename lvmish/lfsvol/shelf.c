@@ -125,30 +125,19 @@ static json_t *create_args(const struct create_opts *o, const struct lfsvol_conf
 }
 
 /*
- * shelf.create, with "activate" for create -a (one round trip less); a
- * librarian that does not know "activate" gets the plain request.
+ * shelf.create, with "activate" for create -a (one round trip less).
  * *activated: the reply holds the activation.
  */
 static int create_send(struct lfsvol_lib *lib, const char *what, json_t *args, bool activate,
 		       json_t **res, bool *activated, uint64_t *sent)
 {
-	int r = 0;
+	int r;
 
-	*activated = false;
 	*sent = lfs_boottime_ns();
-	if (activate) {
+	if (activate)
 		json_object_set_new(args, "activate", json_string("rw"));
-		r = lfsvol_lib_call(lib, "shelf.create", json_incref(args), res);
-		*activated = !r;
-		if (r == -EINVAL && strstr(lfsvol_lib_errmsg(lib), "unknown argument 'activate'")) {
-			json_object_del(args, "activate"); /* an older librarian */
-			r = 0;
-		} else if (r) {
-			r = lfsvol_lib_fail(lib, what, r);
-		}
-	}
-	if (!*activated && !r)
-		r = lfsvol_lib_request(lib, what, "shelf.create", json_incref(args), res);
+	r = lfsvol_lib_request(lib, what, "shelf.create", json_incref(args), res);
+	*activated = activate && !r;
 	lfsvol_trace("librarian shelf.create: %d", r);
 	return r;
 }
@@ -266,7 +255,7 @@ static int remove_shelf(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, const ch
 			    json_integer_value(json_object_get(res, "zombies")) == 1 ? "" : "s");
 	json_decref(sh);
 	json_decref(res);
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
 	return r;
 }
@@ -328,7 +317,7 @@ int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 				       NULL);
 	if (!r)
 		lfsvol_info("renamed shelf %s to %s", argv[1], argv[2]);
-	lfs_shelf_list_free(kv, kn);
+	lfsnl_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
 	lfsvol_lib_close(lib);
 	return lfsvol_exit_code(r);

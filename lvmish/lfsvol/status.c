@@ -33,15 +33,10 @@ static void node_view_read(struct node_view *v)
 	v->loaded = !lfs_client_open(&drv);
 	if (!v->loaded)
 		return;
-	lfs_fabric_list(drv, &v->fv, &v->nf);
-	lfs_shelf_list(drv, NULL, &v->kv, &v->kn);
-	v->have_lease = !lfs_lease_get(drv, &v->lease);
+	lfsnl_fabric_list(drv, &v->fv, &v->nf);
+	lfsnl_shelf_list(drv, NULL, &v->kv, &v->kn);
+	v->have_lease = !lfsnl_lease_get(drv, &v->lease);
 	lfs_client_close(drv);
-}
-
-static const char *action_name(uint32_t a)
-{
-	return a == LFS_FENCE_EIO ? "eio" : "reset";
 }
 
 /*
@@ -75,7 +70,7 @@ static json_t *lease_json(const struct node_view *v)
 			 (json_int_t)l->lease_ms, "left_ms",
 			 l->lease_ms ? json_integer(l->left_ms) : json_null(), "expired",
 			 l->lease_ms && l->left_ms <= 0, "fence_action",
-			 action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced,
+			 lfs_fence_action_name(l->fence_action), "fenced", (json_int_t)l->nr_fenced,
 			 "fence_latency", fence_latency_json(l));
 }
 
@@ -147,7 +142,7 @@ static void lease_print(const struct node_view *v)
 	else if (l->left_ms > 0)
 		printf("lease: %u s, ends in %s; fence action %s; %u shelves fenced\n",
 		       l->lease_ms / 1000, secs(l->left_ms, a, sizeof(a)),
-		       action_name(l->fence_action), l->nr_fenced);
+		       lfs_fence_action_name(l->fence_action), l->nr_fenced);
 	else
 		printf("lease: %u s, EXPIRED %s ago: leased shelves are fenced, no activation until the agent renews it; %u shelves fenced\n",
 		       l->lease_ms / 1000, secs(-l->left_ms, a, sizeof(a)), l->nr_fenced);
@@ -294,6 +289,6 @@ int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
 	}
 	json_decref(agent);
 	free(v.fv);
-	lfs_shelf_list_free(v.kv, v.kn);
+	lfsnl_shelf_list_free(v.kv, v.kn);
 	return LFSVOL_OK;
 }

@@ -47,6 +47,7 @@ struct up_watch {
 
 struct up_server {
 	const struct lfsvol_conf *conf;
+	up_handler_fn handle; /* a worker's answer to one request (up_dispatch) */
 	struct nl_sock *up; /* the registered socket, or NULL */
 	int family;
 	pthread_mutex_t send_mu; /* guards up, family and watch */
@@ -222,29 +223,12 @@ static void refused(struct up_server *srv, uint32_t seq)
 		enqueue(srv, r);
 }
 
-/* The extended ack's message of an error, or "". */
-static const char *ext_msg(struct nlmsgerr *err)
-{
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)err - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1] = { NULL };
-	int ack_len = NLMSG_HDRLEN + sizeof(*err);
-
-	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			ack_len += err->msg.nlmsg_len - NLMSG_HDRLEN;
-		if ((int)nlh->nlmsg_len > ack_len)
-			nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + ack_len),
-				  nlh->nlmsg_len - ack_len, NULL);
-	}
-	return tb[NLMSGERR_ATTR_MSG] ? (char *)nla_data(tb[NLMSGERR_ATTR_MSG]) : "";
-}
-
 /* The registration's answer. */
 static int on_reg_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
 {
 	(void)nla;
 	*(int *)arg = err->error ? err->error : -EIO;
-	lfsvol_err("upcall: kernel reports: %s", ext_msg(err));
+	lfsvol_err("upcall: kernel reports: %s", lfs_ext_ack_msg(err));
 	return NL_STOP;
 }
 
@@ -253,7 +237,7 @@ static int on_refused(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
 {
 	(void)nla;
 	lfsvol_err("upcall: the kernel refused a reply (%s): %s", strerror(-err->error),
-		   ext_msg(err));
+		   lfs_ext_ack_msg(err));
 	refused(arg, err->msg.nlmsg_seq);
 	return NL_SKIP;
 }
@@ -323,12 +307,17 @@ static struct nl_sock *sock_register(int *family)
 	struct nl_msg *msg = nlmsg_alloc();
 	int one = 1, done = 0, status = 0, ret = -NLE_NOMEM;
 	int rcvbuf = LFS_UP_PENDING_MAX * LFS_UP_REQUEST_MAX;
+	static bool warned; /* the receiver thread's: one message while a mismatch lasts */
+	char why[256];
 
 	if (!sk || !cb || !msg || genl_connect(sk))
 		goto out;
-	ret = *family = genl_ctrl_resolve(sk, LFS_GENL_NAME);
+	ret = *family = lfs_genl_family(sk, LFS_GENL_NAME, LFS_GENL_VERSION, why, sizeof(why));
+	if (ret == -EPROTONOSUPPORT && !warned)
+		lfsvol_err("upcall: %s: not serving the filesystem", why);
+	warned = ret == -EPROTONOSUPPORT;
 	if (ret < 0)
-		goto out; /* the module is not loaded: no message, tried again */
+		goto out; /* no module, or not ours: tried again */
 	nl_socket_disable_seq_check(sk);
 	nl_socket_disable_auto_ack(sk);
 	nl_socket_set_buffer_size(sk, rcvbuf, 1 << 20);
@@ -442,10 +431,7 @@ static void *worker_main(void *arg)
 	struct up_req *r;
 
 	while ((r = dequeue(w->srv, (int)(w - w->srv->workers)))) {
-		int err = up_dispatch(w, r);
-
-		if (err && r->op != LFSVOL_UP_UNDO_OPEN)
-			up_answer_errno(w, r->id, err);
+		w->srv->handle(w, r);
 		finished(w->srv, (int)(w - w->srv->workers));
 		req_free(r);
 	}
@@ -473,7 +459,8 @@ static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 	return r;
 }
 
-int lfsvol_upcall_start(const struct lfsvol_conf *conf, struct up_server **out)
+int lfsvol_upcall_start(const struct lfsvol_conf *conf, up_handler_fn handle,
+			struct up_server **out)
 {
 	struct up_server *srv = calloc(1, sizeof(*srv));
 	int r;
@@ -481,6 +468,7 @@ int lfsvol_upcall_start(const struct lfsvol_conf *conf, struct up_server **out)
 	if (!srv)
 		return -ENOMEM;
 	srv->conf = conf;
+	srv->handle = handle;
 	pthread_mutex_init(&srv->send_mu, NULL);
 	pthread_mutex_init(&srv->q_mu, NULL);
 	pthread_cond_init(&srv->q_cond, NULL);

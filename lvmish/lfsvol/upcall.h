@@ -27,8 +27,6 @@ struct nl_msg;
 #define LFSVOL_UP_NAME_MAX 128
 /* book-map entries asked of the librarian per request */
 #define UP_MAP_PAGE 65536
-/* where a librarian without lfs.size keeps the size (no xattr shows it) */
-#define UP_SIZE_OLD "lfsfs.size"
 /* Internal: undo an OPEN whose reply the kernel refused. */
 #define LFSVOL_UP_UNDO_OPEN 0x10000
 
@@ -68,8 +66,16 @@ struct up_shelf {
 	struct lfs_book *books; /* with a map: nr_books */
 };
 
+/*
+ * A worker's handling of one request: answered (by the handler, errors too)
+ * when it returns. The threads below know nothing of the librarian: the
+ * agent passes up_dispatch (upops.c).
+ */
+typedef int (*up_handler_fn)(struct up_worker *w, const struct up_req *r);
+
 /* upcall.c: start the receiver and the workers (daemon only); stop them. */
-int lfsvol_upcall_start(const struct lfsvol_conf *conf, struct up_server **out);
+int lfsvol_upcall_start(const struct lfsvol_conf *conf, up_handler_fn handle,
+			struct up_server **out);
 void lfsvol_upcall_stop(struct up_server *srv);
 
 /* upcall.c: send one reply message (serialised); its sequence number in *seq. */
@@ -101,7 +107,10 @@ int up_name_of(struct up_worker *w, const struct up_req *r, char *name, size_t l
 int up_call_same(struct up_worker *w, const char *op, json_t *args, const uint8_t *uuid,
 		 json_t **res);
 bool up_renamed(struct up_worker *w, const struct up_req *r, int ret, char *name, size_t len);
-/* upops.c: the librarian's side of a request; 0 once answered, or a positive errno. */
+/*
+ * upops.c: the librarian's side of a request, answered: 0, or the negative
+ * errno it was answered with (as every up_* function: negative errno).
+ */
 int up_dispatch(struct up_worker *w, const struct up_req *r);
 /* upopen.c: OPEN, CREATE_OPEN, and the undoing of a refused answer */
 int up_do_open(struct up_worker *w, const struct up_req *r);

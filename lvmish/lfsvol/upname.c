@@ -35,26 +35,17 @@ int up_name_of(struct up_worker *w, const struct up_req *r, char *name, size_t l
 /*
  * op on the shelf of uuid, args (stolen) naming it: the librarian checks
  * in the same transaction that the name is still that shelf's (ESTALE).
- * A librarian without "uuid" on op: unchecked, as before.
  */
 int up_call_same(struct up_worker *w, const char *op, json_t *args, const uint8_t *uuid,
 		 json_t **res)
 {
 	char u[40];
-	int ret;
 
-	if (!uuid)
-		return up_call(w, op, args, res);
-	lfs_format_uuid(uuid, u);
-	json_object_set_new(args, "uuid", json_string(u));
-	json_incref(args);
-	ret = up_call(w, op, args, res);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib) ?: "", "unknown argument 'uuid'")) {
-		json_object_del(args, "uuid");
-		return up_call(w, op, args, res);
+	if (uuid) {
+		lfs_format_uuid(uuid, u);
+		json_object_set_new(args, "uuid", json_string(u));
 	}
-	json_decref(args);
-	return ret;
+	return up_call(w, op, args, res);
 }
 
 /*

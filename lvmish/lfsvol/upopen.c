@@ -28,7 +28,7 @@ static int kernel_shelf_list(struct up_worker *w, const char *name, struct lfs_s
 		w->drv = NULL;
 		return -ENOENT; /* driver not loaded: nothing is active here */
 	}
-	return lfs_shelf_list(w->drv, name, v, n);
+	return lfsnl_shelf_list(w->drv, name, v, n);
 }
 
 /*
@@ -51,7 +51,7 @@ static bool block_device_here(struct up_worker *w, const char *name)
 	if (r)
 		n = 0; /* none of that name, or none the kernel would tell */
 	found = lfsvol_find_active(v, n, name);
-	lfs_shelf_list_free(v, n);
+	lfsnl_shelf_list_free(v, n);
 	if (found)
 		lfsvol_err(
 			"upcall %s: '%s' is a block device on this node: not opened through the filesystem",
@@ -70,47 +70,33 @@ static int activate_as(struct up_worker *w, const char *name, const char *uuid, 
 	return up_call(w, "shelf.activate", args, j);
 }
 
-/* Mode "shared" (several nodes); a librarian without it: "rw" (this node only). */
+/* Mode "shared" for a write (several nodes may hold it), "ro" otherwise. */
 static int activate(struct up_worker *w, const char *name, const char *uuid, bool write, json_t **j)
 {
-	static int no_shared;
-	int ret;
-
-	if (write && !__atomic_load_n(&no_shared, __ATOMIC_RELAXED)) {
-		ret = activate_as(w, name, uuid, "shared", j);
-		if (ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "mode 'shared'"))
-			return ret;
-		lfsvol_err(
-			"upcall: the librarian has no mode \"shared\": writable opens are exclusive (\"rw\")");
-		__atomic_store_n(&no_shared, 1, __ATOMIC_RELAXED);
-	}
-	return activate_as(w, name, uuid, write ? "rw" : "ro", j);
+	return activate_as(w, name, uuid, write ? "shared" : "ro", j);
 }
 
 /*
  * The first activation here of the shelf the kernel opens as r->name, in one
  * request: the librarian checks that the name is still the UUID's (ESTALE
  * otherwise, and for a name that is gone: the kernel looks the name up again
- * and opens what it names now). A librarian without "uuid" on
- * shelf.activate: the current name by UUID first (shelf.get), as before.
+ * and opens what it names now). Without a name or UUID: the current name by
+ * UUID first (shelf.get).
  */
 static int activate_first(struct up_worker *w, const struct up_req *r, char *name, size_t len,
 			  json_t **j)
 {
-	static int no_uuid;
 	bool write = r->flags & LFS_UP_F_WRITE;
 	char u[40];
 	int ret;
 
-	if (r->name && r->has_uuid && !__atomic_load_n(&no_uuid, __ATOMIC_RELAXED)) {
+	if (r->name && r->has_uuid) {
 		snprintf(name, len, "%s", r->name);
 		if (block_device_here(w, name))
 			return -EBUSY;
 		lfs_format_uuid(r->uuid, u);
 		ret = activate(w, name, u, write, j);
-		if (ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "unknown argument 'uuid'"))
-			return ret == -ENOENT ? -ESTALE : ret;
-		__atomic_store_n(&no_uuid, 1, __ATOMIC_RELAXED);
+		return ret == -ENOENT ? -ESTALE : ret;
 	}
 	ret = up_name_of(w, r, name, len);
 	if (!ret && block_device_here(w, name))
@@ -132,8 +118,6 @@ static int activate_again(struct up_worker *w, const struct up_req *r, char *nam
 
 	lfs_format_uuid(r->uuid, u);
 	ret = activate(w, name, u, write, j);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib) ?: "", "unknown argument 'uuid'"))
-		return activate(w, name, NULL, write, j);
 	if (up_renamed(w, r, ret, name, len))
 		ret = activate(w, name, u, write, j);
 	return ret;
@@ -182,7 +166,7 @@ int up_do_open(struct up_worker *w, const struct up_req *r)
 	w->watch = false;
 out:
 	up_shelf_free(&s);
-	return -ret;
+	return ret;
 }
 
 /* An OPEN whose reply the kernel refused: the node has no activation. */
@@ -195,15 +179,6 @@ int up_undo_open(struct up_worker *w, const struct up_req *r)
 	lfsvol_err("upcall: the kernel refused the OPEN of %s: deactivating it again", r->name);
 	up_call(w, "shelf.deactivate", json_pack("{s:s}", "name", r->name), NULL);
 	return 0;
-}
-
-/* A librarian that cannot create and activate so: the kernel asks LOOKUP, CREATE and OPEN. */
-static bool create_open_unknown(struct up_worker *w, int ret)
-{
-	const char *m = lfs_lib_errmsg(w->lib);
-
-	return ret == -EINVAL && m &&
-	       (strstr(m, "unknown argument 'activate'") || strstr(m, "'shared'"));
 }
 
 /*
@@ -226,10 +201,8 @@ int up_do_create_open(struct up_worker *w, const struct up_req *r)
 		json_object_set_new(args, "policy", json_string(r->policy));
 	ret = up_call(w, "shelf.create", args, &j);
 	granted = lfs_boottime_ns(); /* as for OPEN: once the answer is here */
-	if (create_open_unknown(w, ret))
-		return EOPNOTSUPP;
 	if (ret)
-		return -ret;
+		return ret;
 	ret = up_shelf_from(w, j, true, &s);
 	json_decref(j);
 	if (ret) {
@@ -243,5 +216,5 @@ int up_do_create_open(struct up_worker *w, const struct up_req *r)
 	w->watch = false;
 out:
 	up_shelf_free(&s);
-	return -ret;
+	return ret;
 }

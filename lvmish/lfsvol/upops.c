@@ -35,12 +35,12 @@ static int do_lookup(struct up_worker *w, const struct up_req *r)
 	int ret;
 
 	if (!r->name)
-		return EINVAL;
+		return -EINVAL;
 	ret = up_call(w, "shelf.get", json_pack("{s:s,s:i}", "name", r->name, "limit", 0), &j);
 	if (!ret)
 		ret = answer_shelf(w, r, j, false);
 	json_decref(j);
-	return -ret;
+	return ret;
 }
 
 /* Every shelf this node may see whose name the kernel takes (the rule), as [name, ino]. */
@@ -80,7 +80,7 @@ static int do_list(struct up_worker *w, const struct up_req *r)
 	if (!ret)
 		ret = up_answer_list(w, r->id, entries);
 	json_decref(entries);
-	return -ret;
+	return ret;
 }
 
 /* shelf.create with no books and the mount's policy; without EXCL an existing one is the answer. */
@@ -98,30 +98,18 @@ static int do_create(struct up_worker *w, const struct up_req *r)
 	if (!ret)
 		ret = answer_shelf(w, r, j, false);
 	json_decref(j);
-	return -ret;
+	return ret;
 }
 
-/*
- * lfs.size (bytes), within the books. A librarian without lfs.size keeps
- * it as UP_SIZE_OLD, an attribute outside user.* (no xattr shows it).
- */
+/* lfs.size (bytes), within the books; refused (ESTALE) if name is no longer uuid's. */
 static int set_size(struct up_worker *w, const char *name, const uint8_t *uuid, uint64_t size)
 {
-	static int old;
-	bool o = __atomic_load_n(&old, __ATOMIC_RELAXED);
 	char v[32];
-	int ret;
 
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)size);
-	ret = up_call_same(w, "attr.set",
-			   json_pack("{s:s,s:s,s:s}", "name", name, "key",
-				     o ? UP_SIZE_OLD : "lfs.size", "value", v),
-			   uuid, NULL);
-	if (o || ret != -EINVAL || !strstr(lfs_lib_errmsg(w->lib), "unknown system attribute"))
-		return ret;
-	lfsvol_err("upcall: the librarian has no lfs.size: sizes are kept as " UP_SIZE_OLD);
-	__atomic_store_n(&old, 1, __ATOMIC_RELAXED);
-	return set_size(w, name, uuid, size);
+	return up_call_same(w, "attr.set",
+			    json_pack("{s:s,s:s,s:s}", "name", name, "key", "lfs.size", "value", v),
+			    uuid, NULL);
 }
 
 /* shelf.deactivate of the request's shelf, under its name now. */
@@ -144,27 +132,13 @@ static int do_close(struct up_worker *w, const struct up_req *r)
 
 	lfsvol_upactive_remove(r->uuid, &write);
 	if (ret)
-		return -ret;
+		return ret;
 	/* the kernel stopped using the books: the activation ends whatever became of the size */
 	if (r->has_size &&
 	    up_renamed(w, r, set_size(w, name, r->uuid, r->size), name, sizeof(name)))
 		set_size(w, name, r->uuid, r->size);
 	ret = deactivate(w, r, name, sizeof(name));
-	return ret ? -ret : -up_answer_errno(w, r->id, 0);
-}
-
-/* Librarians before "bytes": books covering the size, then lfs.size. */
-static int resize_books(struct up_worker *w, const char *name, uint64_t size)
-{
-	uint64_t books;
-	int ret;
-
-	if (!w->book_size)
-		return -EIO;
-	books = (size + w->book_size - 1) / w->book_size;
-	ret = up_call(w, "shelf.resize",
-		      json_pack("{s:s,s:I}", "name", name, "books", (json_int_t)books), NULL);
-	return ret ? ret : set_size(w, name, NULL, size);
+	return ret ? ret : up_answer_errno(w, r->id, 0);
 }
 
 /*
@@ -182,11 +156,6 @@ static int resize_to(struct up_worker *w, const struct up_req *r, const char *na
 		      json_pack("{s:s,s:s,s:I,s:i}", "name", name, "uuid", u, "bytes",
 				(json_int_t)size, "limit", UP_MAP_PAGE),
 		      j);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'uuid'"))
-		ret = up_call(w, "shelf.resize",
-			      json_pack("{s:s,s:I}", "name", name, "bytes", (json_int_t)size), j);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'bytes'"))
-		ret = resize_books(w, name, size);
 	return ret;
 }
 
@@ -207,7 +176,7 @@ static int do_resize(struct up_worker *w, const struct up_req *r)
 	if (!ret)
 		ret = answer_shelf(w, r, j, true);
 	json_decref(j);
-	return -ret;
+	return ret;
 }
 
 static int do_setsize(struct up_worker *w, const struct up_req *r)
@@ -223,22 +192,7 @@ static int do_setsize(struct up_worker *w, const struct up_req *r)
 		ret = -EINVAL;
 	if (!ret)
 		ret = set_size(w, s.name, r->uuid, r->size);
-	return ret ? -ret : -up_answer_errno(w, r->id, 0);
-}
-
-/* Librarians before "replace": the target destroyed first (not in one transaction). */
-static int rename_replacing(struct up_worker *w, const char *name, const char *to)
-{
-	int ret = up_call(w, "shelf.rename", json_pack("{s:s,s:s}", "name", name, "new_name", to),
-			  NULL);
-
-	if (ret != -EEXIST)
-		return ret;
-	ret = up_call(w, "shelf.destroy", json_pack("{s:s}", "name", to), NULL);
-	if (!ret)
-		ret = up_call(w, "shelf.rename",
-			      json_pack("{s:s,s:s}", "name", name, "new_name", to), NULL);
-	return ret;
+	return ret ? ret : up_answer_errno(w, r->id, 0);
 }
 
 /* The shelf named r->name, if it still has the request's UUID (ESTALE), for a same-name rename. */
@@ -268,28 +222,6 @@ static int names_call(struct up_worker *w, const struct up_req *r, bool noreplac
 		       NULL);
 }
 
-/* Librarians before "uuid": the name checked first (not in one transaction), "replace" maybe missing. */
-static int names_old(struct up_worker *w, const struct up_req *r, bool noreplace)
-{
-	int ret = still_named(w, r);
-
-	if (ret)
-		return ret;
-	if (r->op == LFS_UP_DESTROY)
-		return up_call(w, "shelf.destroy", json_pack("{s:s}", "name", r->name), NULL);
-	ret = up_call(w, "shelf.rename",
-		      json_pack("{s:s,s:s,s:b}", "name", r->name, "new_name", r->new_name,
-				"replace", !noreplace),
-		      NULL);
-	if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'replace'"))
-		ret = noreplace ? up_call(w, "shelf.rename",
-					  json_pack("{s:s,s:s}", "name", r->name, "new_name",
-						    r->new_name),
-					  NULL) :
-				  rename_replacing(w, r->name, r->new_name);
-	return ret;
-}
-
 /* DESTROY and RENAME: the name must still be the UUID's (ESTALE), checked by the librarian. */
 static int do_names(struct up_worker *w, const struct up_req *r)
 {
@@ -297,19 +229,17 @@ static int do_names(struct up_worker *w, const struct up_req *r)
 	int ret;
 
 	if (!r->has_uuid || !r->name || (r->op == LFS_UP_RENAME && !r->new_name))
-		return EINVAL;
+		return -EINVAL;
 	if (r->op == LFS_UP_RENAME && !strcmp(r->name, r->new_name)) {
 		ret = still_named(w, r);
 		if (!ret && noreplace)
 			ret = -EEXIST;
 	} else {
 		ret = names_call(w, r, noreplace);
-		if (ret == -EINVAL && strstr(lfs_lib_errmsg(w->lib), "unknown argument 'uuid'"))
-			ret = names_old(w, r, noreplace);
 	}
 	if (!ret && r->op == LFS_UP_RENAME)
 		lfsvol_upactive_rename(r->uuid, r->new_name);
-	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+	return ret ? ret : up_answer_errno(w, r->id, 0);
 }
 
 /* The fabric's books and those free (known zero, the only ones allocated); this node's shelves. */
@@ -332,7 +262,7 @@ static int do_statfs(struct up_worker *w, const struct up_req *r)
 	}
 	json_decref(st);
 	json_decref(list);
-	return -ret;
+	return ret;
 }
 
 static const char *const op_names[LFS_UP_MAX + 1] = {
@@ -353,7 +283,7 @@ static const char *const op_names[LFS_UP_MAX + 1] = {
 	[LFS_UP_CREATE_OPEN] = "CREATE_OPEN",
 };
 
-int up_dispatch(struct up_worker *w, const struct up_req *r)
+static int dispatch(struct up_worker *w, const struct up_req *r)
 {
 	snprintf(w->what, sizeof(w->what), "%s %s",
 		 r->op == LFSVOL_UP_UNDO_OPEN		? "undo OPEN" :
@@ -367,11 +297,11 @@ int up_dispatch(struct up_worker *w, const struct up_req *r)
 	case LFS_UP_LIST:
 		return do_list(w, r);
 	case LFS_UP_CREATE:
-		return r->name ? do_create(w, r) : EINVAL;
+		return r->name ? do_create(w, r) : -EINVAL;
 	case LFS_UP_OPEN:
 		return up_do_open(w, r);
 	case LFS_UP_CREATE_OPEN:
-		return r->name ? up_do_create_open(w, r) : EINVAL;
+		return r->name ? up_do_create_open(w, r) : -EINVAL;
 	case LFS_UP_CLOSE:
 		return do_close(w, r);
 	case LFS_UP_RESIZE:
@@ -391,6 +321,15 @@ int up_dispatch(struct up_worker *w, const struct up_req *r)
 	case LFSVOL_UP_UNDO_OPEN:
 		return up_undo_open(w, r);
 	default:
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	}
+}
+
+int up_dispatch(struct up_worker *w, const struct up_req *r)
+{
+	int err = dispatch(w, r);
+
+	if (err && r->op != LFSVOL_UP_UNDO_OPEN)
+		up_answer_errno(w, r->id, -err);
+	return err;
 }

@@ -12,6 +12,7 @@
 
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
+#include "session.h"
 #include "upcall.h"
 
 /* The inode number: the UUID folded, stable for the shelf's life, never 0 or 1. */
@@ -25,71 +26,31 @@ uint64_t up_uuid_ino(const uint8_t *u)
 	return ino < 2 ? ino + 2 : ino;
 }
 
-/* Append the [IG, BOOK] pairs of a reply's "map". */
-static int map_append(json_t *map, struct up_shelf *s, uint32_t *n)
+struct uuid_pages {
+	struct up_worker *w;
+	char uuid[40];
+};
+
+static int next_by_uuid(void *arg, size_t offset, json_t **page)
 {
-	size_t i;
-	json_t *el;
+	struct uuid_pages *p = arg;
 
-	json_array_foreach(map, i, el) {
-		json_int_t ig, b;
-
-		if (json_unpack(el, "[II]", &ig, &b) || ig < 0 || ig > LFS_IG_MAX || b < 0 ||
-		    b > UINT32_MAX || *n >= s->nr_books)
-			return -EPROTO;
-		s->books[*n].ig = (uint32_t)ig;
-		s->books[(*n)++].book = (uint32_t)b;
-	}
-	return 0;
+	return up_call(p->w, "shelf.get",
+		       json_pack("{s:s,s:I,s:i}", "uuid", p->uuid, "offset", (json_int_t)offset,
+				 "limit", UP_MAP_PAGE),
+		       page);
 }
 
 /* The whole book map: the reply's part, then pages of shelf.get by UUID. */
 static int map_fetch(struct up_worker *w, json_t *j, struct up_shelf *s)
 {
-	char u[40];
-	uint32_t n = 0;
-	json_t *cur = json_incref(j);
-	int r;
+	struct uuid_pages p = { .w = w };
 
 	s->books = calloc(s->nr_books ? s->nr_books : 1, sizeof(*s->books));
 	if (!s->books)
 		return -ENOMEM;
-	lfs_format_uuid(s->uuid, u);
-	for (;;) {
-		r = map_append(json_object_get(cur, "map"), s, &n);
-		json_decref(cur);
-		if (r || n >= s->nr_books)
-			break;
-		r = up_call(w, "shelf.get",
-			    json_pack("{s:s,s:I,s:i}", "uuid", u, "offset", (json_int_t)n, "limit",
-				      UP_MAP_PAGE),
-			    &cur);
-		if (!r && !json_array_size(json_object_get(cur, "map")))
-			r = -EPROTO; /* changed meanwhile, or no access to the map */
-		if (r)
-			break;
-	}
-	return r ? r : n == s->nr_books ? 0 : -EPROTO;
-}
-
-/*
- * lfs.size from a shelf.get's attributes, for a librarian that does not
- * say "bytes" (shelf.activate's reply has no attributes: asked for them).
- */
-static uint64_t attr_size(struct up_worker *w, json_t *j, const char *uuid)
-{
-	json_t *attrs = json_object_get(j, "attrs"), *g = NULL;
-	const char *v;
-	uint64_t size;
-
-	if (!attrs &&
-	    !up_call(w, "shelf.get", json_pack("{s:s,s:i}", "uuid", uuid, "limit", 0), &g))
-		attrs = json_object_get(g, "attrs");
-	v = json_string_value(json_object_get(attrs, "lfs.size")) ?:
-		    json_string_value(json_object_get(attrs, UP_SIZE_OLD));
-	size = v ? strtoull(v, NULL, 10) : UINT64_MAX;
-	json_decref(g);
-	return size;
+	lfs_format_uuid(s->uuid, p.uuid);
+	return lfsvol_book_map(j, s->nr_books, next_by_uuid, &p, s->books);
 }
 
 int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
@@ -101,25 +62,22 @@ int up_shelf_from(struct up_worker *w, json_t *j, bool map, struct up_shelf *s)
 	const char *acc;
 
 	memset(s, 0, sizeof(*s));
+	/* "bytes": lfs.size as the librarian parsed it, within the books (PROTOCOL.md) */
 	if (!name || !uuid || lfs_parse_uuid(uuid, s->uuid) || books < 0 ||
-	    books > LFS_SHELF_BOOKS_MAX)
+	    books > LFS_SHELF_BOOKS_MAX || !json_is_integer(bytes) ||
+	    json_integer_value(bytes) < 0 ||
+	    (uint64_t)json_integer_value(bytes) > (uint64_t)books * w->book_size)
 		return -EPROTO;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->ino = up_uuid_ino(s->uuid);
 	s->nr_books = (uint32_t)books;
 	s->book_size = w->book_size;
-	/* lfs.size, or the books' total for a shelf made by lfsvol (or a librarian without it) */
-	s->size = json_is_integer(bytes) ? (uint64_t)json_integer_value(bytes) :
-					   attr_size(w, j, uuid);
-	if (s->size == UINT64_MAX)
-		s->size = (uint64_t)books * w->book_size;
-	if (s->size > (uint64_t)books * w->book_size)
-		s->size = (uint64_t)books * w->book_size;
+	s->size = (uint64_t)json_integer_value(bytes);
 	s->mtime = (uint64_t)json_integer_value(json_object_get(j, "mtime")) * 1000000000ULL;
 	s->ctime = (uint64_t)json_integer_value(json_object_get(j, "ctime")) * 1000000000ULL;
 	/*
 	 * The mode shows what the librarian says this node may do ("caller_access";
-	 * rw without it, from an older librarian). The librarian stays the judge:
+	 * rw if it could not say). The librarian stays the judge:
 	 * a write it refuses fails the open with its errno, whatever the mode.
 	 */
 	acc = json_string_value(json_object_get(j, "caller_access"));

@@ -27,7 +27,7 @@
 
 static int answer_text(struct up_worker *w, const struct up_req *r, const char *s)
 {
-	return -up_answer_blob(w, r->id, LFS_A_XATTR_VALUE, s, strlen(s));
+	return up_answer_blob(w, r->id, LFS_A_XATTR_VALUE, s, strlen(s));
 }
 
 static int answer_policies(struct up_worker *w, const struct up_req *r)
@@ -57,11 +57,11 @@ static int answer_default(struct up_worker *w, const struct up_req *r)
 	int ret = 0;
 
 	if (!w->lib || !lfs_lib_connected(w->lib))
-		ret = -up_call(w, "ping", NULL, NULL); /* a session, for its reply */
+		ret = up_call(w, "ping", NULL, NULL); /* a session, for its reply */
 	if (ret)
 		return ret;
 	p = json_string_value(json_object_get(lfs_lib_server_info(w->lib), "default_policy"));
-	return p ? answer_text(w, r, p) : ENODATA; /* an older librarian */
+	return p ? answer_text(w, r, p) : -EPROTO; /* every auth reply has it (PROTOCOL.md) */
 }
 
 static int dir_xattr(struct up_worker *w, const struct up_req *r)
@@ -75,18 +75,18 @@ static int dir_xattr(struct up_worker *w, const struct up_req *r)
 		if (!strcmp(r->xname, X_LIST))
 			return answer_policies(w, r);
 		/* asked here only without a mount policy: the librarian's default */
-		return strcmp(r->xname, X_DEFAULT) ? ENODATA : answer_default(w, r);
+		return strcmp(r->xname, X_DEFAULT) ? -ENODATA : answer_default(w, r);
 	case LFS_UP_LISTXATTR:
-		return -up_answer_blob(w, r->id, LFS_A_XATTR_NAMES, names, sizeof(names));
+		return up_answer_blob(w, r->id, LFS_A_XATTR_NAMES, names, sizeof(names));
 	case LFS_UP_SETXATTR:
 		if (strcmp(r->xname, X_DEFAULT))
-			return EPERM;
+			return -EPERM;
 		v = value_text(r);
 		if (!v || lfs_policy_parse(v, &p))
-			return EINVAL;
-		return -up_answer_errno(w, r->id, 0);
+			return -EINVAL;
+		return up_answer_errno(w, r->id, 0);
 	default:
-		return EPERM;
+		return -EPERM;
 	}
 }
 
@@ -99,18 +99,18 @@ static int answer_interleave(struct up_worker *w, const struct up_req *r, json_t
 	int ret = up_shelf_from(w, j, true, &s);
 
 	if (ret)
-		return -ret;
+		return ret;
 	cap = (size_t)s.nr_books * 7 + 1;
 	buf = malloc(cap);
 	if (buf) {
 		buf[0] = '\0';
 		for (uint32_t i = 0; i < s.nr_books; i++)
 			o += snprintf(buf + o, cap - o, "%s%u", i ? "," : "", s.books[i].ig);
-		ret = o > LFS_XATTR_VALUE_MAX ? E2BIG : answer_text(w, r, buf);
+		ret = o > LFS_XATTR_VALUE_MAX ? -E2BIG : answer_text(w, r, buf);
 	}
 	free(buf);
 	up_shelf_free(&s);
-	return buf ? ret : ENOMEM;
+	return buf ? ret : -ENOMEM;
 }
 
 static int file_get(struct up_worker *w, const struct up_req *r, json_t *j)
@@ -130,7 +130,7 @@ static int file_get(struct up_worker *w, const struct up_req *r, json_t *j)
 		v = NULL;
 	else
 		v = json_string_value(json_object_get(attrs, r->xname));
-	return v ? answer_text(w, r, v) : ENODATA;
+	return v ? answer_text(w, r, v) : -ENODATA;
 }
 
 static int file_list(struct up_worker *w, const struct up_req *r, json_t *j)
@@ -153,17 +153,17 @@ static int file_list(struct up_worker *w, const struct up_req *r, json_t *j)
 		if (strncmp(key, "user.", 5) || !strncmp(key, "user.LFS.", 9))
 			continue;
 		if (o + n > sizeof(buf))
-			return E2BIG;
+			return -E2BIG;
 		memcpy(buf + o, key, n);
 		o += n;
 	}
-	return -up_answer_blob(w, r->id, LFS_A_XATTR_NAMES, buf, o);
+	return up_answer_blob(w, r->id, LFS_A_XATTR_NAMES, buf, o);
 }
 
 /* The librarian's key for a settable name; NULL (*err set) for the others. */
 static const char *file_key(const struct up_req *r, int *err)
 {
-	*err = EPERM;
+	*err = -EPERM;
 	if (!strcmp(r->xname, X_POLICY))
 		return r->op == LFS_UP_SETXATTR ? "lfs.policy" : NULL;
 	if (!strcmp(r->xname, X_REQUEST))
@@ -208,24 +208,24 @@ static int file_change(struct up_worker *w, const struct up_req *r, json_t *j)
 	has = json_object_get(json_object_get(j, "attrs"), key);
 	if (r->op == LFS_UP_REMOVEXATTR) {
 		if (!has)
-			return ENODATA;
+			return -ENODATA;
 		ret = up_call(w, "attr.remove", json_pack("{s:s,s:s}", "name", name, "key", key),
 			      NULL);
-		return ret ? -ret : -up_answer_errno(w, r->id, 0);
+		return ret ? ret : up_answer_errno(w, r->id, 0);
 	}
 	if ((r->flags & LFS_UP_F_XATTR_CREATE) && has)
-		return EEXIST;
+		return -EEXIST;
 	if ((r->flags & LFS_UP_F_XATTR_REPLACE) && !has)
-		return ENODATA;
+		return -ENODATA;
 	v = value_text(r);
 	if (v && !strcmp(key, "lfs.igs"))
 		v = igs = igs_text(v);
 	if (!v)
-		return EINVAL;
+		return -EINVAL;
 	ret = up_call(w, "attr.set",
 		      json_pack("{s:s,s:s,s:s}", "name", name, "key", key, "value", v), NULL);
 	free(igs);
-	return ret ? -ret : -up_answer_errno(w, r->id, 0);
+	return ret ? ret : up_answer_errno(w, r->id, 0);
 }
 
 int up_xattr(struct up_worker *w, const struct up_req *r)
@@ -235,11 +235,11 @@ int up_xattr(struct up_worker *w, const struct up_req *r)
 	int ret;
 
 	if (r->op != LFS_UP_LISTXATTR && !r->xname)
-		return EINVAL;
+		return -EINVAL;
 	if (!r->has_uuid && !r->name)
 		return dir_xattr(w, r);
 	interleave = r->op == LFS_UP_GETXATTR && !strcmp(r->xname, X_INTERLEAVE);
-	ret = -up_find(w, r, interleave, &j);
+	ret = up_find(w, r, interleave, &j);
 	if (!ret && r->op == LFS_UP_GETXATTR)
 		ret = file_get(w, r, j);
 	else if (!ret && r->op == LFS_UP_LISTXATTR)

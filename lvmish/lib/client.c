@@ -65,6 +65,13 @@ const char *lfs_client_error(const struct lfs_client *c)
 	return c->err;
 }
 
+static __thread char open_error[256];
+
+const char *lfs_client_open_error(void)
+{
+	return open_error;
+}
+
 int lfs_client_open(struct lfs_client **out)
 {
 	struct lfs_client *c;
@@ -80,6 +87,7 @@ int lfs_client_open(struct lfs_client **out)
 	}
 	ret = genl_connect(c->sk);
 	if (ret < 0) {
+		snprintf(open_error, sizeof(open_error), "no generic netlink socket");
 		ret = -ECONNREFUSED;
 		goto out_free;
 	}
@@ -88,11 +96,13 @@ int lfs_client_open(struct lfs_client **out)
 	nl_socket_enable_msg_peek(c->sk);
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	c->family = genl_ctrl_resolve(c->sk, LFS_GENL_NAME);
+	c->family = lfs_genl_family(c->sk, LFS_GENL_NAME, LFS_GENL_VERSION, open_error,
+				    sizeof(open_error));
 	if (c->family < 0) {
-		ret = -ENOENT;
+		ret = c->family == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : -ENOENT;
 		goto out_free;
 	}
+	open_error[0] = 0;
 	*out = c;
 	return 0;
 
@@ -148,25 +158,40 @@ static const char *bad_attr_name(struct nl_msg *sent, uint32_t off)
 	return NULL;
 }
 
-static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
+void lfs_ext_ack_parse(struct nlmsgerr *err, struct nlattr **tb)
 {
 	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)err - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1] = { NULL };
+	int ack_len = NLMSG_HDRLEN + sizeof(*err);
+
+	memset(tb, 0, (NLMSGERR_ATTR_MAX + 1) * sizeof(*tb));
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		ack_len += err->msg.nlmsg_len - NLMSG_HDRLEN;
+	if ((int)nlh->nlmsg_len > ack_len)
+		nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + ack_len),
+			  nlh->nlmsg_len - ack_len, NULL);
+}
+
+const char *lfs_ext_ack_msg(struct nlmsgerr *err)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+
+	lfs_ext_ack_parse(err, tb);
+	return tb[NLMSGERR_ATTR_MSG] ? (char *)nla_data(tb[NLMSGERR_ATTR_MSG]) : "";
+}
+
+static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
+{
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
 	struct lfs_request *req = arg;
 	struct lfs_client *c = req->c;
-	int ack_len = NLMSG_HDRLEN + sizeof(*err);
 	const char *what = NULL;
 
 	(void)nla;
 	req->error = err->error ? err->error : -EIO;
 	req->done = 1;
-	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			ack_len += err->msg.nlmsg_len - NLMSG_HDRLEN;
-		if ((int)nlh->nlmsg_len > ack_len)
-			nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + ack_len),
-				  nlh->nlmsg_len - ack_len, NULL);
-	}
+	lfs_ext_ack_parse(err, tb);
 	if (tb[NLMSGERR_ATTR_OFFS] && req->sent)
 		what = bad_attr_name(req->sent, nla_get_u32(tb[NLMSGERR_ATTR_OFFS]));
 	if (tb[NLMSGERR_ATTR_MSG])

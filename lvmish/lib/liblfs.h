@@ -63,69 +63,87 @@ struct lfs_lease_info {
 	uint32_t fence_hist[LFS_FENCE_HIST_BUCKETS]; /* within 1, 2, 4 .. 64 ms, later */
 };
 
-/* Flags of lfs_shelf_create_flags(). */
+/* Flags of lfsnl_shelf_create_flags(). */
 #define LFS_CREATE_ZEROED 1U /* every book reads as zeroes: udev need not probe */
 #define LFS_CREATE_LEASED 2U /* an activation the librarian granted: covered by the lease */
 
-/* Connect and resolve the family; -ENOENT if the module is not loaded. */
+/*
+ * Connect and resolve the family; -ENOENT if the module is not loaded,
+ * -EPROTONOSUPPORT if its family is not LFS_GENL_VERSION, and then
+ * lfs_client_open_error() names both versions.
+ */
 int lfs_client_open(struct lfs_client **out);
+/* Why this thread's last lfs_client_open() failed ("" if it did not). */
+const char *lfs_client_open_error(void);
+
+struct nl_sock;
+/*
+ * The generic netlink family name on sk: its id, or -ENOENT (none) or
+ * -EPROTONOSUPPORT (the kernel's family is not version want); msg says
+ * which, naming both versions.
+ */
+int lfs_genl_family(struct nl_sock *sk, const char *name, uint32_t want, char *msg, size_t len);
 void lfs_client_close(struct lfs_client *c);
 const char *lfs_client_error(const struct lfs_client *c);
 
-int lfs_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
-	       uint64_t offset);
+int lfsnl_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+		 uint64_t offset);
 /*
  * The same, and the device must carry a label of this fabric (fabric_uuid
  * not NULL): EMEDIUMTYPE with the kernel's message naming both otherwise.
  */
-int lfs_attach_labelled(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
-			uint64_t offset, const uint8_t *fabric_uuid);
+int lfsnl_attach_labelled(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+			  uint64_t offset, const uint8_t *fabric_uuid);
 /* Write a device's label (LFS_CMD_FABRIC_LABEL); EEXIST if it has one. */
-int lfs_fabric_label(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
-		     uint64_t offset, const uint8_t *fabric_uuid);
-int lfs_detach(struct lfs_client *c, const char *path);
-int lfs_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n);
+int lfsnl_fabric_label(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+		       uint64_t offset, const uint8_t *fabric_uuid);
+int lfsnl_detach(struct lfs_client *c, const char *path);
+int lfsnl_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n);
 
 /*
  * Book lists longer than LFS_BOOKS_PER_ATTR go in several messages. zeroed:
  * the caller knows every book reads as zeroes (the librarian had them
  * scrubbed), so udev need not probe the new device.
  */
-int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
-		     const struct lfs_book *books, size_t n, struct lfs_shelf_info *out);
+int lfsnl_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
+		       const struct lfs_book *books, size_t n, struct lfs_shelf_info *out);
 /* The same with LFS_CREATE_* flags: a leased shelf fails with ENOLCK without a lease. */
-int lfs_shelf_create_flags(struct lfs_client *c, const char *name, const uint8_t *uuid,
-			   unsigned int flags, const struct lfs_book *books, size_t n,
-			   struct lfs_shelf_info *out);
-int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
-		     size_t n);
-int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books);
-int lfs_shelf_remove(struct lfs_client *c, const char *name);
+int lfsnl_shelf_create_flags(struct lfs_client *c, const char *name, const uint8_t *uuid,
+			     unsigned int flags, const struct lfs_book *books, size_t n,
+			     struct lfs_shelf_info *out);
+int lfsnl_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
+		       size_t n);
+int lfsnl_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books);
+int lfsnl_shelf_remove(struct lfs_client *c, const char *name);
 /* All shelves, or only @name (then -ENOENT if it does not exist). */
-int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out, size_t *n);
-void lfs_shelf_list_free(struct lfs_shelf_info *shelves, size_t n);
+int lfsnl_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out,
+		     size_t *n);
+void lfsnl_shelf_list_free(struct lfs_shelf_info *shelves, size_t n);
 /*
  * Zero books no shelf holds, one at a time in the kernel; zeroed[i] tells
  * whether book i was (a book a shelf holds is skipped, not an error).
  */
-int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zeroed);
+int lfsnl_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zeroed);
 /*
  * Read-only: zero[i] = book i reads as zeroes (LFS_CMD_BOOK_CHECK). A book a
  * shelf holds, or on a device without DAX, does not.
  */
-int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero);
+int lfsnl_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n,
+			   bool *zero);
 
 /*
  * The lease: renewed with the CLOCK_BOOTTIME time (ns) a request the
  * librarian received was sent, the lease length (0 gives it up) and the
  * fence action (negative: unchanged).
  */
-int lfs_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action);
-int lfs_lease_get(struct lfs_client *c, struct lfs_lease_info *out);
+int lfsnl_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action);
+int lfsnl_lease_get(struct lfs_client *c, struct lfs_lease_info *out);
+/* A fence action's name ("reset", "eio"; "?" for a value this liblfs does not know). */
+const char *lfs_fence_action_name(uint32_t action);
 /* Fence a shelf now, as the lease's expiry does (LFS_CMD_SHELF_FENCE). */
-int lfs_shelf_fence(struct lfs_client *c, const char *name);
+int lfsnl_shelf_fence(struct lfs_client *c, const char *name);
 /* Fence the file of @uuid open through the lfs filesystem, whatever its name here. */
-int lfs_file_fence(struct lfs_client *c, const uint8_t *uuid);
+int lfsnl_file_fence(struct lfs_client *c, const uint8_t *uuid);
 /* clock_gettime(CLOCK_BOOTTIME) in ns: the clock of the lease. */
 uint64_t lfs_boottime_ns(void);
 

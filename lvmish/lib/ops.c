@@ -33,20 +33,20 @@ static int fabric_request(struct lfs_client *c, uint8_t cmd, const char *path, u
 	return lfs_request(c, msg, NULL, NULL);
 }
 
-int lfs_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
-	       uint64_t offset)
+int lfsnl_attach(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+		 uint64_t offset)
 {
 	return fabric_request(c, LFS_CMD_FABRIC_ATTACH, path, ig, book_size, offset, NULL);
 }
 
-int lfs_attach_labelled(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
-			uint64_t offset, const uint8_t *fabric_uuid)
+int lfsnl_attach_labelled(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+			  uint64_t offset, const uint8_t *fabric_uuid)
 {
 	return fabric_request(c, LFS_CMD_FABRIC_ATTACH, path, ig, book_size, offset, fabric_uuid);
 }
 
-int lfs_fabric_label(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
-		     uint64_t offset, const uint8_t *fabric_uuid)
+int lfsnl_fabric_label(struct lfs_client *c, const char *path, uint32_t ig, uint64_t book_size,
+		       uint64_t offset, const uint8_t *fabric_uuid)
 {
 	if (!fabric_uuid) {
 		lfs_client_set_error(c, "a label needs the fabric's UUID");
@@ -55,7 +55,7 @@ int lfs_fabric_label(struct lfs_client *c, const char *path, uint32_t ig, uint64
 	return fabric_request(c, LFS_CMD_FABRIC_LABEL, path, ig, book_size, offset, fabric_uuid);
 }
 
-int lfs_detach(struct lfs_client *c, const char *path)
+int lfsnl_detach(struct lfs_client *c, const char *path)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_FABRIC_DETACH, NLM_F_ACK, MSG_SMALL);
 
@@ -117,7 +117,7 @@ static void reset_fabric_list(void *arg)
 	l->n = 0;
 }
 
-int lfs_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n)
+int lfsnl_fabric_list(struct lfs_client *c, struct lfs_fabric_info **out, size_t *n)
 {
 	struct fabric_list l = { 0 };
 	int ret;
@@ -179,26 +179,27 @@ static int send_books(struct lfs_client *c, uint8_t cmd, const char *name, const
 	return 0;
 }
 
-int lfs_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
-		     const struct lfs_book *books, size_t n, struct lfs_shelf_info *out)
+int lfsnl_shelf_create(struct lfs_client *c, const char *name, const uint8_t *uuid, bool zeroed,
+		       const struct lfs_book *books, size_t n, struct lfs_shelf_info *out)
 {
 	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, zeroed ? LFS_CREATE_ZEROED : 0,
 			  books, n, out);
 }
 
-int lfs_shelf_create_flags(struct lfs_client *c, const char *name, const uint8_t *uuid,
-			   unsigned int flags, const struct lfs_book *books, size_t n,
-			   struct lfs_shelf_info *out)
+int lfsnl_shelf_create_flags(struct lfs_client *c, const char *name, const uint8_t *uuid,
+			     unsigned int flags, const struct lfs_book *books, size_t n,
+			     struct lfs_shelf_info *out)
 {
 	return send_books(c, LFS_CMD_SHELF_CREATE, name, uuid, flags, books, n, out);
 }
 
-int lfs_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books, size_t n)
+int lfsnl_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_book *books,
+		       size_t n)
 {
 	return send_books(c, LFS_CMD_SHELF_EXTEND, name, NULL, 0, books, n, NULL);
 }
 
-int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books)
+int lfsnl_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_SHELF_SHRINK, NLM_F_ACK, MSG_SMALL);
 
@@ -208,7 +209,7 @@ int lfs_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books)
 	return lfs_request(c, msg, NULL, NULL);
 }
 
-int lfs_shelf_remove(struct lfs_client *c, const char *name)
+int lfsnl_shelf_remove(struct lfs_client *c, const char *name)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_SHELF_REMOVE, NLM_F_ACK, MSG_SMALL);
 
@@ -270,12 +271,12 @@ static int books_request(struct lfs_client *c, uint8_t cmd, const struct lfs_boo
 	return 0;
 }
 
-int lfs_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero)
+int lfsnl_books_check_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zero)
 {
 	return books_request(c, LFS_CMD_BOOK_CHECK, books, n, zero);
 }
 
-int lfs_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zeroed)
+int lfsnl_books_zero(struct lfs_client *c, const struct lfs_book *books, size_t n, bool *zeroed)
 {
 	return books_request(c, LFS_CMD_BOOK_ZERO, books, n, zeroed);
 }
@@ -367,7 +368,7 @@ static struct nl_msg *build_shelf_dump(struct lfs_client *c, void *arg)
 	return msg;
 }
 
-void lfs_shelf_list_free(struct lfs_shelf_info *shelves, size_t n)
+void lfsnl_shelf_list_free(struct lfs_shelf_info *shelves, size_t n)
 {
 	size_t i;
 
@@ -389,7 +390,7 @@ static void reset_shelf_list(void *arg)
 	l->have = 0;
 }
 
-int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out, size_t *n)
+int lfsnl_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out, size_t *n)
 {
 	struct shelf_list l = { .c = c, .name = name };
 	int ret;
@@ -404,7 +405,7 @@ int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info
 		ret = -ENOENT;
 	}
 	if (ret) {
-		lfs_shelf_list_free(l.v, l.n);
+		lfsnl_shelf_list_free(l.v, l.n);
 		return ret;
 	}
 	*out = l.v;
@@ -412,7 +413,7 @@ int lfs_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info
 	return 0;
 }
 
-int lfs_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action)
+int lfsnl_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_LEASE_RENEW, NLM_F_ACK, MSG_SMALL);
 
@@ -456,7 +457,12 @@ static int parse_lease(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-int lfs_lease_get(struct lfs_client *c, struct lfs_lease_info *out)
+const char *lfs_fence_action_name(uint32_t action)
+{
+	return action == LFS_FENCE_EIO ? "eio" : action == LFS_FENCE_RESET ? "reset" : "?";
+}
+
+int lfsnl_lease_get(struct lfs_client *c, struct lfs_lease_info *out)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_LEASE_GET, NLM_F_ACK, MSG_SMALL);
 
@@ -466,7 +472,7 @@ int lfs_lease_get(struct lfs_client *c, struct lfs_lease_info *out)
 	return lfs_request(c, msg, parse_lease, out);
 }
 
-int lfs_shelf_fence(struct lfs_client *c, const char *name)
+int lfsnl_shelf_fence(struct lfs_client *c, const char *name)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_SHELF_FENCE, NLM_F_ACK, MSG_SMALL);
 
@@ -475,7 +481,7 @@ int lfs_shelf_fence(struct lfs_client *c, const char *name)
 	return lfs_request(c, msg, NULL, NULL);
 }
 
-int lfs_file_fence(struct lfs_client *c, const uint8_t *uuid)
+int lfsnl_file_fence(struct lfs_client *c, const uint8_t *uuid)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_SHELF_FENCE, NLM_F_ACK, MSG_SMALL);
 

@@ -195,9 +195,9 @@ static int print_state(struct lfs_client *c)
 	char uuid[37], *books;
 	int ret;
 
-	ret = lfs_fabric_list(c, &f, &nf);
+	ret = lfsnl_fabric_list(c, &f, &nf);
 	if (!ret)
-		ret = lfs_shelf_list(c, NULL, &s, &ns);
+		ret = lfsnl_shelf_list(c, NULL, &s, &ns);
 	if (ret) {
 		printf("error %s: %s\n", strerrorname_np(-ret), lfs_client_error(c));
 		return 1;
@@ -214,7 +214,7 @@ static int print_state(struct lfs_client *c)
 		free(books);
 	}
 	free(f);
-	lfs_shelf_list_free(s, ns);
+	lfsnl_shelf_list_free(s, ns);
 	return 0;
 }
 
@@ -260,9 +260,9 @@ static int dump_intr(struct lfs_client *c, const char *arg)
 	}
 	if (lfs_client_open(&other))
 		return 2;
-	ret = lfs_shelf_create(other, "dumpintr", NULL, false, books, n, &info);
+	ret = lfsnl_shelf_create(other, "dumpintr", NULL, false, books, n, &info);
 	if (!ret)
-		ret = lfs_shelf_remove(other, "dumpintr");
+		ret = lfsnl_shelf_remove(other, "dumpintr");
 	if (ret) {
 		fprintf(stderr, "nlraw: %s\n", lfs_client_error(other));
 		return 2;

@@ -125,13 +125,13 @@ static int open_books(struct lfs_client *c, const char *shelf)
 	size_t n;
 	int ret;
 
-	ret = lfs_shelf_list(c, shelf, &info, &n);
+	ret = lfsnl_shelf_list(c, shelf, &info, &n);
 	if (ret || n != 1) {
 		fprintf(stderr, "sysrace: no shelf '%s': %s\n", shelf, lfs_client_error(c));
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/sys/block/%s/lfs/books", info[0].disk);
-	lfs_shelf_list_free(info, n);
+	lfsnl_shelf_list_free(info, n);
 	sysfs_fd = open(path, O_RDONLY);
 	if (sysfs_fd < 0) {
 		fprintf(stderr, "sysrace: %s: %s\n", path, strerror(errno));
@@ -151,7 +151,7 @@ static int act(struct lfs_client *c, const char *mode, const char *shelf, const 
 	int ret;
 
 	atomic_store(&hold_until_ns, now_ns() + HOLD_MS * 1000000LL);
-	ret = lfs_shelf_remove(c, shelf);
+	ret = lfsnl_shelf_remove(c, shelf);
 	if (ret) {
 		fprintf(stderr, "sysrace: remove %s: %s\n", shelf, lfs_client_error(c));
 		return -1;
@@ -159,7 +159,7 @@ static int act(struct lfs_client *c, const char *mode, const char *shelf, const 
 	atomic_store(&phase, REMOVED);
 	atomic_store(&phase, DURING);
 	if (!strcmp(mode, "detach")) {
-		ret = lfs_detach(c, device);
+		ret = lfsnl_detach(c, device);
 		if (ret)
 			fprintf(stderr, "sysrace: detach %s: %s\n", device, lfs_client_error(c));
 	} else {

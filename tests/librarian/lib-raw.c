@@ -14,6 +14,9 @@
  *                                    then one "stats" on each; print how many were answered
  *   lib-raw ADDR stall SECONDS       send half a frame and stay silent for SECONDS
  *   lib-raw ADDR flood N SECONDS     send N requests, read no reply for SECONDS
+ *   lib-raw unix:PATH answer RESULT  be a librarian for one client: listen on PATH,
+ *                                    answer its first request ("auth") with RESULT
+ *                                    (a JSON object), then close; 20 s at the most
  * ADDR is unix:PATH or HOST:PORT (plain TCP: the bytes go unencrypted).
  */
 #include <errno.h>
@@ -325,6 +328,75 @@ static int many(const char *addr, int n, const char *node, const char *key)
 	return 0;
 }
 
+/* One whole frame from fd, NUL-terminated, within 20 s; NULL otherwise. */
+static char *get_frame(int fd)
+{
+	static char buf[1 << 16];
+	size_t have = 0, want = 4;
+
+	while (have < want) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t got;
+
+		if (poll(&p, 1, 20000) <= 0)
+			return NULL;
+		got = read(fd, buf + have, want - have);
+		if (got <= 0)
+			return NULL;
+		have += got;
+		if (have == 4) {
+			want = 4 + ((uint32_t)(uint8_t)buf[0] << 24 | (uint8_t)buf[1] << 16 |
+				    (uint8_t)buf[2] << 8 | (uint8_t)buf[3]);
+			if (want >= sizeof(buf))
+				return NULL;
+		}
+	}
+	buf[have] = 0;
+	return buf + 4;
+}
+
+/* A fake librarian: one client's first request answered with result. */
+static int answer(const char *addr, const char *result)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct pollfd p = { .events = POLLIN };
+	json_t *req = NULL, *res = json_loads(result, 0, NULL), *rep;
+	char *txt, *frame;
+	int ls, fd = -1, ret;
+
+	if (strncmp(addr, "unix:", 5) || !json_is_object(res)) {
+		fprintf(stderr, "lib-raw: answer needs unix:PATH and a JSON object\n");
+		return 2;
+	}
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", addr + 5);
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(ls, 1) < 0) {
+		perror("lib-raw: listen");
+		return 1;
+	}
+	p.fd = ls;
+	if (poll(&p, 1, 20000) > 0)
+		fd = accept(ls, NULL, NULL);
+	frame = fd >= 0 ? get_frame(fd) : NULL;
+	req = frame ? json_loads(frame, 0, NULL) : NULL;
+	rep = json_pack("{s:i,s:O,s:b,s:O}", "v", LFS_PROTOCOL_VERSION, "id",
+			json_object_get(req, "id") ?: json_null(), "ok", 1, "result", res);
+	txt = req && rep ? json_dumps(rep, JSON_COMPACT) : NULL;
+	if (txt)
+		put_frame(fd, txt, strlen(txt));
+	printf("%s\n", txt ? "answered" : "no request");
+	ret = txt ? 0 : 1;
+	free(txt);
+	json_decref(rep);
+	json_decref(req);
+	json_decref(res);
+	if (fd >= 0)
+		close(fd);
+	close(ls);
+	unlink(sun.sun_path);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr, *mode;
@@ -341,6 +413,8 @@ int main(int argc, char **argv)
 	 * written: the write then fails, and the replies are still to be read.
 	 */
 	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(mode, "answer") && argc == 4)
+		return answer(addr, argv[3]);
 	if (!strcmp(mode, "hold") && argc == 5)
 		return hold(addr, atoi(argv[3]), atoi(argv[4]));
 	if (!strcmp(mode, "record") && argc == 7)

@@ -89,6 +89,27 @@ done
 t_ok $ok "requests are answered promptly while slow clients stall and flood"
 wait $stall $flood $stall2
 t_run "the server survived them" lc stats
+
+# A librarian of another protocol version is refused at connect, naming both
+# versions (lib-raw answers the auth as such a librarian would).
+fake_auth() {
+	local i
+	rm -f "$T/fake.sock"
+	"$RAW" "unix:$T/fake.sock" answer "$1" >"$T/fake.out" & fake=$!
+	for i in $(seq 1 200); do
+		[ -S "$T/fake.sock" ] && break
+		sleep 0.02
+	done
+	"$CLI" client --connect "unix:$T/fake.sock" stats 2>&1 >/dev/null
+	wait $fake
+}
+auth='"node":"admin","admin":true,"book_size":2097152,"server":"librarian 9","role":"single"'
+t_like "$(fake_auth "{$auth,\"protocol\":2}")" "^librarian client: the librarian at unix:.*/fake.sock speaks protocol version 2; this client speaks version 1$" \
+	"a librarian of protocol version 2 is refused, both versions named"
+t_like "$(fake_auth "{$auth}")" "^librarian client: the librarian at unix:.*/fake.sock names no protocol version; this client speaks version 1$" \
+	"a librarian naming no protocol version is refused"
+t_like "$(fake_auth "{$auth,\"protocol\":1}")" "^librarian: stats: E(CONNRESET|PIPE)" \
+	"the same answer with protocol version 1 is accepted (the request is sent)"
 t_is "$(snapshot)" "$before" "the catalogue is unchanged"
 lt_stop
 t_is "$?" "0" "clean shutdown"

@@ -1,6 +1,7 @@
 # Unit tests of lvmish, with ASan/UBSan, run on the host:
-#   build/tests/test_parse     liblfs's BOOKS and UUID parsers, lfsctl's use of the
-#                              shared rules (tests/driver/parse.t)
+#   build/tests/test_parse     liblfs's BOOKS and UUID parsers, its family version
+#                              check, lfsctl's use of the shared rules
+#                              (tests/driver/parse.t)
 #   build/tests/test_parsers   lfsvol's lfs.conf parser, and its use of the shared
 #                              rules (tests/lvmish/parsers.t)
 HELPERS += $(B)/test_parse $(B)/test_parsers
@@ -9,11 +10,11 @@ LFSVOL_DIR := $(TOP)/lvmish/lfsvol
 LFSVOL_PARSE_SRCS := $(LFSVOL_DIR)/config.c $(LFSVOL_DIR)/msg.c $(TOP)/librarian/client_addr.c
 LFSVOL_PKGS := libconfig jansson
 
-$(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c $(LIBLFS_HDRS) \
-		$(RULES_SRCS) $(RULES_HDRS)
+$(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c \
+		$(TOP)/lvmish/lib/family.c $(LIBLFS_HDRS) $(RULES_SRCS) $(RULES_HDRS)
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) $(SAN) $(LIBLFS_CFLAGS) $(RULES_CFLAGS) -o $@ $< $(TOP)/lvmish/lib/parse.c \
-		$(RULES_SRCS)
+		$(TOP)/lvmish/lib/family.c $(RULES_SRCS) $(LIBLFS_LIBS)
 
 $(B)/test_parsers: $(TOP)/tests/lvmish/test_parsers.c $(LFSVOL_PARSE_SRCS) $(LFSVOL_DIR)/conf.h \
 		$(LFSVOL_DIR)/msg.h $(RULES_SRCS) $(RULES_HDRS)

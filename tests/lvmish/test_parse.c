@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <netlink/genl/genl.h>
+#include <netlink/socket.h>
+
 #include "liblfs.h"
 #include "lfs_rules.h"
 
@@ -55,6 +58,38 @@ static int name_check(const char *name)
 	char msg[256];
 
 	return lfs_rule_shelf_name(name, msg, sizeof(msg));
+}
+
+/*
+ * lfs_genl_family() on the host's own controller family "nlctrl" (version 2
+ * on every kernel since 2.6.19): the version check the lfs family gets,
+ * without the module. Another version is refused naming both.
+ */
+static void family_cases(void)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	char msg[256] = "", want[300];
+	int id;
+
+	if (!sk || genl_connect(sk)) {
+		ok(0, "a generic netlink socket");
+		nl_socket_free(sk);
+		return;
+	}
+	id = lfs_genl_family(sk, "nlctrl", 2, msg, sizeof(msg));
+	ok(id == GENL_ID_CTRL, "lfs_genl_family: nlctrl version 2 is resolved");
+	id = lfs_genl_family(sk, "nlctrl", 1, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "%s", msg);
+	ok(id == -EPROTONOSUPPORT &&
+		   !strcmp(msg, "the kernel's generic netlink family 'nlctrl' is version 2; "
+				"this tool speaks version 1"),
+	   "lfs_genl_family: another version is refused naming both");
+	if (id != -EPROTONOSUPPORT)
+		printf("# got %d: %s\n", id, want);
+	id = lfs_genl_family(sk, "lfs-no-such-family", 1, msg, sizeof(msg));
+	ok(id == -ENOENT && !strcmp(msg, "no generic netlink family 'lfs-no-such-family'"),
+	   "lfs_genl_family: a missing family is ENOENT");
+	nl_socket_free(sk);
 }
 
 int main(void)
@@ -121,6 +156,7 @@ int main(void)
 	buf[65] = '\0';
 	ok(name_check(buf), "65-character name invalid");
 
+	family_cases();
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;
 }

@@ -19,6 +19,8 @@
  *   ftruncate SIZE | fallocate MODE OFF LEN | fsync | msync
  *   rename OLD NEW FLAGS FLAGS: none, noreplace, exchange or whiteout
  *   unlink PATH | truncate PATH SIZE | stat PATH (prints the size)
+ *   mknod PATH           a regular file made by mknod(2): the filesystem's
+ *                        create, not open(O_CREAT)
  *   wait                 read standard input until it ends
  *   spin SECONDS         store into every page of the mapping, again and
  *                        again, for SECONDS (a revoked mapping: SIGBUS)
@@ -250,6 +252,11 @@ static int s_truncate(char **a)
 	return result(truncate(a[1], strtoll(a[2], NULL, 0)));
 }
 
+static int s_mknod(char **a)
+{
+	return result(mknod(a[1], S_IFREG | 0600, 0));
+}
+
 static int s_stat(char **a)
 {
 	struct stat st;
@@ -299,6 +306,7 @@ static const struct {
 	{ "unlink", 1, s_unlink },     { "truncate", 2, s_truncate },
 	{ "stat", 1, s_stat },	       { "wait", 0, s_wait },
 	{ "spin", 1, s_spin },	       { "sleep", 1, s_sleep },
+	{ "mknod", 1, s_mknod },
 };
 
 /* One step at a[0]; returns how many arguments it took, or 0. */

@@ -53,6 +53,7 @@ static const char *const op_names[LFS_UP_MAX + 1] = {
 	[LFS_UP_RENAME] = "RENAME",	  [LFS_UP_GETXATTR] = "GETXATTR",
 	[LFS_UP_SETXATTR] = "SETXATTR",	  [LFS_UP_LISTXATTR] = "LISTXATTR",
 	[LFS_UP_REMOVEXATTR] = "REMOVEXATTR", [LFS_UP_STATFS] = "STATFS",
+	[LFS_UP_CREATE_OPEN] = "CREATE_OPEN",
 };
 
 struct request {
@@ -114,7 +115,7 @@ static void logmsg(const char *fmt, ...)
 
 static int zero_books(const struct lfs_book *books, size_t n, bool *zeroed)
 {
-	return lfs_books_zero(ctl, books, n, zeroed);
+	return lfsnl_books_zero(ctl, books, n, zeroed);
 }
 
 /* Replies */
@@ -314,6 +315,34 @@ static int do_open(const struct request *r, const struct fault *f)
 	return reply_map(r, s, f) ? EIO : 0;
 }
 
+/*
+ * CREATE_OPEN: a new name created and opened in one request (EEXIST for a
+ * name that exists: the kernel looks it up and opens it). A shelf this node
+ * may not write is created, and the write open refused (EACCES).
+ */
+static int do_create_open(const struct request *r, const struct fault *f)
+{
+	bool write = r->flags & LFS_UP_F_WRITE;
+	struct shelf *s = cat_find(&cat, r->name);
+	int ret;
+
+	if (s)
+		return EEXIST;
+	ret = cat_create(&cat, r->name, r->policy, &s);
+	if (ret)
+		return -ret;
+	s->writable = !readonly_name || strcmp(r->name, readonly_name);
+	if (write && !s->writable) {
+		cat_save(&cat);
+		return EACCES;
+	}
+	memcpy(undo.uuid, s->uuid, LFS_UUID_LEN);
+	undo.prev_active = 0;
+	s->active = write ? 2 : 1;
+	cat_save(&cat);
+	return reply_map(r, s, f) ? EIO : 0;
+}
+
 static int do_sizes(const struct request *r, const struct fault *f)
 {
 	struct shelf *s = by_uuid(r);
@@ -413,8 +442,7 @@ static int dispatch(const struct request *r, const struct fault *f)
 	case LFS_UP_STATFS:
 		return reply_statfs(r) ? EIO : 0;
 	case LFS_UP_CREATE_OPEN:
-		/* as a server older than it: the kernel asks LOOKUP, CREATE and OPEN */
-		return EOPNOTSUPP;
+		return r->name ? do_create_open(r, f) : EINVAL;
 	default:
 		return r->op <= LFS_UP_MAX ? do_xattr(r) : EOPNOTSUPP;
 	}
@@ -526,21 +554,10 @@ static void undo_open(uint32_t seq)
 /* The kernel refused a reply (or the registration): say why. */
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *err, void *arg)
 {
-	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)err - NLMSG_HDRLEN);
-	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1] = { NULL };
-	int ack_len = NLMSG_HDRLEN + sizeof(*err);
 	int *status = arg;
 
 	(void)nla;
-	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
-		if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-			ack_len += err->msg.nlmsg_len - NLMSG_HDRLEN;
-		if ((int)nlh->nlmsg_len > ack_len)
-			nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)nlh + ack_len),
-				  nlh->nlmsg_len - ack_len, NULL);
-	}
-	logmsg("refused (error %d): %s", err->error,
-	       tb[NLMSGERR_ATTR_MSG] ? (char *)nla_data(tb[NLMSGERR_ATTR_MSG]) : "");
+	logmsg("refused (error %d): %s", err->error, lfs_ext_ack_msg(err));
 	if (status)
 		*status = err->error ? err->error : -EIO;
 	else
@@ -561,7 +578,7 @@ static int fabrics_load(void)
 {
 	struct lfs_fabric_info *fi;
 	size_t n;
-	int ret = lfs_fabric_list(ctl, &fi, &n);
+	int ret = lfsnl_fabric_list(ctl, &fi, &n);
 
 	if (ret)
 		return ret;

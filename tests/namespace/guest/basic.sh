@@ -232,9 +232,9 @@ t_like "$(fs stat $L/a)" "No such file" "  every lookup asks"
 up_fault
 
 # --- O_CREAT over a negative dentry of a name that exists -------------------
-# This server has no CREATE_OPEN: the kernel sends CREATE, exclusive, so a
-# name made since it was cached as missing is opened, not marked created
-# (ESTALE, and the VFS walks again): O_TRUNC truncates it.
+# CREATE_OPEN of a name made since it was cached as missing is EEXIST: the
+# file is opened, not marked created (ESTALE, and the VFS walks again):
+# O_TRUNC truncates it.
 t_run "a file of bytes" sh -c "truncate -s 4096 $L/ne && printf xyz | dd of=$L/ne conv=notrunc status=none"
 t_run "remount with attr_timeout=3600" mount -o remount,attr_timeout=3600 $L
 up_fault "errno LOOKUP 2"

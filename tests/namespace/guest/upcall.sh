@@ -142,8 +142,12 @@ t_run "lfsctl remove blk" lfsctl remove blk
 t_run "  and the file is fine" cmp <(head -c 17M /tmp/data) <(head -c 17M $L/a)
 
 # --- the server's errnos ----------------------------------------------------------------
+up_fault "errno CREATE_OPEN 122"
+t_like "$(fs touch $L/q)" "Disk quota exceeded" "CREATE_OPEN answered EDQUOT"
 up_fault "errno CREATE 122"
-t_like "$(fs touch $L/q)" "Disk quota exceeded" "CREATE answered EDQUOT"
+t_is "$(fs fsops mknod $L/q)" "error EDQUOT" "CREATE (mknod of a file) answered EDQUOT"
+up_fault
+t_is "$(fs fsops mknod $L/q stat $L/q unlink $L/q)" "ok 0 ok" "  and without the fault mknod makes an empty file"
 up_fault "errno RESIZE 28"
 t_like "$(fs truncate -s 40M $L/a)" "No space left on device" "RESIZE answered ENOSPC"
 up_fault "errno OPEN 13"

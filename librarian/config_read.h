@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What config.c and config_fabric.c share while they read librarian.conf. */
+/*
+ * What the readers of librarian.conf share: the parse state and the
+ * helpers of config_read.c, and the group parsers config.c calls
+ * (config_fabric.c, config_tenant.c, config_fence.c).
+ */
 #ifndef LIB_CONFIG_H
 #define LIB_CONFIG_H
 
@@ -15,7 +19,7 @@ struct cfg_parse {
 	char *keys_dir;
 };
 
-/* EINVAL with "file:line: " and the message. */
+/* config_read.c: EINVAL with "file:line: " and the message. */
 int lib_cfg_fail(struct cfg_parse *p, const config_setting_t *s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* v relative to the configuration file's directory (malloc'd). */
