@@ -224,19 +224,15 @@ awk -v lease=$((LEASE * 1000)) '
 	}' "$RESULTS"
 
 # the catalogue against the writer's log: the last acknowledged step of each name
-lost=0
 paf_psql "$(paf_primary)" "SELECT name FROM shelves WHERE name LIKE 'w-%'" | sort >"$T/have"
 awk '$1 == "A" && $4 == "shelf.create" { st[$5] = "c" } $1 == "A" && $4 == "shelf.destroy" { st[$5] = "d" }
 	$1 == "E" { if (!($5 in st) || st[$5] == "c") st[$5] = "?" st[$5] }
 	{ last = $5 }
 	END { if (st[last] !~ /^\?/) st[last] = "?" st[last]; for (k in st) print k, st[k] }' "$T/write.log" | sort >"$T/want"
-while read -r name st; do
-	has=$(grep -cx "$name" "$T/have")
-	case $st in
-	c) [ "$has" = 1 ] || { lost=$((lost + 1)); echo "lost: the acknowledged create of $name"; } ;;
-	d) [ "$has" = 0 ] || { lost=$((lost + 1)); echo "lost: the acknowledged destroy of $name"; } ;;
-	esac
-done <"$T/want"
+lost=$(awk 'NR == FNR { have[$1] = 1; next }
+	$2 == "c" && !($1 in have) { print "lost: the acknowledged create of " $1 > "/dev/stderr"; n++ }
+	$2 == "d" && ($1 in have) { print "lost: the acknowledged destroy of " $1 > "/dev/stderr"; n++ }
+	END { print n + 0 }' "$T/have" "$T/want")
 echo "writer: $(grep -c '^A' "$T/write.log") requests acknowledged, $(grep -c '^E' "$T/write.log") failed; acknowledged changes lost: $lost"
 echo "librarian check: $("$LIB" check --db "$PAF_URI" 2>&1 | tail -n 1)"
 echo
