@@ -230,18 +230,21 @@ static int parse_librarian(struct cfg_parse *p, const config_setting_t *g)
 					     "fence_command",
 					     "fence_timeout",
 					     "audit_log",
+					     "metrics_listen",
 					     NULL };
 	const config_setting_t *s;
-	const char *name = NULL;
+	const char *name = NULL, *metrics = NULL;
 	int r;
 
 	if ((r = lib_cfg_known(p, g, known)) < 0 ||
 	    (r = get_path(p, g, "database", &p->cfg->db_path)) < 0 ||
 	    (r = get_path(p, g, "audit_log", &p->cfg->audit_path)) < 0 ||
+	    (r = lib_cfg_string(p, g, "metrics_listen", &metrics, false)) < 0 ||
 	    (r = lib_cfg_string(p, g, "name", &name, false)) < 0 ||
 	    (name && (r = lib_cfg_name(p, g, "name", name)) < 0))
 		return r;
-	if (name && !(p->cfg->name = strdup(name)))
+	if ((name && !(p->cfg->name = strdup(name))) ||
+	    (metrics && !(p->cfg->metrics_listen = strdup(metrics))))
 		return lib_fail(p->e, ENOMEM, "out of memory");
 	if ((s = config_setting_get_member(g, "listen")) && (r = parse_listen(p, s)) < 0)
 		return r;
@@ -393,6 +396,7 @@ void lib_config_free(struct lib_config *c)
 	free(c->path);
 	free(c->db_path);
 	free(c->audit_path);
+	free(c->metrics_listen);
 	free(c->name);
 	for (int i = 0; i < c->nlisten; i++)
 		free(c->listen[i]);

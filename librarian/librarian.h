@@ -105,6 +105,7 @@ struct lib_config {
 	char *path;
 	char *db_path;
 	char *audit_path; /* audit.c: the audit trail's JSON-lines file; NULL: none */
+	char *metrics_listen; /* metrics.c: HOST:PORT of the Prometheus endpoint; NULL: none */
 	char *listen[LIB_MAX_LISTEN];
 	int nlisten;
 	uint64_t book_size;
@@ -221,6 +222,7 @@ struct lib_server {
 	struct lib_err batch_err; /* why */
 	struct lib_leader *leader; /* PostgreSQL: leader or standby (leader.c); NULL: SQLite */
 	struct lib_audit *audit; /* audit.c: the audit trail, NULL without audit_log */
+	struct lib_metrics *metrics; /* metrics.c: NULL without metrics_listen */
 };
 
 int lib_batch_commit(struct lib_server *srv);
@@ -236,6 +238,14 @@ void lib_audit_event(struct lib_server *srv, const char *event, json_t *fields);
 /* At a commit: the round's records; failed (or NULL) is the commit's error. */
 void lib_audit_flush(struct lib_server *srv, const struct lib_err *failed);
 json_t *lib_audit_stats(struct lib_server *srv);
+
+/* metrics.c, metrics_text.c: Prometheus metrics (docs/METRICS.md). */
+int lib_metrics_start(struct lib_server *srv);
+void lib_metrics_stop(struct lib_server *srv);
+/* In the event loop, between rounds: a new snapshot of the text. */
+void lib_metrics_publish(struct lib_server *srv);
+void lib_metrics_set(struct lib_server *srv, char *text, size_t len);
+uint64_t lib_metrics_scrapes(struct lib_server *srv);
 
 int64_t lib_now_mono(void);
 

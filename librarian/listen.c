@@ -452,7 +452,7 @@ static int split_addr(const char *addr, char *host, size_t len, char **port, str
 	return 0;
 }
 
-static int listen_tcp(struct listener *l, const char *addr, struct lib_err *e)
+int lib_listen_tcp(struct listener *l, const char *addr, struct lib_err *e)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE };
@@ -510,7 +510,7 @@ int lib_listen_all(struct srv *s)
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = -2 - s->nls };
 		int r = !strncmp(cfg->listen[i], "unix:", 5) ?
 				listen_unix(s, l, cfg->listen[i] + 5, &e) :
-				listen_tcp(l, cfg->listen[i], &e);
+				lib_listen_tcp(l, cfg->listen[i], &e);
 
 		if (r < 0) {
 			lib_log("%s", e.msg);

@@ -388,7 +388,7 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader
 
 	s.core.started = lib_now_mono();
 	s.verbose = verbose;
-	if (lib_audit_open(&s.core) < 0) {
+	if (lib_audit_open(&s.core) < 0 || lib_metrics_start(&s.core) < 0) {
 		r = 1;
 		goto out;
 	}
@@ -407,12 +407,14 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader
 		if (lib_now_mono() != last_sweep) {
 			last_sweep = lib_now_mono();
 			sweep_timeouts(&s);
+			lib_metrics_publish(&s.core);
 		}
 	}
 	r = r < 0; /* 1: epoll failed, 0: stopped by a signal */
 out:
 	serve_cleanup(&s);
 	lib_leader_stop(&s.core);
+	lib_metrics_stop(&s.core);
 	lib_audit_close(&s.core);
 	return r;
 }

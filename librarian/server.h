@@ -140,6 +140,8 @@ void lib_beat_returns(struct srv *s);
 
 /* listen.c */
 int lib_listen_all(struct srv *s);
+/* A listening TCP socket (non-blocking) on HOST:PORT, numeric. */
+int lib_listen_tcp(struct listener *l, const char *addr, struct lib_err *e);
 void lib_listen_close(struct srv *s);
 void lib_accept(struct srv *s, struct listener *l);
 /* 0: still going or done; -1: the connection was closed (c is gone). */

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The metrics' text (docs/METRICS.md lists each): the Prometheus text
+ * exposition format, written by the event loop once a second and handed
+ * to the metrics thread (metrics.c). The catalogue's counts are read only
+ * while this librarian leads (or alone, on SQLite): a standby reports its
+ * role and its own counters.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "server.h"
+
+/* one metric: its HELP and TYPE lines, then the caller's samples */
+static void head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void one(FILE *f, const char *name, const char *type, const char *help, long long v)
+{
+	head(f, name, type, help);
+	fprintf(f, "%s %lld\n", name, v);
+}
+
+static void catalogue(FILE *f, struct lib_server *srv)
+{
+	static const char *const st[] = { "online", "fencing", "offline" };
+	struct lib_counts n = { 0 };
+	struct lib_err e = { 0 };
+	int64_t total = srv->cfg->total_books;
+	int nodes[3] = { 0 };
+
+	if (lib_store_counts(srv->store, &n, &e) < 0)
+		return;
+	head(f, "lfs_books", "gauge", "Books of the fabric by state.");
+	fprintf(f, "lfs_books{state=\"free\"} %lld\nlfs_books{state=\"inuse\"} %lld\n"
+		   "lfs_books{state=\"zombie\"} %lld\nlfs_books{state=\"offline\"} %lld\n",
+		(long long)n.free, (long long)n.inuse, (long long)n.zombie,
+		(long long)(total - n.free - n.inuse - n.zombie));
+	one(f, "lfs_books_free_known_zero", "gauge",
+	    "Free books known to read as zeroes (may be allocated).", n.zero);
+	one(f, "lfs_fabric_books", "gauge", "Books of the fabric.", total);
+	one(f, "lfs_shelves", "gauge", "Shelves in the catalogue.", n.shelves);
+	one(f, "lfs_activations", "gauge", "Activations of shelves by nodes (leases held).",
+	    n.activations);
+	for (int i = 0; i < srv->cfg->nnodes; i++)
+		nodes[srv->store->node_state[i] % 3]++;
+	head(f, "lfs_nodes", "gauge", "Nodes by state (fencing: set offline while still live).");
+	for (int i = 0; i < 3; i++)
+		fprintf(f, "lfs_nodes{state=\"%s\"} %d\n", st[i], nodes[i]);
+	one(f, "lfs_nodes_fencing_now", "gauge",
+	    "Nodes whose fence_command is running now.", srv->nfencing);
+}
+
+static void serving(FILE *f, struct lib_server *srv, uint64_t scrapes)
+{
+	static const char *const le[] = { "1ms", "10ms", "100ms", "longer" };
+
+	one(f, "lfs_librarian_requests_total", "counter",
+	    "Requests handled by the event loop.", (long long)srv->requests);
+	one(f, "lfs_librarian_heartbeats_total", "counter",
+	    "Heartbeats answered by the lease thread.",
+	    (long long)__atomic_load_n(&srv->beats, __ATOMIC_RELAXED));
+	head(f, "lfs_librarian_connections", "gauge", "Open connections by kind.");
+	fprintf(f, "lfs_librarian_connections{kind=\"unauthenticated\"} %d\n"
+		   "lfs_librarian_connections{kind=\"admin\"} %d\n"
+		   "lfs_librarian_connections{kind=\"node\"} %d\n",
+		srv->nunauth, srv->nadmin, srv->nconns - srv->nunauth - srv->nadmin);
+	head(f, "lfs_librarian_rounds_total", "counter",
+	     "Event-loop rounds by duration (under 1 ms, 10 ms, 100 ms, longer).");
+	for (int i = 0; i < 4; i++)
+		fprintf(f, "lfs_librarian_rounds_total{under=\"%s\"} %llu\n", le[i],
+			(unsigned long long)srv->rounds[i]);
+	head(f, "lfs_librarian_round_max_seconds", "gauge", "The longest event-loop round.");
+	fprintf(f, "lfs_librarian_round_max_seconds %.6f\n", srv->round_max_us / 1e6);
+	if (srv->audit) {
+		json_t *a = lib_audit_stats(srv);
+
+		one(f, "lfs_librarian_audit_records_total", "counter",
+		    "Audit trail lines written.", json_integer_value(json_object_get(a, "records")));
+		one(f, "lfs_librarian_audit_errors_total", "counter",
+		    "Audit trail lines that could not be written.",
+		    json_integer_value(json_object_get(a, "errors")));
+		json_decref(a);
+	}
+	one(f, "lfs_librarian_leader", "gauge",
+	    "1 while this librarian serves (leader, or alone on SQLite), 0 as a standby.",
+	    lib_leader_leading(srv->leader));
+	one(f, "lfs_librarian_epoch", "gauge", "Its leader epoch (0: a standby or SQLite).",
+	    lib_leader_epoch(srv->leader));
+	one(f, "lfs_librarian_uptime_seconds", "gauge", "Seconds since it started.",
+	    lib_now_mono() - srv->started);
+	one(f, "lfs_librarian_scrapes_total", "counter",
+	    "Scrapes served before this snapshot.", (long long)scrapes);
+}
+
+void lib_metrics_publish(struct lib_server *srv)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!srv->metrics || !(f = open_memstream(&text, &len)))
+		return;
+	if (lib_leader_leading(srv->leader) && !srv->batch_open)
+		catalogue(f, srv);
+	serving(f, srv, lib_metrics_scrapes(srv));
+	if (fclose(f) == 0)
+		lib_metrics_set(srv, text, len);
+	else
+		free(text);
+}
