@@ -28,6 +28,8 @@ typedef int lfsvol_cmd_fn(int argc, char **argv, struct lfsvol_ctx *ctx);
 
 lfsvol_cmd_fn cmd_create, cmd_remove, cmd_resize, cmd_rename, cmd_list, cmd_show;
 lfsvol_cmd_fn cmd_activate, cmd_deactivate, cmd_attr, cmd_fabric, cmd_scrub, cmd_status;
+/* status_prom.c: the object status --json prints, as Prometheus metrics on stdout */
+void lfsvol_status_prometheus(json_t *st);
 lfsvol_cmd_fn cmd_agent, cmd_attach;
 
 /*

@@ -35,7 +35,7 @@ static const struct {
 	  "attach this node's fabric devices; --init first labels new ones" },
 	{ "scrub", cmd_scrub, "scrub [--free]",
 	  "zero this node's ZOMBIE books now, with --free also its never-used FREE books" },
-	{ "status", cmd_status, "status [--json]",
+	{ "status", cmd_status, "status [--json | --prometheus]",
 	  "show this node's lease, fabric devices, shelves and agent progress" },
 	{ "agent", cmd_agent, "agent [--once]", "run the node agent" },
 };

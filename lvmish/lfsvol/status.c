@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * status [--json]: this node's lease, fabric devices, active and fenced
+ * status [--json | --prometheus]: this node's lease, fabric devices, active and fenced
  * shelves (as the kernel has them now), and the agent's progress
  * (STATE_DIR/agent.json) and renewal log (STATE_DIR/renewal.json).
  */
@@ -259,24 +259,29 @@ static json_t *agent_read(const struct lfsvol_conf *conf, char *path, size_t len
 int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+					      { "prometheus", no_argument, NULL, 'p' },
 					      { NULL, 0, NULL, 0 } };
 	struct node_view v = { 0 };
 	json_t *agent, *o;
 	char path[PATH_MAX], *s;
-	bool json = false;
+	int json = 0; /* 1: --json, 2: --prometheus */
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1) {
-		if (c != 'j')
+	while ((c = getopt_long(argc, argv, "jp", opts, NULL)) != -1) {
+		if (c != 'j' && c != 'p')
 			return LFSVOL_EUSAGE;
-		json = true;
+		json = c == 'j' ? 1 : 2;
 	}
 	r = lfsvol_need_conf(ctx);
 	if (r)
 		return lfsvol_exit_code(r);
 	node_view_read(&v);
 	agent = agent_read(ctx->conf, path, sizeof(path));
-	if (json) {
+	if (json == 2) {
+		o = status_json(ctx->conf, &v, agent);
+		lfsvol_status_prometheus(o);
+		json_decref(o);
+	} else if (json) {
 		/* like every --json output: an array of objects */
 		o = json_pack("[o]", status_json(ctx->conf, &v, agent));
 		s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -132,6 +132,12 @@ t_is "$(sed -n 3p <<<"$out")" "$(printf 'fence latency: last %s, max %s over %d 
 	"$(ms "$(jq .last_ns <<<"$sj")")" "$(ms "$(jq .max_ns <<<"$sj")")" "$(jq .count <<<"$sj")" \
 	"$(ms "$(jq .done_last_ns <<<"$sj")")" "$(ms "$(jq .done_max_ns <<<"$sj")")")" \
 	"  status prints the same values"
+# the same as Prometheus metrics (docs/METRICS.md, "The node"): promtool (the host's) accepts them
+prom=$(n1 'L status --prometheus')
+t_is "$(promtool check metrics <<<"$prom" 2>&1; echo "rc=$?")" "rc=0" "status --prometheus: promtool check metrics accepts it"
+pv() { awk -v n="$1" '$1 == n { print $2 }' <<<"$prom"; }
+t_is "$(pv lfs_node_fence_lapses_total) $(pv lfs_node_lease_expired) $(pv 'lfs_node_shelves{state="fenced"}') $(pv lfs_agent_up)" \
+	"$(jq .count <<<"$sj") 1 1 1" "  lapses as status --json counts them, the lease expired, s1 fenced, the agent's state read"
 out=$(n1 'L activate s2; echo "exit=$?"')
 t_like "$out" "this node's lease expired .* no activation until the node agent renews the lease" \
 	"no activation while the lease is expired"
