@@ -103,8 +103,9 @@ static json_t *audit_args(json_t *req)
 		if (!strcmp(k, "v") || !strcmp(k, "id") || !strcmp(k, "op"))
 			continue;
 		if (json_is_array(v) && json_array_size(v) > AUDIT_ARRAY_MAX)
-			json_object_set_new(args, k, json_pack("{s:I}", "count",
-							       (json_int_t)json_array_size(v)));
+			json_object_set_new(args, k,
+					    json_pack("{s:I}", "count",
+						      (json_int_t)json_array_size(v)));
 		else
 			json_object_set(args, k, v);
 	}
@@ -192,7 +193,8 @@ static char *audit_lines(json_t *pending, const struct lib_err *failed, size_t *
 	if (!json_array_size(pending) || !(f = open_memstream(&buf, &cap)))
 		return NULL;
 	json_array_foreach(pending, i, rec) {
-		if (failed && !strcmp(json_string_value(json_object_get(rec, "result")) ?: "", "ok"))
+		if (failed &&
+		    !strcmp(json_string_value(json_object_get(rec, "result")) ?: "", "ok"))
 			audit_result(rec, failed->err ? failed->err : EIO, failed->msg);
 		line = json_dumps(rec, JSON_COMPACT);
 		if (line)

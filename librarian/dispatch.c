@@ -39,7 +39,8 @@ static const struct lib_op {
 	{ "shelf.destroy", lib_op_shelf_destroy, OP_CHANGES, ARGS("name", "uuid", "force") },
 	{ "shelf.resize", lib_op_shelf_resize, OP_CHANGES,
 	  ARGS("name", "uuid", "books", "bytes", "node", "limit") },
-	{ "shelf.rename", lib_op_shelf_rename, OP_CHANGES, ARGS("name", "uuid", "new_name", "replace") },
+	{ "shelf.rename", lib_op_shelf_rename, OP_CHANGES,
+	  ARGS("name", "uuid", "new_name", "replace") },
 	{ "shelf.list", lib_op_shelf_list, OP_OFFLINE, ARGS("prefix", "offset", "limit") },
 	{ "shelf.get", lib_op_shelf_get, OP_OFFLINE, ARGS("name", "uuid", "offset", "limit") },
 	{ "attr.get", lib_op_attr_get, OP_OFFLINE, ARGS("name", "key") },
@@ -48,7 +49,8 @@ static const struct lib_op {
 	{ "attr.remove", lib_op_attr_remove, OP_CHANGES, ARGS("name", "key") },
 	{ "shelf.activate", lib_op_activate, OP_CHANGES,
 	  ARGS("name", "uuid", "mode", "takeover", "force", "node") },
-	{ "shelf.deactivate", lib_op_deactivate, OP_OFFLINE | OP_CHANGES, ARGS("name", "uuid", "node") },
+	{ "shelf.deactivate", lib_op_deactivate, OP_OFFLINE | OP_CHANGES,
+	  ARGS("name", "uuid", "node") },
 	{ "heartbeat", lib_op_heartbeat, OP_LEASE, ARGS("node", "lease") },
 	{ "zombie.list", lib_op_zombie_list, 0, ARGS("node", "limit") },
 	{ "zombie.zeroed", lib_op_zombie_zeroed, OP_CHANGES, ARGS("books") },
@@ -56,7 +58,8 @@ static const struct lib_op {
 	{ "free.checked", lib_op_free_checked, OP_CHANGES, ARGS("books", "token") },
 	{ "free.zeroed", lib_op_free_zeroed, OP_CHANGES, ARGS("books", "token") },
 	{ "free.scrub", lib_op_free_scrub, OP_CHANGES, ARGS("node", "limit") },
-	{ "node.set_state", lib_op_node_set_state, OP_ADMIN | OP_OFFLINE | OP_CHANGES, ARGS("node", "state") },
+	{ "node.set_state", lib_op_node_set_state, OP_ADMIN | OP_OFFLINE | OP_CHANGES,
+	  ARGS("node", "state") },
 };
 
 int64_t lib_now_mono(void)

@@ -133,8 +133,9 @@ void lib_leader_deposed(struct lib_server *srv)
 	l->next_ms = lib_mono_ms();
 	lib_log("'%s' is no longer the leader: the row holds epoch %lld of '%s'; a standby from now on",
 		l->name, (long long)row.epoch, row.holder);
-	lib_audit_event(srv, "leader.lost", json_pack("{s:I,s:s}", "row_epoch",
-						      (json_int_t)row.epoch, "row_holder", row.holder));
+	lib_audit_event(srv, "leader.lost",
+			json_pack("{s:I,s:s}", "row_epoch", (json_int_t)row.epoch, "row_holder",
+				  row.holder));
 }
 
 /* The standby took the lead: the catalogue prepared, every node heard now. */

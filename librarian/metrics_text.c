@@ -36,8 +36,9 @@ static void catalogue(FILE *f, struct lib_server *srv)
 	if (lib_store_counts(srv->store, &n, &e) < 0)
 		return;
 	head(f, "lfs_books", "gauge", "Books of the fabric by state.");
-	fprintf(f, "lfs_books{state=\"free\"} %lld\nlfs_books{state=\"inuse\"} %lld\n"
-		   "lfs_books{state=\"zombie\"} %lld\nlfs_books{state=\"offline\"} %lld\n",
+	fprintf(f,
+		"lfs_books{state=\"free\"} %lld\nlfs_books{state=\"inuse\"} %lld\n"
+		"lfs_books{state=\"zombie\"} %lld\nlfs_books{state=\"offline\"} %lld\n",
 		(long long)n.free, (long long)n.inuse, (long long)n.zombie,
 		(long long)(total - n.free - n.inuse - n.zombie));
 	one(f, "lfs_books_free_known_zero", "gauge",
@@ -51,23 +52,24 @@ static void catalogue(FILE *f, struct lib_server *srv)
 	head(f, "lfs_nodes", "gauge", "Nodes by state (fencing: set offline while still live).");
 	for (int i = 0; i < 3; i++)
 		fprintf(f, "lfs_nodes{state=\"%s\"} %d\n", st[i], nodes[i]);
-	one(f, "lfs_nodes_fencing_now", "gauge",
-	    "Nodes whose fence_command is running now.", srv->nfencing);
+	one(f, "lfs_nodes_fencing_now", "gauge", "Nodes whose fence_command is running now.",
+	    srv->nfencing);
 }
 
 static void serving(FILE *f, struct lib_server *srv, uint64_t scrapes)
 {
 	static const char *const le[] = { "1ms", "10ms", "100ms", "longer" };
 
-	one(f, "lfs_librarian_requests_total", "counter",
-	    "Requests handled by the event loop.", (long long)srv->requests);
+	one(f, "lfs_librarian_requests_total", "counter", "Requests handled by the event loop.",
+	    (long long)srv->requests);
 	one(f, "lfs_librarian_heartbeats_total", "counter",
 	    "Heartbeats answered by the lease thread.",
 	    (long long)__atomic_load_n(&srv->beats, __ATOMIC_RELAXED));
 	head(f, "lfs_librarian_connections", "gauge", "Open connections by kind.");
-	fprintf(f, "lfs_librarian_connections{kind=\"unauthenticated\"} %d\n"
-		   "lfs_librarian_connections{kind=\"admin\"} %d\n"
-		   "lfs_librarian_connections{kind=\"node\"} %d\n",
+	fprintf(f,
+		"lfs_librarian_connections{kind=\"unauthenticated\"} %d\n"
+		"lfs_librarian_connections{kind=\"admin\"} %d\n"
+		"lfs_librarian_connections{kind=\"node\"} %d\n",
 		srv->nunauth, srv->nadmin, srv->nconns - srv->nunauth - srv->nadmin);
 	head(f, "lfs_librarian_rounds_total", "counter",
 	     "Event-loop rounds by duration (under 1 ms, 10 ms, 100 ms, longer).");
@@ -79,8 +81,8 @@ static void serving(FILE *f, struct lib_server *srv, uint64_t scrapes)
 	if (srv->audit) {
 		json_t *a = lib_audit_stats(srv);
 
-		one(f, "lfs_librarian_audit_records_total", "counter",
-		    "Audit trail lines written.", json_integer_value(json_object_get(a, "records")));
+		one(f, "lfs_librarian_audit_records_total", "counter", "Audit trail lines written.",
+		    json_integer_value(json_object_get(a, "records")));
 		one(f, "lfs_librarian_audit_errors_total", "counter",
 		    "Audit trail lines that could not be written.",
 		    json_integer_value(json_object_get(a, "errors")));
@@ -93,8 +95,8 @@ static void serving(FILE *f, struct lib_server *srv, uint64_t scrapes)
 	    lib_leader_epoch(srv->leader));
 	one(f, "lfs_librarian_uptime_seconds", "gauge", "Seconds since it started.",
 	    lib_now_mono() - srv->started);
-	one(f, "lfs_librarian_scrapes_total", "counter",
-	    "Scrapes served before this snapshot.", (long long)scrapes);
+	one(f, "lfs_librarian_scrapes_total", "counter", "Scrapes served before this snapshot.",
+	    (long long)scrapes);
 }
 
 void lib_metrics_publish(struct lib_server *srv)
