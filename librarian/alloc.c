@@ -291,25 +291,28 @@ static int make_plan(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan 
 }
 
 /*
- * The next allocatable book of an IG at or after *cursor (wrapping around
- * once), or the highest below it for LZAdescending. Consecutive picks in one
- * request continue from the last one, so a request touches few index pages.
+ * The next m allocatable books of an IG at or after cursor in id order
+ * (wrapping around once), or at or below it downwards for LZAdescending:
+ * the books one pick after another from the cursor would give, each pick
+ * continuing from the last, so a request touches few index pages. At most
+ * two statements whatever m (store_books.c). The count of ids found, or
+ * -EIO.
  */
-static int pick_book(struct lib_store *s, enum lfs_policy pol, uint32_t ig, int64_t *cursor,
-		     int64_t *id)
+static int64_t pick_books(struct lib_store *s, enum lfs_policy pol, uint32_t ig, int64_t cursor,
+			  int64_t m, int64_t *ids)
 {
-	int64_t lo = lib_ig_first(ig), hi = lib_ig_last(ig);
+	int64_t lo = lib_ig_first(ig), hi = lib_ig_last(ig), got;
 	bool desc = pol == LFS_POL_LZA_DESCENDING;
-	int r = desc ? lib_store_book_pick(s, lo, *cursor, true, id) :
-		       lib_store_book_pick(s, *cursor, hi, false, id);
 
-	if (r == -ENOENT)
-		r = desc ? lib_store_book_pick(s, *cursor, hi, true, id) :
-			   lib_store_book_pick(s, lo, *cursor, false, id);
-	if (r < 0)
-		return -EIO; /* the count said there was one */
-	*cursor = desc ? *id - 1 : *id + 1;
-	return 0;
+	got = desc ? lib_store_book_pick_n(s, lo, cursor, true, m, ids) :
+		     lib_store_book_pick_n(s, cursor, hi, false, m, ids);
+	if (got >= 0 && got < m) {
+		int64_t more = desc ? lib_store_book_pick_n(s, cursor + 1, hi, true, m - got, ids + got) :
+				      lib_store_book_pick_n(s, lo, cursor - 1, false, m - got, ids + got);
+
+		got = more < 0 ? more : got + more;
+	}
+	return got;
 }
 
 /* Where each IG's picks start: a random book for RandomBooks. */
@@ -347,35 +350,60 @@ static int count_taken(struct lib_store *s, const int64_t *used, struct lib_err 
 	return 0;
 }
 
-/* Pick and take the planned books, appending them to the shelf. */
-static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p,
-		      struct lib_err *e)
+/*
+ * The planned books of each IG: pick[k]'s IG gives its books in the order
+ * of pick_books(); ids[k] is book k's. 0 or -EIO (with e filled).
+ */
+static int pick_planned(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p,
+			int64_t *ids, struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
 	int64_t *cursor = start_cursors(s, sh->policy);
-	int64_t *used = calloc(c->nigs, sizeof(*used));
+	int64_t *used = calloc(c->nigs, sizeof(*used)), *next = calloc(c->nigs, sizeof(*next));
+	int64_t *got = malloc((p->got ? p->got : 1) * sizeof(*got)), at = 0;
 	int r = 0;
 
-	if (!cursor || !used)
+	if (!cursor || !used || !next || !got)
 		r = lib_fail(e, ENOMEM, "out of memory");
-	for (int64_t k = 0; k < p->got && r == 0; k++) {
-		int gi = p->cd[p->pick[k]].gi;
-		int64_t id;
-
-		if (pick_book(s, sh->policy, c->igs[gi].ig, &cursor[gi], &id) < 0) {
+	for (int64_t k = 0; k < p->got && r == 0; k++)
+		used[p->cd[p->pick[k]].gi]++;
+	/* each IG's books side by side in got[], from next[gi] on */
+	for (int gi = 0; gi < c->nigs && r == 0; gi++) {
+		if (!used[gi])
+			continue;
+		next[gi] = at;
+		if (pick_books(s, sh->policy, c->igs[gi].ig, cursor[gi], used[gi], got + at) !=
+		    used[gi])
 			r = lib_fail(
 				e, EIO,
 				"catalogue inconsistent: IG %u has no free book known zero though its count says so",
 				c->igs[gi].ig);
-			break;
-		}
-		r = lib_store_book_take(s, id, sh->shelf_id, sh->nbooks + k, e);
-		used[gi]++;
+		at += used[gi];
 	}
+	for (int64_t k = 0; k < p->got && r == 0; k++)
+		ids[k] = got[next[p->cd[p->pick[k]].gi]++];
 	if (r == 0)
 		r = count_taken(s, used, e);
 	free(cursor);
 	free(used);
+	free(next);
+	free(got);
+	return r;
+}
+
+/* Pick and take the planned books, appending them to the shelf. */
+static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p,
+		      struct lib_err *e)
+{
+	int64_t *ids = malloc((p->got ? p->got : 1) * sizeof(*ids));
+	int r;
+
+	if (!ids)
+		return lib_fail(e, ENOMEM, "out of memory");
+	r = pick_planned(s, sh, p, ids, e);
+	if (r == 0)
+		r = lib_store_books_take(s, ids, p->got, sh->shelf_id, sh->nbooks, e);
+	free(ids);
 	return r;
 }
 

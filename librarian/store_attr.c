@@ -35,7 +35,7 @@ int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, cons
 	lib_bind_int64(st, 1, shelf);
 	lib_bind_text(st, 2, key);
 	lib_bind_text(st, 3, value);
-	return lib_stmt_run(s, st, e);
+	return lib_stmt_run_later(s, st, e);
 }
 
 int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key, struct lib_err *e)
