@@ -230,7 +230,7 @@ int lib_stmt_run_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 	if (!st)
 		return lib_sql_fail(s, e);
 	if (st->pg)
-		return lib_pg_run_many(st, n, bind, arg, changes) < 0 ? lib_sql_fail(s, e) : 0;
+		return lib_pg_run_many(st, n, bind, arg, changes, NULL) < 0 ? lib_sql_fail(s, e) : 0;
 	for (int i = 0; i < n && r == 0; i++) {
 		lib_reset(st);
 		bind(st, i, arg);
@@ -245,6 +245,27 @@ int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e)
 	if (!st || !st->pg)
 		return lib_stmt_run(s, st, e);
 	return lib_pg_defer(st) < 0 ? lib_sql_fail(s, e) : 0;
+}
+
+int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
+			lib_run_row_fn *row, void *arg)
+{
+	int rc = LIB_DONE, r = 0;
+
+	if (!st)
+		return -EIO;
+	if (st->pg)
+		return lib_pg_run_many(st, n, bind, arg, NULL, row);
+	for (int i = 0; i < n && r == 0; i++) {
+		lib_reset(st);
+		bind(st, i, arg);
+		while (r == 0 && (rc = lib_step(st)) == LIB_ROW)
+			r = row(arg, i, lib_col_int64(st, 0));
+		if (r == 0 && rc != LIB_DONE)
+			r = -EIO;
+	}
+	lib_reset(st);
+	return r;
 }
 
 int lib_stmt_ids(struct lib_store *s, lib_st *st, lib_id_fn *fn, void *arg, struct lib_err *e)

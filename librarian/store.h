@@ -137,6 +137,8 @@ int lib_stmt_counts(struct lib_store *s, lib_st *st, lib_count_fn *fn, void *arg
 
 /* Binds the values of the i-th run of a statement run many times (lib_stmt_run_many). */
 typedef void lib_bind_fn(lib_st *st, int i, void *arg);
+/* A row of the i-th run: its first column; nonzero stops (lib_stmt_query_many). */
+typedef int lib_run_row_fn(void *arg, int i, int64_t v);
 /*
  * st run n times, bound by bind() each time, in order; the rows each run
  * changed in changes[i]. SQLite: one after the other. PostgreSQL: in one
@@ -152,6 +154,9 @@ int lib_stmt_run_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
  * its error: the request fails as if this statement had.
  */
 int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e);
+/* A query run n times (bound by bind()) in one round trip; each row handed to row(). */
+int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
+			lib_run_row_fn *row, void *arg);
 
 /* store_pg.c: the PostgreSQL side of the statement calls. */
 #define LIB_PG_NOT_LEADER "LF001" /* SQLSTATE of a failed check of the leader row */
@@ -167,7 +172,8 @@ int lib_pg_fail(struct lib_store *s, struct lib_err *e);
 bool lib_pg_in_transaction(struct lib_store *s);
 int lib_pg_changes(struct lib_store *s);
 int64_t lib_pg_round_trips(struct lib_store *s); /* of the connection, since it was opened */
-int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *changes);
+int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *changes,
+		    lib_run_row_fn *row);
 int lib_pg_defer(lib_st *st);
 void lib_pg_bind_int64(struct lib_pgst *p, int i, int64_t v);
 void lib_pg_bind_text(struct lib_pgst *p, int i, const char *v);
@@ -394,12 +400,16 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 /* The shelf's books at position keep and beyond become ZOMBIE: their count. */
 int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep,
 				struct lib_err *e);
+/* One pick: up to n books of [lo, hi] into ids; got says how many. */
+struct lib_pick {
+	int64_t lo, hi, n, got;
+	int64_t *ids;
+};
 /*
- * Up to n FREE, known-zero books of [lo, hi] nearest to lo (or to hi if
- * desc), nearest first, into ids: how many (one statement), or -EIO.
+ * Each q[i]: up to n FREE, known-zero books of [lo, hi] nearest to lo (or
+ * to hi if desc), nearest first. One statement, one round trip: 0 or -EIO.
  */
-int64_t lib_store_book_pick_n(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t n,
-			      int64_t *ids);
+int lib_store_book_pick_many(struct lib_store *s, struct lib_pick *q, int n, bool desc);
 /*
  * Books ids[0..n) onto the shelf at seq, seq + 1, ...: EIO unless each was
  * FREE, known zero and unowned. One round trip on PostgreSQL.

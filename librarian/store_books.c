@@ -73,14 +73,29 @@ int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep
 	return r < 0 ? r : lib_changes(s);
 }
 
-int64_t lib_store_book_pick_n(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t n,
-			      int64_t *ids)
+static void bind_pick(lib_st *st, int i, void *arg)
+{
+	const struct lib_pick *q = arg;
+
+	lib_bind_int64(st, 1, q[i].lo);
+	lib_bind_int64(st, 2, q[i].hi);
+	lib_bind_int64(st, 3, q[i].n);
+}
+
+static int pick_row(void *arg, int i, int64_t id)
+{
+	struct lib_pick *q = arg;
+
+	if (q[i].got < q[i].n)
+		q[i].ids[q[i].got++] = id;
+	return 0;
+}
+
+int lib_store_book_pick_many(struct lib_store *s, struct lib_pick *q, int n, bool desc)
 {
 	lib_st *st;
-	int64_t got = 0;
-	int rc;
 
-	if (lo > hi || n <= 0)
+	if (!n)
 		return 0;
 	if (desc)
 		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
@@ -88,17 +103,9 @@ int64_t lib_store_book_pick_n(struct lib_store *s, int64_t lo, int64_t hi, bool 
 	else
 		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
 				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
-	if (!st)
-		return -EIO;
-	lib_bind_int64(st, 1, lo);
-	lib_bind_int64(st, 2, hi);
-	lib_bind_int64(st, 3, n);
-	while (got < n && (rc = lib_step(st)) == LIB_ROW)
-		ids[got++] = lib_col_int64(st, 0);
-	lib_reset(st);
-	if (got < n && rc != LIB_DONE)
-		return -EIO;
-	return got;
+	for (int i = 0; i < n; i++)
+		q[i].got = 0;
+	return lib_stmt_query_many(s, st, n, bind_pick, pick_row, q) < 0 ? -EIO : 0;
 }
 
 /*

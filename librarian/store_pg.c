@@ -838,7 +838,7 @@ int lib_pg_step(struct lib_pgst *p)
  * first error in pg->pipe_msg; the statements after it were not run).
  */
 static int pg_pipe_chunk(struct lib_pgst *p, lib_st *st, int from, int to, lib_bind_fn *bind,
-			 void *arg, int *changes)
+			 void *arg, int *changes, lib_run_row_fn *row)
 {
 	struct lib_pg *pg = p->pg;
 	int n = pg->npending, r, i;
@@ -859,7 +859,10 @@ static int pg_pipe_chunk(struct lib_pgst *p, lib_st *st, int from, int to, lib_b
 		for (i = from; i < to; i++) {
 			PGresult *res = pg_pipe_result(pg);
 
-			changes[i] = res ? atoi(PQcmdTuples(res)) : 0;
+			if (changes)
+				changes[i] = res ? atoi(PQcmdTuples(res)) : 0;
+			for (int k = 0; row && res && k < PQntuples(res) && r == 0; k++)
+				r = row(arg, i, strtoll(PQgetvalue(res, k, 0), NULL, 10));
 			if (!res)
 				r = -EIO;
 			PQclear(res);
@@ -928,7 +931,8 @@ int lib_pg_defer(lib_st *st)
 	return 0;
 }
 
-int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *changes)
+int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *changes,
+		    lib_run_row_fn *row)
 {
 	struct lib_pgst *p = st->pg;
 	int r = 0;
@@ -939,7 +943,7 @@ int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *change
 		if (!pg_stmt_ready(p))
 			return -EIO;
 		r = pg_pipe_chunk(p, st, from, from + PG_PIPE_CHUNK < n ? from + PG_PIPE_CHUNK : n,
-				  bind, arg, changes);
+				  bind, arg, changes, row);
 	}
 	lib_pg_reset(p);
 	return r;
