@@ -60,6 +60,13 @@ struct lib_pg {
 	int npending;
 	bool begin_pending;
 	char pipe_msg[512]; /* the first error of the last pipeline, "" if none */
+	/*
+	 * A pipeline failed that carried an earlier request's RELEASE (its
+	 * writes waited for the commit): that request cannot be told apart
+	 * from the failing one, so the round's COMMIT is refused (every
+	 * request of the round fails; none is acknowledged).
+	 */
+	bool pipe_released, poisoned;
 	int64_t round_trips; /* since the connection was opened (stats: db.round_trips) */
 };
 
@@ -299,6 +306,7 @@ static int pg_pending_writes(struct lib_pg *pg)
 }
 
 static int pg_flush(struct lib_pg *pg);
+static int pg_pipe_text(struct lib_pg *pg, const char *sql, bool ends);
 
 /*
  * Keep a control statement for the next round trip. A RELEASE right after
@@ -314,14 +322,8 @@ static int pg_defer(struct lib_store *s, const char *sql)
 		pg->npending--;
 		return 0;
 	}
-	if (sql == pg_deferrable[2] && pg_pending_writes(pg)) {
-		/* the request's writes and their errors: before its reply, in its savepoint */
-		if (pg->npending == PG_MAX_PENDING && (r = pg_flush(pg)) < 0)
-			return r;
-		pg->pending[pg->npending++] = sql;
-		return pg_flush(pg);
-	}
 	if (sql == pg_deferrable[0]) {
+		pg->poisoned = false;
 		r = pg_ready(pg, true);
 		if (r < 0)
 			return r;
@@ -360,6 +362,11 @@ static char *pg_with_pending(struct lib_pg *pg, const char *sql)
 /* After a round trip: whether a transaction is open (unknown on a broken connection: kept). */
 static void pg_track(struct lib_pg *pg, bool begins, bool ends, int r)
 {
+	if (r < 0 && pg->pipe_released)
+		pg->poisoned = true;
+	pg->pipe_released = false;
+	if (ends)
+		pg->poisoned = false;
 	if (begins && r == 0)
 		pg->in_tx = true;
 	else if (!pg_broken(pg))
@@ -409,8 +416,15 @@ int lib_pg_exec(struct lib_store *s, const char *sql)
 			return 0;
 		}
 	}
-	if (pg_pending_writes(pg) && (r = pg_flush(pg)) < 0)
-		return r;
+	if (ends && strstr(sql, "COMMIT") && pg->poisoned) {
+		pg_pending_drop(pg, 0);
+		snprintf(pg->sqlstate, sizeof(pg->sqlstate), "XX000");
+		if (!pg->pipe_msg[0])
+			snprintf(pg->pipe_msg, sizeof(pg->pipe_msg), "a request's writes failed");
+		return -EIO; /* the caller rolls back */
+	}
+	if (pg_pending_writes(pg))
+		return pg_pipe_text(pg, sql, ends);
 	text = pg_with_pending(pg, sql);
 	pg->npending = 0;
 	pg->begin_pending = false;
@@ -720,6 +734,8 @@ static int pg_pipe_begin(struct lib_pg *pg)
 	for (int i = 0; i < pg->npending; i++) {
 		struct lib_pgst *p = pg->pend_st[i];
 
+		if (pg->pending[i] == pg_deferrable[2])
+			pg->pipe_released = true;
 		if (pg->pending[i] ?
 			    !PQsendQueryParams(pg->conn, pg->pending[i], 0, NULL, NULL, NULL, NULL, 0) :
 			    !PQsendQueryPrepared(pg->conn, p->name, p->nparams,
@@ -873,6 +889,46 @@ static int pg_pipe_chunk(struct lib_pgst *p, lib_st *st, int from, int to, lib_b
 	}
 	pg_pipe_drain(pg);
 	pg_track(pg, began, false, r);
+	return r;
+}
+
+/*
+ * sql (statements without parameters, separated by ";") after the waiting
+ * entries, in one round trip: how a COMMIT goes with the last request's
+ * writes and RELEASE. 0 or -EIO (the first error in pipe_msg).
+ */
+static int pg_pipe_text(struct lib_pg *pg, const char *sql, bool ends)
+{
+	char *text = strdup(sql), *part, *save = NULL;
+	int n = pg->npending, r;
+	bool began = n > 0 && pg->pending[0] == pg_deferrable[0];
+
+	if (!text)
+		return -ENOMEM;
+	pg->round_trips++;
+	r = pg_pipe_begin(pg);
+	for (part = strtok_r(text, ";", &save); part && r == 0; part = strtok_r(NULL, ";", &save)) {
+		while (*part == ' ')
+			part++;
+		if (!*part)
+			continue;
+		r = PQsendQueryParams(pg->conn, part, 0, NULL, NULL, NULL, NULL, 0) ? 0 : -EIO;
+		n++;
+	}
+	if (r == 0 && !PQpipelineSync(pg->conn))
+		r = -EIO;
+	pg_pending_drop(pg, 0);
+	if (r == 0) {
+		r = pg_pipe_controls(pg, n);
+	} else {
+		snprintf(pg->pipe_msg, sizeof(pg->pipe_msg), "%s", PQerrorMessage(pg->conn));
+		PQpipelineSync(pg->conn);
+	}
+	pg_pipe_drain(pg);
+	free(text);
+	if (pg_commit_warned(pg, sql, r))
+		r = -EIO;
+	pg_track(pg, began, ends, r);
 	return r;
 }
 

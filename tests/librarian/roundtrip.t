@@ -65,6 +65,15 @@ t_is "$(lerr lcn n1 shelf.create '{"name":"x","books":900}')" ENOSPC "a create b
 lcn n1 shelf.create '{"name":"x","books":0}' >/dev/null
 t_is "$(lerr lcn n1 shelf.resize '{"name":"x","books":900}')" ENOSPC "a grow beyond them: ENOSPC"
 t_is "$(lc stats | jq -c '[.books.inuse, .books.zombie, .books.free]')" "[1000,0,800]" "and nothing changed"
+# a write that waited fails: its request fails whole, nothing of it stays
+lt_sql "ALTER TABLE attrs ADD CONSTRAINT no_boom CHECK (value <> 'boom' AND value <> 'LZAdescending')"
+t_is "$(lerr lcn n1 shelf.create '{"name":"y","books":8,"policy":"LZAdescending"}')" EIO "a create whose policy attribute is refused by the database: EIO"
+t_is "$(lerr lc shelf.get '{"name":"y"}')" ENOENT "and no shelf y"
+t_is "$(lerr lc attr.set '{"name":"x","key":"k","value":"boom"}')" EIO "an attribute the database refuses (a write that waited for the commit): EIO"
+t_is "$(lerr lc attr.get '{"name":"x","key":"k"}')" ENODATA "and it is not there"
+t_is "$(lc attr.set '{"name":"x","key":"k","value":"fine"}' >/dev/null && lc attr.get '{"name":"x","key":"k"}' | jq -r .value)" fine "the next request is served"
+t_is "$(lc stats | jq -c '[.books.inuse, .books.zombie, .books.free]')" "[1000,0,800]" "the books are as they were"
+lt_sql "ALTER TABLE attrs DROP CONSTRAINT no_boom"
 lcn n1 shelf.destroy '{"name":"x"}' >/dev/null
 lt_stop
 # a fresh database for the comparison
