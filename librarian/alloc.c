@@ -369,7 +369,8 @@ static int pick_igs(struct lib_store *s, struct lib_shelf_ctx *sh, const int64_t
 		    int64_t *next, int64_t *got, struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
-	int64_t *cursor = start_cursors(s, sh->policy), *cur = calloc(c->nigs, sizeof(*cur)), at = 0;
+	int64_t *cursor = start_cursors(s, sh->policy), at = 0;
+	int64_t *cur = calloc(c->nigs, sizeof(*cur));
 	uint32_t *ig = calloc(c->nigs, sizeof(*ig));
 	struct lib_pick *q = calloc(c->nigs, sizeof(*q));
 	int n = 0, r = 0;
@@ -404,8 +405,8 @@ static int pick_igs(struct lib_store *s, struct lib_shelf_ctx *sh, const int64_t
  * The planned books of each IG: pick[k]'s IG gives its books in the order
  * of pick_books(); ids[k] is book k's. 0 or -errno (with e filled).
  */
-static int pick_planned(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p,
-			int64_t *ids, struct lib_err *e)
+static int pick_planned(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p, int64_t *ids,
+			struct lib_err *e)
 {
 	const struct lib_config *c = s->cfg;
 	int64_t *used = calloc(c->nigs, sizeof(*used)), *next = calloc(c->nigs, sizeof(*next));

@@ -229,8 +229,10 @@ int lib_stmt_run_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 
 	if (!st)
 		return lib_sql_fail(s, e);
+	if (st->pg && lib_pg_run_many(st, n, bind, arg, changes, NULL) < 0)
+		return lib_sql_fail(s, e);
 	if (st->pg)
-		return lib_pg_run_many(st, n, bind, arg, changes, NULL) < 0 ? lib_sql_fail(s, e) : 0;
+		return 0;
 	for (int i = 0; i < n && r == 0; i++) {
 		lib_reset(st);
 		bind(st, i, arg);

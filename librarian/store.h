@@ -352,8 +352,8 @@ typedef int lib_attr_fn(void *arg, const char *key, const char *value);
 int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf, size_t len,
 		       struct lib_err *e);
 /* Three attributes in one statement: bit k of the result set if key[k] is there (val[k]). */
-int lib_store_attr_get3(struct lib_store *s, int64_t shelf, const char *const key[3],
-			char *val[3], size_t len, struct lib_err *e);
+int lib_store_attr_get3(struct lib_store *s, int64_t shelf, const char *const key[3], char *val[3],
+			size_t len, struct lib_err *e);
 int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, const char *value,
 		       struct lib_err *e);
 int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key, struct lib_err *e);

@@ -26,8 +26,8 @@ int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char
 	return rc == LIB_DONE ? -ENODATA : lib_sql_fail(s, e);
 }
 
-int lib_store_attr_get3(struct lib_store *s, int64_t shelf, const char *const key[3],
-			char *val[3], size_t len, struct lib_err *e)
+int lib_store_attr_get3(struct lib_store *s, int64_t shelf, const char *const key[3], char *val[3],
+			size_t len, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(s, "SELECT key, value FROM attrs WHERE shelf = ?1"
 				 " AND key IN (?2, ?3, ?4)");

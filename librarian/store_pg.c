@@ -736,10 +736,11 @@ static int pg_pipe_begin(struct lib_pg *pg)
 
 		if (pg->pending[i] == pg_deferrable[2])
 			pg->pipe_released = true;
-		if (pg->pending[i] ?
-			    !PQsendQueryParams(pg->conn, pg->pending[i], 0, NULL, NULL, NULL, NULL, 0) :
-			    !PQsendQueryPrepared(pg->conn, p->name, p->nparams,
-						 (const char *const *)pg->pend_vals[i], NULL, NULL, 0))
+		if (pg->pending[i] ? !PQsendQueryParams(pg->conn, pg->pending[i], 0, NULL, NULL,
+							NULL, NULL, 0) :
+				     !PQsendQueryPrepared(pg->conn, p->name, p->nparams,
+							  (const char *const *)pg->pend_vals[i],
+							  NULL, NULL, 0))
 			return -EIO;
 	}
 	return 0;
@@ -762,9 +763,8 @@ static int pg_pipe_controls(struct lib_pg *pg, int n)
 
 static int pg_send(struct lib_pgst *p)
 {
-	return PQsendQueryPrepared(p->pg->conn, p->name, p->nparams, p->vals, NULL, NULL, 0) ?
-		       0 :
-		       -EIO;
+	return PQsendQueryPrepared(p->pg->conn, p->name, p->nparams, p->vals, NULL, NULL, 0) ? 0 :
+											       -EIO;
 }
 
 /* A statement's result taken: its rows, or the rows it changed. */
