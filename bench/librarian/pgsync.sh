@@ -70,7 +70,24 @@ as "$PGBIN/createdb" -h "$T" -p 5433 -U postgres lfs || exit 1
 mkdir -m 700 "$T/keys"
 chmod 777 "$T" # the librarians write their catalogue and sockets here
 $LIB genkey "$T/keys/admin.key"
-declare -A ADDR
+declare -A ADDR LPID
+# CPU time (ms) of processes: the librarians, or both clusters' postmasters and children
+ticks=$(getconf CLK_TCK)
+cpu_ms() {
+	local p t=0
+	for p in "$@"; do
+		[ -r "/proc/$p/stat" ] && t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat")))
+	done
+	echo $((t * 1000 / ticks))
+}
+pg_pids() {
+	local d m
+	for d in p s; do
+		m=$(head -n 1 "$T/$d/postmaster.pid")
+		# shellcheck disable=SC2046 # a list of pids
+		echo "$m" $(ps --ppid "$m" -o pid=)
+	done
+}
 for store in sqlite pg; do
 	port=$(shuf -i 20000-32000 -n 1)
 	ADDR[$store]=127.0.0.1:$port
@@ -89,6 +106,7 @@ fabric = { compact = { racks = 1; enclosures = 4; nodes = 10; books = $((SIZE / 
 EOC
 	$LIB -c "$T/$store.conf" 2>"$T/$store.log" &
 	pids="$pids $!"
+	LPID[$store]=$!
 	for _ in $(seq 1 600); do
 		$LIB client --connect "unix:$T/$store.sock" stats >/dev/null 2>&1 && break
 		kill -0 $! 2>/dev/null || { cat "$T/$store.log"; exit 1; }
@@ -104,12 +122,20 @@ declare -A CPS
 for clients in 1 32; do
 	for store in sqlite pg; do
 		before=$($LIB client --connect "unix:$T/$store.sock" stats | jq .db.round_trips)
+		c0=$(cpu_ms "${LPID[$store]}")
+		# shellcheck disable=SC2046 # a list of pids
+		d0=$(cpu_ms $(pg_pids))
 		out=$($BENCH "${ADDR[$store]}" admin "$T/keys/admin.key" cycle $clients "$SECS" 8) || exit 1
+		c1=$(cpu_ms "${LPID[$store]}")
+		# shellcheck disable=SC2046
+		d1=$(cpu_ms $(pg_pids))
 		after=$($LIB client --connect "unix:$T/$store.sock" stats | jq .db.round_trips)
 		n=$(printf '%s\n' "$out" | awk 'NR == 1 { print $6 }')
 		CPS[$store$clients]=$(printf '%s\n' "$out" | awk 'NR == 1 { print $(NF - 1) }')
 		printf '%-6s %s\n' "$store" "$(printf '%s\n' "$out" | head -n 1)"
 		printf '%s\n' "$out" | tail -n +2 | sed 's/^/       /'
+		[ "${n:-0}" -gt 0 ] 2>/dev/null &&
+			echo "       CPU a cycle: librarian $(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }') ms$([ $store = pg ] && awk -v a="$d0" -v b="$d1" -v n="$n" 'BEGIN { printf ", PostgreSQL (primary and standby) %.2f ms", (b - a) / n }')"
 		[ $store = pg ] && [ "${n:-0}" -gt 0 ] 2>/dev/null &&
 			echo "       PostgreSQL round trips a cycle: $(awk -v a="$before" -v b="$after" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / n }') (stats db.round_trips; commits included)"
 	done
@@ -120,6 +146,15 @@ for store in sqlite pg; do
 	b=$($LIB client --connect "unix:$T/$store.sock" stats | jq .db.round_trips)
 	printf '%-6s %s\n' "$store" "$g"
 	[ $store = pg ] && echo "       PostgreSQL round trips per run of create, grow to 1,000, destroy, zeroed: $(((b - a) / 3))"
+done
+# what one round trip and one commit cost here, without the librarian (pgbench, 1 client)
+psql -c "CREATE TABLE rt(k int PRIMARY KEY, v bigint); INSERT INTO rt VALUES (1, 0)" lfs >/dev/null
+echo "SELECT 1;" >"$T/select.sql"
+printf 'BEGIN;\nUPDATE rt SET v = v + 1 WHERE k = 1;\nCOMMIT;\n' >"$T/commit.sql"
+for w in select commit; do
+	lat=$(as "$PGBIN/pgbench" -n -h "$T" -p 5433 -U postgres -f "$T/$w.sql" -T 3 -c 1 lfs 2>/dev/null |
+		awk '/latency average/ { print $4 }')
+	echo "pgbench, 1 client, 3 s: $w average ${lat:-?} ms$([ $w = commit ] && echo " (3 round trips: BEGIN, UPDATE, COMMIT with the standby's flush)")"
 done
 echo
 echo "## PostgreSQL with a synchronous standby against SQLite (synchronous = full), same run"
