@@ -122,6 +122,7 @@ declare -A CPS
 for clients in 1 32; do
 	for store in sqlite pg; do
 		before=$($LIB client --connect "unix:$T/$store.sock" stats | jq .db.round_trips)
+		x0=$(psql -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'lfs'" lfs)
 		c0=$(cpu_ms "${LPID[$store]}")
 		# shellcheck disable=SC2046 # a list of pids
 		d0=$(cpu_ms $(pg_pids))
@@ -130,6 +131,7 @@ for clients in 1 32; do
 		# shellcheck disable=SC2046
 		d1=$(cpu_ms $(pg_pids))
 		after=$($LIB client --connect "unix:$T/$store.sock" stats | jq .db.round_trips)
+		x1=$(psql -c "SELECT xact_commit FROM pg_stat_database WHERE datname = 'lfs'" lfs)
 		n=$(printf '%s\n' "$out" | awk 'NR == 1 { print $6 }')
 		CPS[$store$clients]=$(printf '%s\n' "$out" | awk 'NR == 1 { print $(NF - 1) }')
 		printf '%-6s %s\n' "$store" "$(printf '%s\n' "$out" | head -n 1)"
@@ -137,7 +139,7 @@ for clients in 1 32; do
 		[ "${n:-0}" -gt 0 ] 2>/dev/null &&
 			echo "       CPU a cycle: librarian $(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }') ms$([ $store = pg ] && awk -v a="$d0" -v b="$d1" -v n="$n" 'BEGIN { printf ", PostgreSQL (primary and standby) %.2f ms", (b - a) / n }')"
 		[ $store = pg ] && [ "${n:-0}" -gt 0 ] 2>/dev/null &&
-			echo "       PostgreSQL round trips a cycle: $(awk -v a="$before" -v b="$after" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / n }') (stats db.round_trips; commits included)"
+			echo "       PostgreSQL round trips a cycle: $(awk -v a="$before" -v b="$after" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / n }') (stats db.round_trips; commits included); commits a cycle: $(awk -v a="$x0" -v b="$x1" -v n="$n" 'BEGIN { printf "%.2f", (b - a) / n }') (pg_stat_database, all sessions)"
 	done
 done
 for store in sqlite pg; do
