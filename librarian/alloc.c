@@ -291,25 +291,42 @@ static int make_plan(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan 
 }
 
 /*
- * The next allocatable book of an IG at or after *cursor (wrapping around
- * once), or the highest below it for LZAdescending. Consecutive picks in one
- * request continue from the last one, so a request touches few index pages.
+ * The next allocatable books of each IG at or after its cursor in id order
+ * (wrapping around once), or at or below it downwards for LZAdescending:
+ * the books one pick after another from the cursor would give, each pick
+ * continuing from the last, so a request touches few index pages. Every
+ * IG's first range in one round trip, the wrapped ranges of those short in
+ * a second (store_books.c). q[i].ids must hold q[i].n books; the count
+ * found is left in q[i].got. 0 or -EIO.
  */
-static int pick_book(struct lib_store *s, enum lfs_policy pol, uint32_t ig, int64_t *cursor,
-		     int64_t *id)
+static int pick_books(struct lib_store *s, enum lfs_policy pol, const int64_t *cursor,
+		      const uint32_t *ig, struct lib_pick *q, int n)
 {
-	int64_t lo = lib_ig_first(ig), hi = lib_ig_last(ig);
 	bool desc = pol == LFS_POL_LZA_DESCENDING;
-	int r = desc ? lib_store_book_pick(s, lo, *cursor, true, id) :
-		       lib_store_book_pick(s, *cursor, hi, false, id);
+	struct lib_pick *w = calloc(n ? n : 1, sizeof(*w));
+	int nw = 0, r;
 
-	if (r == -ENOENT)
-		r = desc ? lib_store_book_pick(s, *cursor, hi, true, id) :
-			   lib_store_book_pick(s, lo, *cursor, false, id);
-	if (r < 0)
-		return -EIO; /* the count said there was one */
-	*cursor = desc ? *id - 1 : *id + 1;
-	return 0;
+	if (!w)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		q[i].lo = desc ? lib_ig_first(ig[i]) : cursor[i];
+		q[i].hi = desc ? cursor[i] : lib_ig_last(ig[i]);
+	}
+	r = lib_store_book_pick_many(s, q, n, desc);
+	for (int i = 0; i < n && r == 0; i++) {
+		if (q[i].got == q[i].n)
+			continue;
+		w[nw] = (struct lib_pick){ .n = q[i].n - q[i].got, .ids = q[i].ids + q[i].got };
+		w[nw].lo = desc ? cursor[i] + 1 : lib_ig_first(ig[i]);
+		w[nw++].hi = desc ? lib_ig_last(ig[i]) : cursor[i] - 1;
+	}
+	if (r == 0 && nw)
+		r = lib_store_book_pick_many(s, w, nw, desc);
+	for (int i = 0, k = 0; i < n && r == 0; i++)
+		if (q[i].got < q[i].n)
+			q[i].got += w[k++].got;
+	free(w);
+	return r;
 }
 
 /* Where each IG's picks start: a random book for RandomBooks. */
@@ -347,35 +364,84 @@ static int count_taken(struct lib_store *s, const int64_t *used, struct lib_err 
 	return 0;
 }
 
+/* Each IG's planned books picked into got[], IG gi's from next[gi] on: 0 or -errno. */
+static int pick_igs(struct lib_store *s, struct lib_shelf_ctx *sh, const int64_t *used,
+		    int64_t *next, int64_t *got, struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	int64_t *cursor = start_cursors(s, sh->policy), at = 0;
+	int64_t *cur = calloc(c->nigs, sizeof(*cur));
+	uint32_t *ig = calloc(c->nigs, sizeof(*ig));
+	struct lib_pick *q = calloc(c->nigs, sizeof(*q));
+	int n = 0, r = 0;
+
+	if (!cursor || !cur || !ig || !q)
+		r = lib_fail(e, ENOMEM, "out of memory");
+	for (int gi = 0; gi < c->nigs && r == 0; gi++) {
+		if (!used[gi])
+			continue;
+		next[gi] = at;
+		q[n] = (struct lib_pick){ .n = used[gi], .ids = got + at };
+		cur[n] = cursor[gi];
+		ig[n++] = c->igs[gi].ig;
+		at += used[gi];
+	}
+	if (r == 0 && pick_books(s, sh->policy, cur, ig, q, n) < 0)
+		r = lib_sql_fail(s, e);
+	for (int i = 0; i < n && r == 0; i++)
+		if (q[i].got != q[i].n)
+			r = lib_fail(
+				e, EIO,
+				"catalogue inconsistent: IG %u has no free book known zero though its count says so",
+				ig[i]);
+	free(cursor);
+	free(cur);
+	free(ig);
+	free(q);
+	return r;
+}
+
+/*
+ * The planned books of each IG: pick[k]'s IG gives its books in the order
+ * of pick_books(); ids[k] is book k's. 0 or -errno (with e filled).
+ */
+static int pick_planned(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p, int64_t *ids,
+			struct lib_err *e)
+{
+	const struct lib_config *c = s->cfg;
+	int64_t *used = calloc(c->nigs, sizeof(*used)), *next = calloc(c->nigs, sizeof(*next));
+	int64_t *got = malloc((p->got ? p->got : 1) * sizeof(*got));
+	int r = 0;
+
+	if (!used || !next || !got)
+		r = lib_fail(e, ENOMEM, "out of memory");
+	for (int64_t k = 0; k < p->got && r == 0; k++)
+		used[p->cd[p->pick[k]].gi]++;
+	if (r == 0)
+		r = pick_igs(s, sh, used, next, got, e);
+	for (int64_t k = 0; k < p->got && r == 0; k++)
+		ids[k] = got[next[p->cd[p->pick[k]].gi]++];
+	if (r == 0)
+		r = count_taken(s, used, e);
+	free(used);
+	free(next);
+	free(got);
+	return r;
+}
+
 /* Pick and take the planned books, appending them to the shelf. */
 static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p,
 		      struct lib_err *e)
 {
-	const struct lib_config *c = s->cfg;
-	int64_t *cursor = start_cursors(s, sh->policy);
-	int64_t *used = calloc(c->nigs, sizeof(*used));
-	int r = 0;
+	int64_t *ids = malloc((p->got ? p->got : 1) * sizeof(*ids));
+	int r;
 
-	if (!cursor || !used)
-		r = lib_fail(e, ENOMEM, "out of memory");
-	for (int64_t k = 0; k < p->got && r == 0; k++) {
-		int gi = p->cd[p->pick[k]].gi;
-		int64_t id;
-
-		if (pick_book(s, sh->policy, c->igs[gi].ig, &cursor[gi], &id) < 0) {
-			r = lib_fail(
-				e, EIO,
-				"catalogue inconsistent: IG %u has no free book known zero though its count says so",
-				c->igs[gi].ig);
-			break;
-		}
-		r = lib_store_book_take(s, id, sh->shelf_id, sh->nbooks + k, e);
-		used[gi]++;
-	}
+	if (!ids)
+		return lib_fail(e, ENOMEM, "out of memory");
+	r = pick_planned(s, sh, p, ids, e);
 	if (r == 0)
-		r = count_taken(s, used, e);
-	free(cursor);
-	free(used);
+		r = lib_store_books_take(s, ids, p->got, sh->shelf_id, sh->nbooks, e);
+	free(ids);
 	return r;
 }
 

@@ -337,9 +337,31 @@ static int load_partners(struct req *rq, struct lib_shelf *sh, char *text, struc
 }
 
 /* What a grow of the shelf needs from its attributes: policy, lfs.igs, partners. */
+/* The placement attributes, read in one statement. */
+static const char *const placement_keys[3] = { "lfs.policy", "lfs.igs", "lfs.anti_affinity" };
+
+static int ctx_parse(struct req *rq, struct lib_shelf *sh, char *const val[3], int found,
+		     struct lib_shelf_ctx *x)
+{
+	int r = 0;
+
+	if ((found & 1) && lfs_policy_parse(val[0], &x->policy) < 0)
+		return FAIL(rq, EINVAL, "shelf '%s' has an unknown policy '%s'", sh->name, val[0]);
+	if (found & 2) {
+		json_t *text = json_string(val[1]);
+
+		r = ig_list_parse(rq, text, &x->req_igs, &x->nreq_igs);
+		json_decref(text);
+	}
+	if (r == 0 && (found & 4))
+		r = load_partners(rq, sh, val[2], x);
+	return r;
+}
+
 int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct lib_shelf_ctx *x)
 {
-	char buf[LIB_ATTR_VALUE_MAX + 1];
+	char *buf = malloc(3 * (LIB_ATTR_VALUE_MAX + 1));
+	char *val[3] = { buf, buf + LIB_ATTR_VALUE_MAX + 1, buf + 2 * (LIB_ATTR_VALUE_MAX + 1) };
 	int r;
 
 	memset(x, 0, sizeof(*x));
@@ -347,24 +369,14 @@ int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct li
 	x->nbooks = sh->books;
 	x->node = node;
 	x->policy = rq->c->default_policy;
-	r = lib_store_attr_get(rq->s, sh->id, "lfs.policy", buf, sizeof(buf), &rq->err);
-	if (r == 0 && lfs_policy_parse(buf, &x->policy) < 0)
-		return FAIL(rq, EINVAL, "shelf '%s' has an unknown policy '%s'", sh->name, buf);
-	if (r < 0 && r != -ENODATA)
-		return r;
-	r = lib_store_attr_get(rq->s, sh->id, "lfs.igs", buf, sizeof(buf), &rq->err);
-	if (r == 0) {
-		json_t *text = json_string(buf);
-
-		r = ig_list_parse(rq, text, &x->req_igs, &x->nreq_igs);
-		json_decref(text);
-	}
-	if (r < 0 && r != -ENODATA)
-		return r;
-	r = lib_store_attr_get(rq->s, sh->id, "lfs.anti_affinity", buf, sizeof(buf), &rq->err);
-	if (r == 0)
-		r = load_partners(rq, sh, buf, x);
-	return r == -ENODATA ? 0 : r;
+	if (!buf)
+		return FAIL(rq, ENOMEM, "out of memory");
+	r = lib_store_attr_get3(rq->s, sh->id, placement_keys, val, LIB_ATTR_VALUE_MAX + 1,
+				&rq->err);
+	if (r >= 0)
+		r = ctx_parse(rq, sh, val, r, x);
+	free(buf);
+	return r;
 }
 
 void lib_shelf_ctx_free(struct lib_shelf_ctx *x)

@@ -120,38 +120,70 @@ int lib_op_zombie_list(struct req *rq)
 	return 0;
 }
 
-/* The books become FREE and known zero (OFFLINE if their node is offline). */
+/* Book references of a zombie.zeroed request, and what became of each. */
+struct zeroed_req {
+	int64_t *ids;
+	bool *offline;
+	int *k, *changed;
+	int n; /* valid references before the first bad one (all if none) */
+};
+
+/* The references in order up to the first bad one: its error (rq->err filled), or 0. */
+static int zeroed_refs(struct req *rq, json_t *books, struct zeroed_req *z)
+{
+	size_t n = json_array_size(books), i;
+	json_t *el;
+	int r = 0;
+
+	z->ids = calloc(n + 1, sizeof(*z->ids));
+	z->offline = calloc(n + 1, sizeof(*z->offline));
+	z->k = calloc(n + 1, sizeof(*z->k));
+	z->changed = calloc(n + 1, sizeof(*z->changed));
+	if (!z->ids || !z->offline || !z->k || !z->changed)
+		return FAIL(rq, ENOMEM, "out of memory");
+	json_array_foreach(books, i, el) {
+		if ((r = book_ref(rq, i, el, &z->ids[i], &z->k[i])) < 0)
+			break;
+		z->offline[i] = rq->s->node_state[rq->c->igs[z->k[i]].node] != NODE_ONLINE;
+		z->n++;
+	}
+	return r;
+}
+
+/*
+ * The books become FREE and known zero (OFFLINE if their node is offline),
+ * all in one round trip. The error is the first book's in order, as if
+ * they were done one by one: a book not ZOMBIE, or a bad reference.
+ */
 int lib_op_zombie_zeroed(struct req *rq)
 {
 	const struct lib_config *c = rq->c;
-	int64_t *add = NULL;
-	json_t *books, *el;
-	size_t i;
-	int r;
+	struct zeroed_req z = { 0 };
+	int64_t *add = calloc(c->nigs, sizeof(*add));
+	json_t *books;
+	int r, bad;
 
 	if ((r = books_arg(rq, &books)) < 0)
-		return r;
-	add = calloc(c->nigs, sizeof(*add));
-	if (!add)
-		return FAIL(rq, ENOMEM, "out of memory");
-	json_array_foreach(books, i, el) {
-		int64_t id;
-		int k;
-		bool offline;
-
-		if ((r = book_ref(rq, i, el, &id, &k)) < 0)
-			goto out;
-		offline = rq->s->node_state[c->igs[k].node] != NODE_ONLINE;
-		r = lib_store_book_zeroed(rq->s, id, offline, &rq->err);
-		if (r == 0)
+		goto out;
+	if (!add) {
+		r = FAIL(rq, ENOMEM, "out of memory");
+		goto out;
+	}
+	bad = zeroed_refs(rq, books, &z);
+	if (!z.changed)
+		goto out_bad;
+	r = lib_store_books_zeroed(rq->s, z.ids, z.offline, z.n, z.changed, &rq->err);
+	for (int i = 0; i < z.n && r >= 0; i++) {
+		if (!z.changed[i])
 			r = FAIL(rq, EINVAL,
 				 "book [%lld, %lld] is not waiting to be zeroed (not ZOMBIE)",
-				 (long long)(id >> 32), (long long)(id & 0xffffffff));
-		if (r < 0)
-			goto out;
-		if (!offline)
-			add[k]++;
+				 (long long)(z.ids[i] >> 32), (long long)(z.ids[i] & 0xffffffff));
+		else if (!z.offline[i])
+			add[z.k[i]]++;
 	}
+out_bad:
+	if (r >= 0 && bad < 0)
+		r = bad;
 	for (int k = 0; k < c->nigs && r >= 0; k++)
 		if (add[k])
 			r = lib_store_ig_free_add(rq->s, c->igs[k].ig, add[k], add[k], &rq->err);
@@ -159,6 +191,10 @@ int lib_op_zombie_zeroed(struct req *rq)
 		rq->result = json_pack("{s:I}", "freed", (json_int_t)json_array_size(books));
 out:
 	free(add);
+	free(z.ids);
+	free(z.offline);
+	free(z.k);
+	free(z.changed);
 	return r < 0 ? r : 0;
 }
 

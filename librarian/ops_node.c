@@ -163,10 +163,11 @@ static json_t *db_counters(struct lib_store *s)
 
 	lib_store_db_stats(s, &d);
 	lib_wal_vfs_stats(&wal_writes, &wal_calls);
-	return json_pack("{s:i,s:i,s:i,s:I,s:I,s:I}", "cache_hit", d.cache_hit, "cache_miss",
+	return json_pack("{s:i,s:i,s:i,s:I,s:I,s:I,s:I}", "cache_hit", d.cache_hit, "cache_miss",
 			 d.cache_miss, "cache_write", d.cache_write, "vm_steps",
 			 (json_int_t)d.vm_steps, "wal_writes", (json_int_t)wal_writes,
-			 "wal_write_calls", (json_int_t)wal_calls);
+			 "wal_write_calls", (json_int_t)wal_calls, "round_trips",
+			 (json_int_t)d.round_trips);
 }
 
 static int stmt_stat(void *arg, const char *sql, int64_t runs, int64_t steps)

@@ -95,11 +95,19 @@ static void release(struct srv *s, struct conn *c, bool failed)
 	lib_conn_output(s, c);
 }
 
-/* Commit the round's transaction: false if it failed (and say so). */
+/*
+ * Commit the round's transaction: false if it failed (and say so). How long
+ * commits take (a moving average) sets how long a round gathers requests
+ * before it yields to new input (work_pass).
+ */
 static bool commit(struct srv *s)
 {
+	bool open = s->core.batch_open;
+	int64_t t0 = now_us();
 	bool failed = lib_batch_commit(&s->core) < 0;
 
+	if (open)
+		s->commit_us = (3 * s->commit_us + (now_us() - t0)) / 4;
 	lib_audit_flush(&s->core, failed ? &s->core.batch_err : NULL);
 	if (failed)
 		lib_log("a transaction failed to commit (%s); its requests get errors and their connections close",
@@ -182,11 +190,21 @@ static bool input_waits(struct srv *s)
 	return false;
 }
 
-/* Requests in turn, one per connection per pass, within the round's budget. */
+/*
+ * Requests in turn, one per connection per pass, within the round's budget.
+ * New input ends the pass early, but only after ROUND_MIN_US or as long as
+ * a commit takes, if longer (half the budget at most): where a commit is
+ * slow (PostgreSQL with a synchronous standby: milliseconds), a round
+ * still gathers enough requests to share it (group commit).
+ */
 static void work_pass(struct srv *s)
 {
 	int64_t start = now_us();
+	int64_t min = s->commit_us > ROUND_MIN_US ? s->commit_us : ROUND_MIN_US;
 	bool progress = true;
+
+	if (min > ROUND_BUDGET_US / 2)
+		min = ROUND_BUDGET_US / 2;
 
 	while (progress) {
 		progress = false;
@@ -200,7 +218,7 @@ static void work_pass(struct srv *s)
 			lib_conn_process_one(s, c);
 			progress = true;
 			spent = now_us() - start;
-			if (spent > ROUND_BUDGET_US || (spent > ROUND_MIN_US && input_waits(s)))
+			if (spent > ROUND_BUDGET_US || (spent > min && input_waits(s)))
 				return;
 		}
 	}

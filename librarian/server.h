@@ -88,6 +88,7 @@ struct srv {
 	int *id_conns; /* ... of each node (by index; cfg->nnodes: the admin) */
 	uint64_t nseq; /* connections authenticated so far */
 	struct lib_beat *beat; /* the lease thread, or NULL */
+	int64_t commit_us; /* how long commits take: a moving average (server.c) */
 };
 
 /* data.fd of the lease thread's eventfd in the loop's epoll (listeners: -2 - index) */

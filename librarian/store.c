@@ -222,6 +222,54 @@ int lib_stmt_run(struct lib_store *s, lib_st *st, struct lib_err *e)
 	return 0;
 }
 
+int lib_stmt_run_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind, void *arg,
+		      int *changes, struct lib_err *e)
+{
+	int r = 0;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	if (st->pg && lib_pg_run_many(st, n, bind, arg, changes, NULL) < 0)
+		return lib_sql_fail(s, e);
+	if (st->pg)
+		return 0;
+	for (int i = 0; i < n && r == 0; i++) {
+		lib_reset(st);
+		bind(st, i, arg);
+		r = lib_stmt_run(s, st, e);
+		changes[i] = r == 0 ? lib_changes(s) : 0;
+	}
+	return r;
+}
+
+int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e)
+{
+	if (!st || !st->pg)
+		return lib_stmt_run(s, st, e);
+	return lib_pg_defer(st) < 0 ? lib_sql_fail(s, e) : 0;
+}
+
+int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
+			lib_run_row_fn *row, void *arg)
+{
+	int rc = LIB_DONE, r = 0;
+
+	if (!st)
+		return -EIO;
+	if (st->pg)
+		return lib_pg_run_many(st, n, bind, arg, NULL, row);
+	for (int i = 0; i < n && r == 0; i++) {
+		lib_reset(st);
+		bind(st, i, arg);
+		while (r == 0 && (rc = lib_step(st)) == LIB_ROW)
+			r = row(arg, i, lib_col_int64(st, 0));
+		if (r == 0 && rc != LIB_DONE)
+			r = -EIO;
+	}
+	lib_reset(st);
+	return r;
+}
+
 int lib_stmt_ids(struct lib_store *s, lib_st *st, lib_id_fn *fn, void *arg, struct lib_err *e)
 {
 	int rc = SQLITE_DONE, r = 0;
@@ -351,8 +399,14 @@ int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e)
 {
 	if (undo)
 		return control(s, "ROLLBACK TO SAVEPOINT req; RELEASE SAVEPOINT req");
-	if (control(s, "RELEASE SAVEPOINT req") < 0)
-		return lib_sql_fail(s, e);
+	if (control(s, "RELEASE SAVEPOINT req") < 0) {
+		/* PostgreSQL: a write that waited for the RELEASE failed; the request is undone */
+		int r = lib_sql_fail(s, e);
+
+		if (s->pg)
+			control(s, "ROLLBACK TO SAVEPOINT req; RELEASE SAVEPOINT req");
+		return r;
+	}
 	return 0;
 }
 
@@ -581,8 +635,10 @@ void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out)
 	int hi;
 
 	memset(out, 0, sizeof(*out));
-	if (!s->db)
+	if (!s->db) {
+		out->round_trips = lib_pg_round_trips(s);
 		return;
+	}
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_HIT, &out->cache_hit, &hi, 0);
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_MISS, &out->cache_miss, &hi, 0);
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_WRITE, &out->cache_write, &hi, 0);

@@ -135,6 +135,29 @@ int lib_stmt_ids(struct lib_store *s, lib_st *st, lib_id_fn *fn, void *arg, stru
 int lib_stmt_counts(struct lib_store *s, lib_st *st, lib_count_fn *fn, void *arg,
 		    struct lib_err *e);
 
+/* Binds the values of the i-th run of a statement run many times (lib_stmt_run_many). */
+typedef void lib_bind_fn(lib_st *st, int i, void *arg);
+/* A row of the i-th run: its first column; nonzero stops (lib_stmt_query_many). */
+typedef int lib_run_row_fn(void *arg, int i, int64_t v);
+/*
+ * st run n times, bound by bind() each time, in order; the rows each run
+ * changed in changes[i]. SQLite: one after the other. PostgreSQL: in one
+ * round trip (pipeline mode, per PG_PIPE_CHUNK runs). 0, or -errno with e
+ * filled at the first run that failed (the runs after it did nothing).
+ */
+int lib_stmt_run_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind, void *arg,
+		      int *changes, struct lib_err *e);
+/*
+ * A write whose result nobody reads (no rows, no count of changes): run now
+ * on SQLite; on PostgreSQL sent with the next statement that is read, or
+ * with the request's RELEASE (lib_store_release), whose round trip reports
+ * its error: the request fails as if this statement had.
+ */
+int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e);
+/* A query run n times (bound by bind()) in one round trip; each row handed to row(). */
+int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
+			lib_run_row_fn *row, void *arg);
+
 /* store_pg.c: the PostgreSQL side of the statement calls. */
 #define LIB_PG_NOT_LEADER "LF001" /* SQLSTATE of a failed check of the leader row */
 bool lib_store_is_pg(const char *path); /* a libpq URI: postgresql:// or postgres:// */
@@ -148,6 +171,10 @@ int lib_pg_exec(struct lib_store *s, const char *sql); /* 0 or -EIO */
 int lib_pg_fail(struct lib_store *s, struct lib_err *e);
 bool lib_pg_in_transaction(struct lib_store *s);
 int lib_pg_changes(struct lib_store *s);
+int64_t lib_pg_round_trips(struct lib_store *s); /* of the connection, since it was opened */
+int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *changes,
+		    lib_run_row_fn *row);
+int lib_pg_defer(lib_st *st);
 void lib_pg_bind_int64(struct lib_pgst *p, int i, int64_t v);
 void lib_pg_bind_text(struct lib_pgst *p, int i, const char *v);
 int lib_pg_step(struct lib_pgst *p);
@@ -221,6 +248,7 @@ void lib_store_ig_changed(struct lib_store *s, int k);
 struct lib_db_stats {
 	int cache_hit, cache_miss, cache_write; /* page reads from cache, missed; pages written */
 	int64_t vm_steps; /* virtual-machine steps of the cached statements */
+	int64_t round_trips; /* PostgreSQL: round trips to the server, 0 on SQLite */
 };
 void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out);
 /* Per cached statement (SQLite): its text, times run, VM steps; a nonzero return stops. */
@@ -323,6 +351,9 @@ typedef int lib_attr_fn(void *arg, const char *key, const char *value);
 
 int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf, size_t len,
 		       struct lib_err *e);
+/* Three attributes in one statement: bit k of the result set if key[k] is there (val[k]). */
+int lib_store_attr_get3(struct lib_store *s, int64_t shelf, const char *const key[3], char *val[3],
+			size_t len, struct lib_err *e);
 int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, const char *value,
 		       struct lib_err *e);
 int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key, struct lib_err *e);
@@ -372,11 +403,22 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 /* The shelf's books at position keep and beyond become ZOMBIE: their count. */
 int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep,
 				struct lib_err *e);
-/* The FREE, known-zero book of [lo, hi] nearest to lo (or to hi if desc): 0, -ENOENT or -EIO. */
-int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id);
-/* The book onto the shelf at seq: EIO unless it was FREE, known zero and unowned. */
-int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
-			struct lib_err *e);
+/* One pick: up to n books of [lo, hi] into ids; got says how many. */
+struct lib_pick {
+	int64_t lo, hi, n, got;
+	int64_t *ids;
+};
+/*
+ * Each q[i]: up to n FREE, known-zero books of [lo, hi] nearest to lo (or
+ * to hi if desc), nearest first. One statement, one round trip: 0 or -EIO.
+ */
+int lib_store_book_pick_many(struct lib_store *s, struct lib_pick *q, int n, bool desc);
+/*
+ * Books ids[0..n) onto the shelf at seq, seq + 1, ...: EIO unless each was
+ * FREE, known zero and unowned. One round trip on PostgreSQL.
+ */
+int lib_store_books_take(struct lib_store *s, const int64_t *ids, int64_t n, int64_t shelf,
+			 int64_t seq, struct lib_err *e);
 /* Each IG's number, FREE books and FREE books known zero. */
 typedef int lib_ig_fn(void *arg, int64_t ig, int64_t free, int64_t zero);
 int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e);
@@ -392,6 +434,9 @@ int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn
 		      struct lib_err *e);
 /* A ZOMBIE book its node zeroed: FREE and known zero, or OFFLINE. 1 if it was ZOMBIE. */
 int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e);
+/* The same for ids[0..n) in one round trip: changed[i] 1 if book i was ZOMBIE, else 0. */
+int lib_store_books_zeroed(struct lib_store *s, const int64_t *ids, const bool *offline, int n,
+			   int *changed, struct lib_err *e);
 /* FREE books not known zero of the IG with ids from 'from', lowest first. */
 int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit, lib_id_fn *fn,
 		      void *arg, struct lib_err *e);

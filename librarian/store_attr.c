@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include "store.h"
 
 int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char *buf, size_t len,
@@ -24,6 +26,30 @@ int lib_store_attr_get(struct lib_store *s, int64_t shelf, const char *key, char
 	return rc == LIB_DONE ? -ENODATA : lib_sql_fail(s, e);
 }
 
+int lib_store_attr_get3(struct lib_store *s, int64_t shelf, const char *const key[3], char *val[3],
+			size_t len, struct lib_err *e)
+{
+	lib_st *st = lib_stmt(s, "SELECT key, value FROM attrs WHERE shelf = ?1"
+				 " AND key IN (?2, ?3, ?4)");
+	int rc, found = 0;
+
+	if (!st)
+		return lib_sql_fail(s, e);
+	lib_bind_int64(st, 1, shelf);
+	for (int k = 0; k < 3; k++) {
+		lib_bind_text(st, k + 2, key[k]);
+		val[k][0] = 0;
+	}
+	while ((rc = lib_step(st)) == LIB_ROW)
+		for (int k = 0; k < 3; k++)
+			if (!strcmp(lib_col_text(st, 0) ?: "", key[k])) {
+				snprintf(val[k], len, "%s", lib_col_text(st, 1) ?: "");
+				found |= 1 << k;
+			}
+	lib_reset(st);
+	return rc == LIB_DONE ? found : lib_sql_fail(s, e);
+}
+
 int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, const char *value,
 		       struct lib_err *e)
 {
@@ -35,7 +61,7 @@ int lib_store_attr_put(struct lib_store *s, int64_t shelf, const char *key, cons
 	lib_bind_int64(st, 1, shelf);
 	lib_bind_text(st, 2, key);
 	lib_bind_text(st, 3, value);
-	return lib_stmt_run(s, st, e);
+	return lib_stmt_run_later(s, st, e);
 }
 
 int lib_store_attr_delete(struct lib_store *s, int64_t shelf, const char *key, struct lib_err *e)

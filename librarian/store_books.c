@@ -73,53 +73,79 @@ int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep
 	return r < 0 ? r : lib_changes(s);
 }
 
-int lib_store_book_pick(struct lib_store *s, int64_t lo, int64_t hi, bool desc, int64_t *id)
+static void bind_pick(lib_st *st, int i, void *arg)
+{
+	const struct lib_pick *q = arg;
+
+	lib_bind_int64(st, 1, q[i].lo);
+	lib_bind_int64(st, 2, q[i].hi);
+	lib_bind_int64(st, 3, q[i].n);
+}
+
+static int pick_row(void *arg, int i, int64_t id)
+{
+	struct lib_pick *q = arg;
+
+	if (q[i].got < q[i].n)
+		q[i].ids[q[i].got++] = id;
+	return 0;
+}
+
+int lib_store_book_pick_many(struct lib_store *s, struct lib_pick *q, int n, bool desc)
 {
 	lib_st *st;
-	int rc;
 
+	if (!n)
+		return 0;
 	if (desc)
 		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
-				 " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1");
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT ?3");
 	else
 		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
-				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT 1");
-	if (!st)
-		return -EIO;
-	lib_bind_int64(st, 1, lo);
-	lib_bind_int64(st, 2, hi);
-	rc = lib_step(st);
-	if (rc == LIB_ROW)
-		*id = lib_col_int64(st, 0);
-	lib_reset(st);
-	if (rc == LIB_ROW)
-		return 0;
-	return rc == LIB_DONE ? -ENOENT : -EIO;
+				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
+	for (int i = 0; i < n; i++)
+		q[i].got = 0;
+	return lib_stmt_query_many(s, st, n, bind_pick, pick_row, q) < 0 ? -EIO : 0;
 }
 
 /*
- * The book must be FREE, known zero and on no shelf, and exactly one row
+ * Each book must be FREE, known zero and on no shelf, and exactly one row
  * must change: a damaged catalogue never hands one book to two shelves.
  */
-int lib_store_book_take(struct lib_store *s, int64_t id, int64_t shelf, int64_t seq,
-			struct lib_err *e)
+struct take {
+	const int64_t *ids;
+	int64_t shelf, seq;
+};
+
+static void bind_take(lib_st *st, int i, void *arg)
+{
+	const struct take *t = arg;
+
+	lib_bind_int64(st, 1, t->ids[i]);
+	lib_bind_int64(st, 2, t->shelf);
+	lib_bind_int64(st, 3, t->seq + i);
+}
+
+int lib_store_books_take(struct lib_store *s, const int64_t *ids, int64_t n, int64_t shelf,
+			 int64_t seq, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_INUSE, shelf = ?2, seq = ?3"
 				 " WHERE id = ?1 AND state = BOOK_FREE AND zeroed = 1"
 				 " AND shelf IS NULL");
+	struct take t = { ids, shelf, seq };
+	int *changed = calloc(n ? n : 1, sizeof(*changed));
 	int r;
 
-	if (!st)
-		return lib_sql_fail(s, e);
-	lib_bind_int64(st, 1, id);
-	lib_bind_int64(st, 2, shelf);
-	lib_bind_int64(st, 3, seq);
-	r = lib_stmt_run(s, st, e);
-	if (r == 0 && lib_changes(s) != 1)
-		return lib_fail(
-			e, EIO,
-			"catalogue inconsistent: book [%lld, %lld] was picked as free but is not FREE, known zero and unowned; nothing was allocated (run librarian check)",
-			(long long)(id >> 32), (long long)(id & 0xffffffff));
+	if (!changed)
+		return lib_fail(e, ENOMEM, "out of memory taking %lld books", (long long)n);
+	r = lib_stmt_run_many(s, st, n, bind_take, &t, changed, e);
+	for (int64_t i = 0; i < n && r == 0; i++)
+		if (changed[i] != 1)
+			r = lib_fail(
+				e, EIO,
+				"catalogue inconsistent: book [%lld, %lld] was picked as free but is not FREE, known zero and unowned; nothing was allocated (run librarian check)",
+				(long long)(ids[i] >> 32), (long long)(ids[i] & 0xffffffff));
+	free(changed);
 	return r;
 }
 
@@ -149,7 +175,7 @@ int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64
 	lib_bind_int64(st, 1, ig);
 	lib_bind_int64(st, 2, dfree);
 	lib_bind_int64(st, 3, dzero);
-	return lib_stmt_run(s, st, e);
+	return lib_stmt_run_later(s, st, e);
 }
 
 /* igs.free and igs.zero counted again from the books (IG changes, online). */

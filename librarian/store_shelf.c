@@ -173,7 +173,7 @@ int lib_store_shelf_set_books(struct lib_store *s, int64_t id, int64_t books, in
 	lib_bind_int64(st, 1, id);
 	lib_bind_int64(st, 2, books);
 	lib_bind_int64(st, 3, now);
-	return lib_stmt_run(s, st, e);
+	return lib_stmt_run_later(s, st, e);
 }
 
 int lib_store_shelf_rename(struct lib_store *s, int64_t id, const char *name, int64_t now,
@@ -205,7 +205,7 @@ int lib_store_shelf_delete(struct lib_store *s, int64_t id, struct lib_err *e)
 
 		if (st)
 			lib_bind_int64(st, 1, id);
-		r = lib_stmt_run(s, st, e);
+		r = lib_stmt_run_later(s, st, e);
 		if (r < 0)
 			return r;
 	}

@@ -21,24 +21,40 @@ int lib_store_zombies(struct lib_store *s, uint32_t ig, int64_t limit, lib_id_fn
 	return lib_stmt_ids(s, st, fn, arg, e);
 }
 
+struct zeroed {
+	const int64_t *ids;
+	const bool *offline;
+};
+
+static void bind_zeroed(lib_st *st, int i, void *arg)
+{
+	const struct zeroed *z = arg;
+
+	lib_bind_int64(st, 1, z->ids[i]);
+	lib_bind_int64(st, 2, z->offline[i] ? BOOK_OFFLINE : BOOK_FREE);
+}
+
 /*
  * Known zero from now on, while it stays FREE or is allocated. A book that
  * goes OFFLINE does not keep the flag: going back online clears it anyway.
  */
-int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e)
+int lib_store_books_zeroed(struct lib_store *s, const int64_t *ids, const bool *offline, int n,
+			   int *changed, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(
 		s,
 		"UPDATE books SET state = ?2, zeroed = CASE WHEN ?2 = BOOK_FREE THEN 1 ELSE 0 END"
 		" WHERE id = ?1 AND state = BOOK_ZOMBIE");
-	int r;
+	struct zeroed z = { ids, offline };
 
-	if (!st)
-		return lib_sql_fail(s, e);
-	lib_bind_int64(st, 1, id);
-	lib_bind_int64(st, 2, offline ? BOOK_OFFLINE : BOOK_FREE);
-	r = lib_stmt_run(s, st, e);
-	return r < 0 ? r : lib_changes(s) > 0;
+	return lib_stmt_run_many(s, st, n, bind_zeroed, &z, changed, e);
+}
+
+int lib_store_book_zeroed(struct lib_store *s, int64_t id, bool offline, struct lib_err *e)
+{
+	int changed = 0, r = lib_store_books_zeroed(s, &id, &offline, 1, &changed, e);
+
+	return r < 0 ? r : changed > 0;
 }
 
 int lib_store_unknown(struct lib_store *s, uint32_t ig, int64_t from, int64_t limit, lib_id_fn *fn,

@@ -9,6 +9,9 @@
 #   e.g. bench/librarian/run.sh 10 "40000 1000000" "full normal"
 # ORIG=DIR (tm-librarian's src/, bench/librarian/orig.sh) measures HPE's
 # original librarian first, in the same run, and ends with the ratios.
+# PG=1 ends with bench/librarian/pgsync.sh SECONDS (the first size):
+# PostgreSQL with a synchronous standby against SQLite (synchronous = full),
+# 1 and 32 clients, side by side, and the ratios.
 # Smallest (tests/bench/smoke.t): bench/librarian/run.sh 2 40000 normal
 # (the 32 clients' TLS handshakes count in the seconds: 1 s may see none
 # of their cycles complete on a loaded host)
@@ -94,6 +97,10 @@ list of 1,000 shelves, $size books, synchronous = $sync: $(printf '%s\n' "$lst" 
 		pid=
 	done
 done
+if [ -n "${PG:-}" ]; then
+	echo
+	bench/librarian/pgsync.sh "$SECS" "${SIZES%% *}" || exit 1
+fi
 if [ -n "$ratios" ]; then
 	echo
 	echo "## against the original, same run"
