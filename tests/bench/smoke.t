@@ -3,7 +3,7 @@
 # Every benchmark under bench/ still runs (a smoke run, not a timing): each
 # once with its smallest settings (the one-line "smoke" commands of
 # docs/bench-*.md), checked to exit 0 and to print its table: the header
-# line and at least one data row with numbers. The librarian's four
+# line and at least one data row with numbers. The librarian's five
 # benchmarks run on the host only; they run beside the VM benchmarks, one
 # after the other, while those boot their guests one after the other (each
 # needs a set-up of its own: fabric sizes, book sizes, nodes, librarian
@@ -72,6 +72,7 @@ start=$SECONDS
 	run librarian-ab env AB_WARMUP=1 bench/librarian/ab.sh librarian/librarian librarian/librarian 40000 1 1 normal
 	run librarian-attack bench/librarian/attack.sh 1 1 10 normal
 	run librarian-failover bench/librarian/failover.sh 1
+	run librarian-pgsync bench/librarian/pgsync.sh 2 40000
 ) &
 hostpid=$!
 
@@ -122,5 +123,8 @@ table librarian-failover '^# librarian failover benchmark' "^librarian runs 1: s
 	"bench/librarian/failover.sh 1: a librarian and a database primary killed, the gaps"
 also librarian-failover "  the primary's run, and no acknowledged change lost" \
 	"^primary +runs 1: service median [0-9]+ ms" "acknowledged changes lost: 0$"
+table librarian-pgsync '^## PostgreSQL with a synchronous standby against SQLite' \
+	"^ 1 client : PostgreSQL [0-9]+ cycles/s, SQLite [0-9]+ cycles/s = $N" \
+	"bench/librarian/pgsync.sh 2 40000: PostgreSQL with a synchronous standby against SQLite"
 t_diag "all benchmarks: $((SECONDS - start)) s"
 t_done
