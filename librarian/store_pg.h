@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The PostgreSQL store's own header, shared by its three rooms: store_pg.c
+ * (a store opened, its schema), store_pg_pipe.c (how statements and
+ * transactions reach the server) and store_pg_stmt.c (the connection and a
+ * statement), each using only those below it.
+ */
+#ifndef LFS_LIBRARIAN_STORE_PG_H
+#define LFS_LIBRARIAN_STORE_PG_H
+
+#include <libpq-fe.h>
+
+#include "store.h"
+
+#define PG_MAX_PARAMS 16
+#define PG_MAX_PENDING 32
+#define PG_PIPE_CHUNK 256 /* statements per pipeline: their replies fit the socket buffers */
+#define PG_INT8 20
+#define PG_TEXT 25
+#define PG_UNREPLICATED "01000" /* a COMMIT that warned: see pg_commit_warned() */
+
+struct lib_pg {
+	PGconn *conn;
+	char *conninfo;
+	const char *session; /* SET ... run on every new connection */
+	char sqlstate[6]; /* of the last failed lib_pg_exec() */
+	int changes; /* rows of the last INSERT, UPDATE or DELETE */
+	int nprepared; /* names of prepared statements: s0, s1, ... */
+	int gen; /* the connection's number: 1, then one more at each reconnect */
+	bool in_tx; /* a transaction began on this connection and has not ended */
+	bool warned; /* the server sent a WARNING since the last statement began */
+	/*
+	 * Transaction control not sent yet (BEGIN, SAVEPOINT req, RELEASE
+	 * SAVEPOINT req): it goes in the same round trip as the next statement
+	 * (pg_pipe_*), or is dropped when nothing came between a SAVEPOINT and
+	 * its RELEASE or undo. begin_pending: the BEGIN is among them, nothing
+	 * of the transaction reached the server yet.
+	 */
+	const char *pending[PG_MAX_PENDING]; /* NULL: a statement (below) */
+	struct lib_pgst *pend_st[PG_MAX_PENDING]; /* a write whose result nobody reads */
+	char **pend_vals[PG_MAX_PENDING]; /* its values (copied) */
+	int npending;
+	bool begin_pending;
+	char pipe_msg[512]; /* the first error of the last pipeline, "" if none */
+	/*
+	 * A pipeline failed that carried an earlier request's RELEASE (its
+	 * writes waited for the commit): that request cannot be told apart
+	 * from the failing one, so the round's COMMIT is refused (every
+	 * request of the round fails; none is acknowledged).
+	 */
+	bool pipe_released, poisoned;
+	int64_t round_trips; /* since the connection was opened (stats: db.round_trips) */
+};
+
+struct lib_pgst {
+	struct lib_pg *pg;
+	char name[16];
+	char *sql;
+	int nparams;
+	int prepared; /* the connection (lib_pg.gen) it was prepared on, 0 if none */
+	unsigned int types[PG_MAX_PARAMS];
+	const char *vals[PG_MAX_PARAMS];
+	char num[PG_MAX_PARAMS][24];
+	char *text[PG_MAX_PARAMS];
+	PGresult *res;
+	int row, nrows;
+};
+
+/* store_pg_stmt.c: the connection and a statement */
+const char *pg_message(struct lib_pg *pg);
+void pg_notice(void *arg, const PGresult *r);
+bool pg_broken(struct lib_pg *pg);
+int pg_reconnect(struct lib_pg *pg);
+int pg_ready(struct lib_pg *pg, bool begins);
+bool pg_commit_warned(struct lib_pg *pg, const char *sql, int r);
+int pg_exec_once(struct lib_pg *pg, const char *sql);
+bool pg_prepared(struct lib_pgst *p);
+
+/* store_pg_pipe.c: the waiting control statements and writes */
+void pg_pending_drop(struct lib_pg *pg, int from);
+
+#endif
