@@ -16,7 +16,7 @@
  *
  * A standby polls the row as often; when it takes the lead it prepares the
  * catalogue as a librarian does at start (check, fabric geometry), reloads
- * the node states and counts every node as heard now (lease.c), so no
+ * the node states and counts every node as heard now (lapse.c), so no
  * takeover of a node's shelf comes before lease_time + fence_grace after it
  * became the leader, whatever the old leader granted.
  */

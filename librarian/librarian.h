@@ -48,6 +48,8 @@ struct lib_err {
 	char msg[512];
 };
 
+/* fail.c: a line to stderr (the journal under systemd), whole even from two threads. */
+void lib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* fail.c: -err, with the message in *e (if not NULL). */
 int lib_fail(struct lib_err *e, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -281,6 +283,7 @@ bool lib_is_heartbeat(const struct lib_frame *f);
 int64_t lib_mono_ms(void);
 /* The service clock now, in ms (a tick: a gap over 2 s since the last is a stall). */
 int64_t lib_svc_now(struct lib_server *srv);
+/* lapse.c: the lease service started (the clock at 0, every node heard) and stopped. */
 int lib_lease_start(struct lib_server *srv);
 void lib_lease_free(struct lib_server *srv);
 /* fence_cmd.c: fence_command, run for a lapsed node before a takeover. */
@@ -310,7 +313,7 @@ int lib_leader_wait_ms(struct lib_server *srv, int max);
 void lib_leader_stop(struct lib_server *srv);
 int lib_leader_refuse(struct lib_server *srv, struct lib_err *e);
 json_t *lib_leader_json(struct lib_server *srv);
-/* lease.c: a standby took the lead: node states reloaded, every node heard now. */
+/* lapse.c: a standby took the lead: node states reloaded, every node heard now. */
 void lib_lease_takeover(struct lib_server *srv);
 /* main.c: what a librarian does to a catalogue before it serves it (check, geometry). */
 int lib_serve_prepare(struct lib_store *s, const struct lib_config *cfg, struct lib_err *e);

@@ -104,13 +104,15 @@ json_t *lib_access_from_text(const char *text);
 int lib_quota_check(struct req *rq, const char *owner, const char *tenant, int64_t shelves,
 		    int64_t books);
 
-/* lease.c: liveness and fencing. */
+/* lapse.c: fencing nodes that are no longer live set offline. */
 int lib_fence_settle(struct req *rq);
+/* lease.c: "N.N" seconds of ms, for messages. */
 const char *lib_secs(int64_t ms, char *buf, size_t len);
 /* fence_cmd.c: 0 once node k (not live) is fenced or no fence_command is set; else EBUSY/EIO. */
 int lib_fence_require(struct req *rq, int k, const char *what);
 /* true once node k is fenced (or none is set); else its fence is started. */
 bool lib_fence_settled(struct lib_server *srv, int k);
+/* lapse.c: 0 if the holder may be taken over (not live, fenced); else EBUSY naming it. */
 int lib_require_not_live(struct req *rq, const char *shelf, const char *holder, const char *mode,
 			 const char *what);
 

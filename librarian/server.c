@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +32,6 @@
 
 #define ROUND_BUDGET_US 10000
 #define ROUND_MIN_US 200
-
-void lib_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	flockfile(stderr); /* one line, also from the lease thread */
-	fputs("librarian: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
-	va_end(ap);
-}
 
 static int64_t clock_us(clockid_t clk)
 {

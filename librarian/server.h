@@ -100,7 +100,6 @@ static inline int lib_id_slot(const struct srv *s, const struct conn *c)
 	return c->who.node >= 0 ? c->who.node : s->core.cfg->nnodes;
 }
 
-void lib_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader *leader,
 	      int verbose);
 

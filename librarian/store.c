@@ -11,7 +11,6 @@
  * same state as a constant, which is why statements name book states
  * (BOOK_FREE) and lib_stmt() writes their values in, rather than binding them.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,68 +18,6 @@
 #include <string.h>
 
 #include "store.h"
-
-/* The names statements use for enum lib_book_state. */
-static const struct {
-	const char *name;
-	enum lib_book_state state;
-} book_states[] = {
-	{ "BOOK_FREE", BOOK_FREE },
-	{ "BOOK_INUSE", BOOK_INUSE },
-	{ "BOOK_ZOMBIE", BOOK_ZOMBIE },
-	{ "BOOK_OFFLINE", BOOK_OFFLINE },
-};
-
-static bool ident_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '_';
-}
-
-/* The value of the book state named by the identifier at p (n bytes), or -1. */
-static int book_state_value(const char *p, size_t n)
-{
-	for (size_t i = 0; i < sizeof(book_states) / sizeof(book_states[0]); i++)
-		if (strlen(book_states[i].name) == n && !memcmp(p, book_states[i].name, n))
-			return book_states[i].state;
-	return -1;
-}
-
-char *lib_sql_expand(const char *sql)
-{
-	size_t len = 2 * strlen(sql) + 1, o = 0;
-	char *out = malloc(len);
-	const char *p = sql;
-
-	if (!out)
-		return NULL;
-	while (*p) {
-		size_t n = 0;
-		int v;
-
-		if (*p == '\'') {
-			/* a string literal is copied as it is, up to its closing quote */
-			const char *q = strchr(p + 1, '\'');
-
-			n = q ? (size_t)(q - p) + 1 : strlen(p);
-		} else if (ident_char(*p)) {
-			while (ident_char(p[n]))
-				n++;
-			v = book_state_value(p, n);
-			if (v >= 0) {
-				o += snprintf(out + o, len - o, "%d", v);
-				p += n;
-				continue;
-			}
-		} else {
-			n = 1;
-		}
-		memcpy(out + o, p, n);
-		o += n;
-		p += n;
-	}
-	out[o] = 0;
-	return out;
-}
 
 uint64_t lib_random(struct lib_store *s)
 {
@@ -97,7 +34,7 @@ uint64_t lib_random(struct lib_store *s)
 int lib_sql_fail(struct lib_store *s, struct lib_err *e)
 {
 	if (!s->db)
-		return lib_pg_fail(s, e);
+		return lib_pg_fail(s->pg, e);
 	int rc = sqlite3_errcode(s->db);
 	int err = (rc == SQLITE_FULL) ? ENOSPC : (rc == SQLITE_BUSY) ? EBUSY : EIO;
 
@@ -122,7 +59,7 @@ lib_st *lib_stmt(struct lib_store *s, const char *sql)
 		}
 	}
 	if (s->pg) {
-		st.pg = lib_pg_prepare(s, sql);
+		st.pg = lib_pg_prepare(s->pg, sql);
 		if (!st.pg)
 			return NULL;
 	} else {
@@ -171,7 +108,7 @@ int lib_stmt_run_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	if (st->pg && lib_pg_run_many(st, n, bind, arg, changes, NULL) < 0)
+	if (st->pg && lib_pg_run_many(st->pg, st, n, bind, arg, changes, NULL) < 0)
 		return lib_sql_fail(s, e);
 	if (st->pg)
 		return 0;
@@ -188,7 +125,7 @@ int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e)
 {
 	if (!st || !st->pg)
 		return lib_stmt_run(s, st, e);
-	return lib_pg_defer(st) < 0 ? lib_sql_fail(s, e) : 0;
+	return lib_pg_defer(st->pg) < 0 ? lib_sql_fail(s, e) : 0;
 }
 
 int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
@@ -199,7 +136,7 @@ int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bin
 	if (!st)
 		return -EIO;
 	if (st->pg)
-		return lib_pg_run_many(st, n, bind, arg, NULL, row);
+		return lib_pg_run_many(st->pg, st, n, bind, arg, NULL, row);
 	for (int i = 0; i < n && r == 0; i++) {
 		lib_reset(st);
 		bind(st, i, arg);
@@ -248,7 +185,7 @@ static int control(struct lib_store *s, const char *sql)
 	int rc;
 
 	if (s->pg)
-		return lib_pg_exec(s, sql);
+		return lib_pg_exec(s->pg, sql);
 	if (strchr(sql, ';') || !(st = lib_stmt(s, sql)))
 		return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 	rc = sqlite3_step(st->sq);
@@ -311,7 +248,7 @@ void lib_store_rollback(struct lib_store *s)
 
 bool lib_store_in_transaction(struct lib_store *s)
 {
-	return s->pg ? lib_pg_in_transaction(s) : !sqlite3_get_autocommit(s->db);
+	return s->pg ? lib_pg_in_transaction(s->pg) : !sqlite3_get_autocommit(s->db);
 }
 
 int lib_store_savepoint(struct lib_store *s, struct lib_err *e)
@@ -342,7 +279,7 @@ void lib_store_db_stats(struct lib_store *s, struct lib_db_stats *out)
 
 	memset(out, 0, sizeof(*out));
 	if (!s->db) {
-		out->round_trips = lib_pg_round_trips(s);
+		out->round_trips = lib_pg_round_trips(s->pg);
 		return;
 	}
 	sqlite3_db_status(s->db, SQLITE_DBSTATUS_CACHE_HIT, &out->cache_hit, &hi, 0);

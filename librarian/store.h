@@ -20,6 +20,8 @@
 #include <sqlite3.h>
 
 #include "librarian.h"
+#include "store_pg_pipe.h"
+#include "store_sql.h"
 
 #define LIB_STMT_CACHE 128
 #define LIB_PAGE_SIZE 1024 /* of a new SQLite catalogue (store.c) */
@@ -29,12 +31,8 @@
  * A prepared statement of either store. The store*.c files use only the
  * lib_bind_*, lib_step, lib_col_* and lib_reset calls below, so each
  * catalogue rule has one SQL text for both (in the dialect they share;
- * store_pg.c translates the few differences when it prepares one).
+ * store_pg_stmt.c translates the few differences when it prepares one).
  */
-#define LIB_ROW SQLITE_ROW
-#define LIB_DONE SQLITE_DONE
-struct lib_pg;
-struct lib_pgst;
 typedef struct lib_st {
 	sqlite3_stmt *sq; /* SQLite's, or NULL */
 	struct lib_pgst *pg; /* PostgreSQL's (store_pg.c) */
@@ -126,8 +124,6 @@ int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e);
 int lib_sql_fail(struct lib_store *s, struct lib_err *e);
 /* A cached statement for sql (compared by address); book state names expanded. */
 lib_st *lib_stmt(struct lib_store *s, const char *sql);
-/* sql with every BOOK_* name replaced by its value (malloc'd), for one-off statements. */
-char *lib_sql_expand(const char *sql);
 /* Run st to its end (or first row) and reset it: 0 or -errno with e filled. */
 int lib_stmt_run(struct lib_store *s, lib_st *st, struct lib_err *e);
 /* Hand each row of st to fn: its first column, or its first two. */
@@ -135,10 +131,6 @@ int lib_stmt_ids(struct lib_store *s, lib_st *st, lib_id_fn *fn, void *arg, stru
 int lib_stmt_counts(struct lib_store *s, lib_st *st, lib_count_fn *fn, void *arg,
 		    struct lib_err *e);
 
-/* Binds the values of the i-th run of a statement run many times (lib_stmt_run_many). */
-typedef void lib_bind_fn(lib_st *st, int i, void *arg);
-/* A row of the i-th run: its first column; nonzero stops (lib_stmt_query_many). */
-typedef int lib_run_row_fn(void *arg, int i, int64_t v);
 /*
  * st run n times, bound by bind() each time, in order; the rows each run
  * changed in changes[i]. SQLite: one after the other. PostgreSQL: in one
@@ -158,31 +150,11 @@ int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e);
 int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 			lib_run_row_fn *row, void *arg);
 
-/* store_pg.c: the PostgreSQL side of the statement calls. */
-#define LIB_PG_NOT_LEADER "LF001" /* SQLSTATE of a failed check of the leader row */
+/* store_pg.c: a catalogue in PostgreSQL (store_pg_pipe.h, store_pg_stmt.h: its statements). */
 bool lib_store_is_pg(const char *path); /* a libpq URI: postgresql:// or postgres:// */
 int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool reader,
 		struct lib_err *e);
 void lib_pg_close(struct lib_store *s);
-const char *lib_pg_conninfo(struct lib_store *s);
-struct lib_pgst *lib_pg_prepare(struct lib_store *s, const char *sql);
-void lib_pg_finalize(struct lib_pgst *p);
-int lib_pg_exec(struct lib_store *s, const char *sql); /* 0 or -EIO */
-int lib_pg_fail(struct lib_store *s, struct lib_err *e);
-bool lib_pg_in_transaction(struct lib_store *s);
-int lib_pg_changes(struct lib_store *s);
-int64_t lib_pg_round_trips(struct lib_store *s); /* of the connection, since it was opened */
-int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *changes,
-		    lib_run_row_fn *row);
-int lib_pg_defer(lib_st *st);
-void lib_pg_bind_int64(struct lib_pgst *p, int i, int64_t v);
-void lib_pg_bind_text(struct lib_pgst *p, int i, const char *v);
-int lib_pg_step(struct lib_pgst *p);
-void lib_pg_reset(struct lib_pgst *p);
-int64_t lib_pg_col_int64(struct lib_pgst *p, int i);
-const char *lib_pg_col_text(struct lib_pgst *p, int i);
-bool lib_pg_col_null(struct lib_pgst *p, int i);
-int lib_pg_col_count(struct lib_pgst *p);
 
 static inline void lib_bind_int64(lib_st *st, int i, int64_t v)
 {
@@ -239,7 +211,7 @@ static inline int lib_col_count(lib_st *st)
 /* Rows the last INSERT, UPDATE or DELETE changed. */
 static inline int lib_changes(struct lib_store *s)
 {
-	return s->db ? sqlite3_changes(s->db) : lib_pg_changes(s);
+	return s->db ? sqlite3_changes(s->db) : lib_pg_changes(s->pg);
 }
 uint64_t lib_random(struct lib_store *s);
 void lib_store_ig_changed(struct lib_store *s, int k);

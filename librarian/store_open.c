@@ -261,7 +261,7 @@ int lib_store_open_reader(struct lib_store *main, struct lib_store **out, struct
 		s = store_alloc(main->cfg);
 		if (!s)
 			return lib_fail(e, ENOMEM, "out of memory");
-		r = lib_pg_open(s, lib_pg_conninfo(main), false, true, e);
+		r = lib_pg_open(s, lib_pg_conninfo(main->pg), false, true, e);
 		if (r < 0) {
 			lib_store_close(s);
 			return r;

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "store_pg.h"
+#include "store.h"
 
 /*
  * The schema (version 3 of the SQLite store's): integers are bigint, text
@@ -63,42 +62,6 @@ bool lib_store_is_pg(const char *path)
 	return path && (!strncmp(path, "postgresql://", 13) || !strncmp(path, "postgres://", 11));
 }
 
-const char *lib_pg_conninfo(struct lib_store *s)
-{
-	return s->pg ? s->pg->conninfo : NULL;
-}
-
-/* A failed check of the leader row (store_leader.c) is EREMOTE: another librarian leads. */
-int lib_pg_fail(struct lib_store *s, struct lib_err *e)
-{
-	const char *m = pg_message(s->pg), *p;
-
-	if (!strcmp(s->pg->sqlstate, PG_UNREPLICATED))
-		return lib_fail(
-			e, EIO,
-			"database error: the commit's wait for the synchronous standby was cancelled (it may be on the primary only): not acknowledged");
-	if (!strcmp(s->pg->sqlstate, LIB_PG_NOT_LEADER)) {
-		p = strstr(m, "not the leader");
-		return lib_fail(e, EREMOTE, "this librarian is %s", p ? p : m);
-	}
-	return lib_fail(e, EIO, "database error: %s", m);
-}
-
-bool lib_pg_in_transaction(struct lib_store *s)
-{
-	return s->pg->begin_pending || PQtransactionStatus(s->pg->conn) != PQTRANS_IDLE;
-}
-
-int64_t lib_pg_round_trips(struct lib_store *s)
-{
-	return s->pg ? s->pg->round_trips : 0;
-}
-
-int lib_pg_changes(struct lib_store *s)
-{
-	return s->pg->changes;
-}
-
 /* A one-value query's answer as an integer; dflt if it has none (or NULL). */
 static int pg_int(struct lib_store *s, const char *sql, int dflt)
 {
@@ -131,15 +94,15 @@ static int pg_version(struct lib_store *s)
  */
 static int pg_leader_table(struct lib_store *s, const char *where, struct lib_err *e)
 {
-	int r = lib_pg_exec(s, "BEGIN; SELECT pg_advisory_xact_lock(1279677267)");
+	int r = lib_pg_exec(s->pg, "BEGIN; SELECT pg_advisory_xact_lock(1279677267)");
 
 	if (r == 0)
-		r = lib_pg_exec(s, lib_pg_leader_sql);
+		r = lib_pg_exec(s->pg, lib_pg_leader_sql);
 	if (r == 0)
-		r = lib_pg_exec(s, "COMMIT");
+		r = lib_pg_exec(s->pg, "COMMIT");
 	if (r < 0) {
 		lib_fail(e, EIO, "%s: cannot create the leader row: %s", where, pg_message(s->pg));
-		lib_pg_exec(s, "ROLLBACK");
+		lib_pg_exec(s->pg, "ROLLBACK");
 	}
 	return r;
 }
@@ -164,17 +127,17 @@ static int pg_schema(struct lib_store *s, const char *where, bool create, struct
 	text = lib_sql_expand(pg_schema_sql);
 	if (!text)
 		return lib_fail(e, ENOMEM, "out of memory");
-	r = lib_pg_exec(s, "BEGIN");
+	r = lib_pg_exec(s->pg, "BEGIN");
 	if (r == 0)
-		r = lib_pg_exec(s, text);
+		r = lib_pg_exec(s->pg, text);
 	if (r == 0)
-		r = lib_pg_exec(s, lib_pg_leader_sql);
+		r = lib_pg_exec(s->pg, lib_pg_leader_sql);
 	if (r == 0)
-		r = lib_pg_exec(s, "COMMIT");
+		r = lib_pg_exec(s->pg, "COMMIT");
 	free(text);
 	if (r < 0) {
 		lib_fail(e, EIO, "%s: cannot create the catalogue: %s", where, pg_message(s->pg));
-		lib_pg_exec(s, "ROLLBACK");
+		lib_pg_exec(s->pg, "ROLLBACK");
 	}
 	return r;
 }
@@ -206,7 +169,7 @@ int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool rea
 	if (!s->pg->conn || PQstatus(s->pg->conn) != CONNECTION_OK)
 		return lib_fail(e, EIO, "%s: cannot connect: %s", where, pg_message(s->pg));
 	PQsetNoticeReceiver(s->pg->conn, pg_notice, s->pg); /* kept by PQreset() */
-	if (lib_pg_exec(s, s->pg->session) < 0)
+	if (lib_pg_exec(s->pg, s->pg->session) < 0)
 		return lib_fail(e, EIO, "%s: %s", where, pg_message(s->pg));
 	if (reader)
 		return 0;

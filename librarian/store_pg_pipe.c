@@ -20,8 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "store_pg.h"
+#include "store_pg_pipe.h"
 
 /* The control statements that wait for the next round trip (their text, kept by address). */
 static const char *const pg_deferrable[] = { "BEGIN", "SAVEPOINT req", "RELEASE SAVEPOINT req" };
@@ -75,9 +74,8 @@ static int pg_pipe_text(struct lib_pg *pg, const char *sql, bool ends);
  * its SAVEPOINT (a request that ran no statement) cancels it: neither is
  * sent. A full queue (never, with the loop's pattern) is sent on its own.
  */
-static int pg_defer(struct lib_store *s, const char *sql)
+static int pg_defer(struct lib_pg *pg, const char *sql)
 {
-	struct lib_pg *pg = s->pg;
 	int r;
 
 	if (sql == pg_deferrable[2] && pg_last_pending(pg, pg_deferrable[1])) {
@@ -146,9 +144,8 @@ static void pg_track(struct lib_pg *pg, bool begins, bool ends, int r)
  * once more: it changed nothing. A COMMIT or ROLLBACK ends the transaction
  * whatever its outcome.
  */
-int lib_pg_exec(struct lib_store *s, const char *sql)
+int lib_pg_exec(struct lib_pg *pg, const char *sql)
 {
-	struct lib_pg *pg = s->pg;
 	const char *d = pg_deferred(sql);
 	bool begins = !strncmp(sql, "BEGIN", 5) || pg->begin_pending;
 	bool ends = strstr(sql, "COMMIT") || !strcmp(sql, "ROLLBACK");
@@ -156,7 +153,7 @@ int lib_pg_exec(struct lib_store *s, const char *sql)
 	int r;
 
 	if (d)
-		return pg_defer(s, d);
+		return pg_defer(pg, d);
 	if (!strcmp(sql, PG_UNDO)) {
 		/* the request's waiting writes were never run; nor its savepoint, if it waits too */
 		int i = pg->npending;
@@ -203,6 +200,11 @@ int lib_pg_exec(struct lib_store *s, const char *sql)
 	free(text);
 	pg_track(pg, begins, ends, r);
 	return r;
+}
+
+bool lib_pg_in_transaction(struct lib_pg *pg)
+{
+	return pg->begin_pending || PQtransactionStatus(pg->conn) != PQTRANS_IDLE;
 }
 
 /* The end of a pipeline: every reply read, the connection out of pipeline mode. */
@@ -389,10 +391,10 @@ int lib_pg_step(struct lib_pgst *p)
 	if (p->res)
 		return ++p->row < p->nrows ? LIB_ROW : LIB_DONE;
 	if (!pg_stmt_ready(p))
-		return SQLITE_ERROR;
+		return LIB_STEP_ERROR;
 	if (p->pg->npending) {
 		if (pg_pipe_step(p) < 0)
-			return SQLITE_ERROR;
+			return LIB_STEP_ERROR;
 		return p->nrows ? LIB_ROW : LIB_DONE;
 	}
 	p->pg->pipe_msg[0] = 0;
@@ -402,7 +404,7 @@ int lib_pg_step(struct lib_pgst *p)
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		PQclear(p->res);
 		p->res = NULL;
-		return SQLITE_ERROR;
+		return LIB_STEP_ERROR;
 	}
 	pg_took(p, p->res);
 	return p->nrows ? LIB_ROW : LIB_DONE;
@@ -413,7 +415,7 @@ int lib_pg_step(struct lib_pgst *p)
  * in one round trip; each one's changed rows in changes[]. 0 or -EIO (the
  * first error in pg->pipe_msg; the statements after it were not run).
  */
-static int pg_pipe_chunk(struct lib_pgst *p, lib_st *st, int from, int to, lib_bind_fn *bind,
+static int pg_pipe_chunk(struct lib_pgst *p, struct lib_st *st, int from, int to, lib_bind_fn *bind,
 			 void *arg, int *changes, lib_run_row_fn *row)
 {
 	struct lib_pg *pg = p->pg;
@@ -491,9 +493,8 @@ static int pg_flush(struct lib_pg *pg)
 	return pg_pipe_end(pg, began, false, NULL, r);
 }
 
-int lib_pg_defer(lib_st *st)
+int lib_pg_defer(struct lib_pgst *p)
 {
-	struct lib_pgst *p = st->pg;
 	struct lib_pg *pg = p->pg;
 	char **vals;
 
@@ -518,10 +519,9 @@ int lib_pg_defer(lib_st *st)
 	return 0;
 }
 
-int lib_pg_run_many(lib_st *st, int n, lib_bind_fn *bind, void *arg, int *changes,
-		    lib_run_row_fn *row)
+int lib_pg_run_many(struct lib_pgst *p, struct lib_st *st, int n, lib_bind_fn *bind, void *arg,
+		    int *changes, lib_run_row_fn *row)
 {
-	struct lib_pgst *p = st->pg;
 	int r = 0;
 
 	for (int from = 0; from < n && r == 0; from += PG_PIPE_CHUNK) {

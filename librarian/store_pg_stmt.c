@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server.h"
-#include "store_pg.h"
+#include "store_pg_stmt.h"
 
 /* The server's last message, without its newline. */
 const char *pg_message(struct lib_pg *pg)
@@ -127,6 +126,37 @@ int pg_exec_once(struct lib_pg *pg, const char *sql)
 	return pg_commit_warned(pg, sql, rc) ? -EIO : rc;
 }
 
+const char *lib_pg_conninfo(struct lib_pg *pg)
+{
+	return pg ? pg->conninfo : NULL;
+}
+
+/* A failed check of the leader row (store_leader.c) is EREMOTE: another librarian leads. */
+int lib_pg_fail(struct lib_pg *pg, struct lib_err *e)
+{
+	const char *m = pg_message(pg), *p;
+
+	if (!strcmp(pg->sqlstate, PG_UNREPLICATED))
+		return lib_fail(
+			e, EIO,
+			"database error: the commit's wait for the synchronous standby was cancelled (it may be on the primary only): not acknowledged");
+	if (!strcmp(pg->sqlstate, LIB_PG_NOT_LEADER)) {
+		p = strstr(m, "not the leader");
+		return lib_fail(e, EREMOTE, "this librarian is %s", p ? p : m);
+	}
+	return lib_fail(e, EIO, "database error: %s", m);
+}
+
+int64_t lib_pg_round_trips(struct lib_pg *pg)
+{
+	return pg ? pg->round_trips : 0;
+}
+
+int lib_pg_changes(struct lib_pg *pg)
+{
+	return pg->changes;
+}
+
 /* sql with book states expanded and ?N as $N; the highest N in *n. */
 static char *pg_translate(const char *sql, int *n)
 {
@@ -148,20 +178,20 @@ static char *pg_translate(const char *sql, int *n)
 	return text;
 }
 
-struct lib_pgst *lib_pg_prepare(struct lib_store *s, const char *sql)
+struct lib_pgst *lib_pg_prepare(struct lib_pg *pg, const char *sql)
 {
 	struct lib_pgst *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->pg = s->pg;
+	p->pg = pg;
 	p->sql = pg_translate(sql, &p->nparams);
 	if (!p->sql || p->nparams > PG_MAX_PARAMS) {
 		free(p->sql);
 		free(p);
 		return NULL;
 	}
-	snprintf(p->name, sizeof(p->name), "s%d", s->pg->nprepared++);
+	snprintf(p->name, sizeof(p->name), "s%d", pg->nprepared++);
 	return p;
 }
 

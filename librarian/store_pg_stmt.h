@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The PostgreSQL store's own header, shared by its three rooms: store_pg.c
- * (a store opened, its schema), store_pg_pipe.c (how statements and
- * transactions reach the server) and store_pg_stmt.c (the connection and a
- * statement), each using only those below it.
+ * The PostgreSQL connection and its prepared statements (store_pg_stmt.c),
+ * under the store: nothing here knows struct lib_store. How statements and
+ * transactions are sent: store_pg_pipe.h; a store opened on PostgreSQL:
+ * store_pg.c (store.h).
  */
-#ifndef LFS_LIBRARIAN_STORE_PG_H
-#define LFS_LIBRARIAN_STORE_PG_H
+#ifndef LIB_STORE_PG_STMT_H
+#define LIB_STORE_PG_STMT_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <libpq-fe.h>
 
-#include "store.h"
+#include "librarian.h"
+#include "store_sql.h"
 
+#define LIB_PG_NOT_LEADER "LF001" /* SQLSTATE of a failed check of the leader row */
 #define PG_MAX_PARAMS 16
 #define PG_MAX_PENDING 32
 #define PG_PIPE_CHUNK 256 /* statements per pipeline: their replies fit the socket buffers */
@@ -66,7 +70,22 @@ struct lib_pgst {
 	int row, nrows;
 };
 
-/* store_pg_stmt.c: the connection and a statement */
+const char *lib_pg_conninfo(struct lib_pg *pg);
+/* The last error as EIO naming it; EREMOTE when another librarian leads (store_leader.c). */
+int lib_pg_fail(struct lib_pg *pg, struct lib_err *e);
+int lib_pg_changes(struct lib_pg *pg); /* rows of the last INSERT, UPDATE or DELETE */
+int64_t lib_pg_round_trips(struct lib_pg *pg); /* of the connection, since it was opened */
+struct lib_pgst *lib_pg_prepare(struct lib_pg *pg, const char *sql);
+void lib_pg_finalize(struct lib_pgst *p);
+void lib_pg_bind_int64(struct lib_pgst *p, int i, int64_t v);
+void lib_pg_bind_text(struct lib_pgst *p, int i, const char *v);
+void lib_pg_reset(struct lib_pgst *p);
+int64_t lib_pg_col_int64(struct lib_pgst *p, int i);
+const char *lib_pg_col_text(struct lib_pgst *p, int i);
+bool lib_pg_col_null(struct lib_pgst *p, int i);
+int lib_pg_col_count(struct lib_pgst *p);
+
+/* The PostgreSQL rooms' own: the connection's state, a statement made ready. */
 const char *pg_message(struct lib_pg *pg);
 void pg_notice(void *arg, const PGresult *r);
 bool pg_broken(struct lib_pg *pg);
@@ -75,8 +94,5 @@ int pg_ready(struct lib_pg *pg, bool begins);
 bool pg_commit_warned(struct lib_pg *pg, const char *sql, int r);
 int pg_exec_once(struct lib_pg *pg, const char *sql);
 bool pg_prepared(struct lib_pgst *p);
-
-/* store_pg_pipe.c: the waiting control statements and writes */
-void pg_pending_drop(struct lib_pg *pg, int from);
 
 #endif
