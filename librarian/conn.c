@@ -385,6 +385,7 @@ int lib_conn_pull(struct srv *s, struct conn *c)
 			break;
 		}
 		c->read_at = c->last_active = lib_svc_now(&s->core);
+		c->read_us = lib_mono_us();
 		if (c->is_unix) {
 			lib_list_remove(&s->admin, c);
 			lib_list_append(&s->admin, c);
@@ -472,6 +473,7 @@ void lib_conn_process_one(struct srv *s, struct conn *c)
 		f.buf = (const char *)c->in + 4;
 		f.len = len;
 		f.read_at = c->read_at;
+		f.read_us = c->read_us;
 		reply = lib_handle_request(&s->core, &c->who, &c->authed, &f);
 		if (s->verbose)
 			log_request(s, c, f.buf, len, reply);

@@ -141,6 +141,7 @@ static int envelope(struct req *rq, json_t *req, const struct lib_op **op)
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		if (!strcmp(ops[i].name, rq->op)) {
 			*op = &ops[i];
+			rq->op_index = (int)i;
 			return 0;
 		}
 	}
@@ -366,6 +367,7 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 			  .who = who,
 			  .authed = authed,
 			  .read_at = f->read_at,
+			  .op_index = -1,
 			  .pending_node = -1 };
 	json_t *req, *reply;
 
@@ -373,11 +375,24 @@ json_t *lib_handle_request(struct lib_server *srv, struct lib_identity *who, boo
 
 	srv->requests++;
 	req = take_request(f, &reply);
-	if (!req)
+	if (!req) {
+		lib_latency_request(srv, -1, f->read_us);
 		return reply;
+	}
 	r = handle(&rq, req);
 	lib_audit_request(srv, &rq, req, r);
+	lib_latency_request(srv, rq.op_index, f->read_us);
 	return finish(&rq, req, r, f);
+}
+
+int lib_op_count(void)
+{
+	return (int)(sizeof(ops) / sizeof(ops[0]));
+}
+
+const char *lib_op_name(int i)
+{
+	return i >= 0 && i < lib_op_count() ? ops[i].name : "other";
 }
 
 /*

@@ -225,7 +225,26 @@ struct lib_server {
 	struct lib_leader *leader; /* PostgreSQL: leader or standby (leader.c); NULL: SQLite */
 	struct lib_audit *audit; /* audit.c: the audit trail, NULL without audit_log */
 	struct lib_metrics *metrics; /* metrics.c: NULL without metrics_listen */
+	struct lib_latency *latency; /* latency.c: request latencies per operation */
 };
+
+/* latency.c: request latencies per operation, from the read to the round's commit. */
+#define LIB_LAT_BUCKETS 11
+struct lib_lat_hist {
+	uint64_t bucket[LIB_LAT_BUCKETS + 1]; /* the last: longer than every bound */
+	uint64_t count;
+	int64_t sum_us;
+};
+int64_t lib_mono_us(void);
+int lib_latency_init(struct lib_server *srv);
+void lib_latency_free(struct lib_server *srv);
+void lib_latency_request(struct lib_server *srv, int op, int64_t read_us);
+void lib_latency_round_end(struct lib_server *srv);
+const struct lib_lat_hist *lib_latency_hist(struct lib_server *srv, int i);
+int64_t lib_latency_bound_us(int b);
+/* dispatch.c: the operations, by index (lib_op_count() of them). */
+int lib_op_count(void);
+const char *lib_op_name(int i);
 
 int lib_batch_commit(struct lib_server *srv);
 
@@ -258,6 +277,7 @@ struct lib_frame {
 	json_t *req; /* the request already parsed (stolen), or */
 	json_t *reply; /* the error its parsing gave */
 	int64_t read_at; /* service clock (ms) when it was read off the socket */
+	int64_t read_us; /* monotonic us of that read (lib_mono_us), for its latency */
 	/*
 	 * Out of lib_handle_request: the result as JSON text (malloc'd, the
 	 * caller's), when the reply's "result" is to be that text (shelf.list).

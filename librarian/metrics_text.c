@@ -25,6 +25,38 @@ static void one(FILE *f, const char *name, const char *type, const char *help, l
 	fprintf(f, "%s %lld\n", name, v);
 }
 
+struct ig_text {
+	FILE *f;
+	const struct lib_config *cfg;
+};
+
+static int ig_row(void *arg, int64_t ig, int64_t free, int64_t zero)
+{
+	static const char *const st[] = { "free", "free_known_zero", "total" };
+	struct ig_text *t = arg;
+	int k = lib_config_find_ig(t->cfg, ig);
+	long long v[3] = { free, zero, 0 };
+
+	if (k < 0) /* an IG no longer configured: lfs_books counts its books offline */
+		return 0;
+	v[2] = (long long)t->cfg->igs[k].books;
+	for (int i = 0; i < 3; i++)
+		fprintf(t->f, "lfs_ig_books{ig=\"%lld\",node=\"%s\",state=\"%s\"} %lld\n",
+			(long long)ig, t->cfg->nodes[t->cfg->igs[k].node].name, st[i], v[i]);
+	return 0;
+}
+
+/* Books per interleave group: free, free and known zero (may be allocated), all. */
+static void igs(FILE *f, struct lib_server *srv)
+{
+	struct ig_text t = { f, srv->cfg };
+	struct lib_err e = { 0 };
+
+	head(f, "lfs_ig_books", "gauge",
+	     "Books of each interleave group: free, free and known zero, total.");
+	lib_store_igs_each(srv->store, ig_row, &t, &e);
+}
+
 static void catalogue(FILE *f, struct lib_server *srv)
 {
 	static const char *const st[] = { "online", "fencing", "offline" };
@@ -54,6 +86,33 @@ static void catalogue(FILE *f, struct lib_server *srv)
 		fprintf(f, "lfs_nodes{state=\"%s\"} %d\n", st[i], nodes[i]);
 	one(f, "lfs_nodes_fencing_now", "gauge", "Nodes whose fence_command is running now.",
 	    srv->nfencing);
+	igs(f, srv);
+}
+
+/* Request latencies per operation (latency.c): a histogram each, for those that ran. */
+static void latencies(FILE *f, struct lib_server *srv)
+{
+	const char *m = "lfs_librarian_request_duration_seconds";
+
+	head(f, m, "histogram",
+	     "Requests by operation, from their read to their reply's release after the commit.");
+	for (int i = 0; i <= lib_op_count(); i++) {
+		const struct lib_lat_hist *h = lib_latency_hist(srv, i);
+		const char *op = lib_op_name(i);
+		uint64_t n = 0;
+
+		if (!h || !h->count)
+			continue;
+		for (int b = 0; b < LIB_LAT_BUCKETS; b++) {
+			n += h->bucket[b];
+			fprintf(f, "%s_bucket{op=\"%s\",le=\"%g\"} %llu\n", m, op,
+				lib_latency_bound_us(b) / 1e6, (unsigned long long)n);
+		}
+		fprintf(f, "%s_bucket{op=\"%s\",le=\"+Inf\"} %llu\n", m, op,
+			(unsigned long long)h->count);
+		fprintf(f, "%s_sum{op=\"%s\"} %.6f\n", m, op, h->sum_us / 1e6);
+		fprintf(f, "%s_count{op=\"%s\"} %llu\n", m, op, (unsigned long long)h->count);
+	}
 }
 
 static void serving(FILE *f, struct lib_server *srv, uint64_t scrapes)
@@ -110,6 +169,7 @@ void lib_metrics_publish(struct lib_server *srv)
 	if (lib_leader_leading(srv->leader) && !srv->batch_open)
 		catalogue(f, srv);
 	serving(f, srv, lib_metrics_scrapes(srv));
+	latencies(f, srv);
 	if (fclose(f) == 0)
 		lib_metrics_set(srv, text, len);
 	else

@@ -34,6 +34,7 @@ struct req {
 	struct lib_identity *who;
 	bool *authed;
 	const char *op;
+	int op_index; /* in dispatch.c's table, -1 until known */
 	json_t *args;
 	json_t *result;
 	struct lib_text text; /* or the result as JSON text (shelf.list) */

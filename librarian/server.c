@@ -92,6 +92,7 @@ static bool commit(struct srv *s)
 	int64_t t0 = now_us();
 	bool failed = lib_batch_commit(&s->core) < 0;
 
+	lib_latency_round_end(&s->core); /* the round's replies may leave now */
 	if (open)
 		s->commit_us = (3 * s->commit_us + (now_us() - t0)) / 4;
 	lib_audit_flush(&s->core, failed ? &s->core.batch_err : NULL);
@@ -392,7 +393,8 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader
 
 	s.core.started = lib_now_mono();
 	s.verbose = verbose;
-	if (lib_audit_open(&s.core) < 0 || lib_metrics_start(&s.core) < 0) {
+	if (lib_audit_open(&s.core) < 0 || lib_metrics_start(&s.core) < 0 ||
+	    lib_latency_init(&s.core) < 0) {
 		r = 1;
 		goto out;
 	}
@@ -419,6 +421,7 @@ out:
 	serve_cleanup(&s);
 	lib_leader_stop(&s.core);
 	lib_metrics_stop(&s.core);
+	lib_latency_free(&s.core);
 	lib_audit_close(&s.core);
 	return r;
 }

@@ -44,6 +44,7 @@ struct conn {
 	size_t outlen, outoff, outcap;
 	int64_t last_active; /* service clock (ms) */
 	int64_t read_at; /* service clock (ms) of the last read that brought bytes */
+	int64_t read_us; /* monotonic us of that read (request latencies, latency.c) */
 	uint32_t events;
 	bool queued; /* on the work list */
 	bool dirty; /* on the list of connections to flush at the round's end */

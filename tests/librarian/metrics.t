@@ -52,9 +52,26 @@ t_ok $? "  lfs_books{state=\"inuse\"} equals stats' ($(jq .books.inuse <<<"$st")
 t_is "$(value 'lfs_books{state="free"}') $(value lfs_fabric_books)" "$(jq -r '"\(.books.free) \(.books.total)"' <<<"$st")" \
 	"  and the free and total books"
 t_is "$(value 'lfs_nodes{state="online"}')" 6 "  six nodes online"
+# per IG: the free and total books add up to the fabric's, and each IG is one of geometry's
+sums=$(body | awk -F'[{}]' '$1 == "lfs_ig_books" { split($3, v, " "); if ($2 ~ /state="free"/) f += v[1]; if ($2 ~ /state="total"/) { t += v[1]; n++ } }
+	END { print f, t, n }')
+t_is "$sums" "$(jq -r '"\(.books.free) \(.books.total)"' <<<"$st") $(lc geometry | jq '[.racks[].enclosures[].nodes[].igs[]] | length')" \
+	"  lfs_ig_books: free and total per IG add up to the fabric's, one row each per IG"
 t_is "$(value lfs_librarian_leader)" 1 "  it serves"
 until_value lfs_librarian_audit_records_total 3
 t_ok $? "  three audit records"
+L=lfs_librarian_request_duration_seconds
+until_value "${L}_count{op=\"shelf.create\"}" 3
+t_ok $? "request latencies: three shelf.create counted"
+# the histogram's shape: buckets cumulative and ending at the count, a sum
+body | awk -v m="$L" -v op='op="shelf.create"' '
+	index($1, m "_bucket{" op ",") == 1 { if ($2 < last) bad = 1; last = $2; n++; if ($1 ~ /le="\+Inf"/) inf = $2 }
+	$1 == m "_count{" op "}" { count = $2 }
+	$1 == m "_sum{" op "}" { sum = $2 }
+	END { exit !(n == 12 && !bad && inf == count && count == 3 && sum > 0) }'
+t_ok $? "  12 cumulative buckets, +Inf equal to the count, a positive sum"
+out=$(body | promtool check metrics 2>&1)
+t_is "$?/$out" "0/" "  promtool check metrics accepts the histograms, with no lint"
 
 # a real Prometheus scrapes it
 PPORT=$(lt_free_port)
@@ -80,6 +97,11 @@ t_is "$(query 'up{job="lfs-librarian"}')" 1 "  and up is 1"
 lc shelf.destroy '{"name":"a"}' >/dev/null
 for _ in $(seq 1 300); do got=$(query lfs_shelves); [ "$got" = 2 ] && break; sleep 0.1; done
 t_is "$got" 2 "  a shelf destroyed: it reads 2"
+q="${L}_count%7Bop%3D%22shelf.destroy%22%7D"
+for _ in $(seq 1 300); do got=$(query "$q"); [ "$got" = 1 ] && break; sleep 0.1; done
+t_is "$got" 1 "  its latency histogram counts the shelf.destroy"
+got=$(query "histogram_quantile(0.5,${L}_bucket%7Bop%3D%22shelf.create%22%7D)")
+t_like "$got" '^[0-9.e+-]+$' "  and histogram_quantile gives shelf.create's median ($got s)"
 kill "$PPID_PROM"
 wait "$PPID_PROM" 2>/dev/null
 PPID_PROM=
