@@ -36,7 +36,7 @@
 # the number of traced runs (default 5, at most ITERATIONS); BENCH_STARTUP
 # the runs of lfsvol --help (default 20).
 # Smallest (the smoke run of tests/bench/smoke.t):
-#   LFS_BENCH_FABRIC=1 BENCH_TRACES=1 BENCH_STARTUP=1 bench/lvmish/bench-lfsvol.sh 1
+#   LFS_BENCH_FABRIC=320M BENCH_TRACES=1 BENCH_STARTUP=1 bench/lvmish/bench-lfsvol.sh 1
 set -u
 N=${1:-15}
 [ "$N" -ge 1 ] && [ "$N" -le 20 ] || { echo "ITERATIONS must be 1 to 20 (15 with 4 GiB fabrics), not $N" >&2; exit 2; }
@@ -46,13 +46,21 @@ cd "$(dirname "$0")/../.." || exit 1
 trap lv_cleanup EXIT
 make -s -C bench "$PWD/build/lvmish-bench/timeit" "$PWD/build/lvmish-bench/tlsphase" || exit 1
 mkdir -p tests/out && OUT=$(mktemp -d tests/out/bench-lfsvol.XXXXXX) || exit 1
-# LFS_BENCH_FABRIC: fabric device size in GiB (default 4; N <= (GiB * 16 - 1) / 4)
+# LFS_BENCH_FABRIC: fabric device size, in GiB or with M in MiB (default 4;
+# N <= (MiB / 64 - 1) / 4: the first book's room holds the label)
 fab=${LFS_BENCH_FABRIC:-4}
-[ "$((4 * N))" -le "$((fab * 16 - 1))" ] || { echo "$N iterations need more than ${fab} GiB fabrics" >&2; exit 2; }
+case $fab in
+*M) fmib=${fab%M} ;;
+*) fmib=$((fab * 1024)) ;;
+esac
+[[ $fmib =~ ^[0-9]+$ ]] && [ "$((fmib % 64))" = 0 ] && [ "$fmib" -ge 128 ] ||
+	{ echo "LFS_BENCH_FABRIC must be GiB or a multiple of 64 MiB (at least 128M), not '$fab'" >&2; exit 2; }
+nbooks=$((fmib / 64 - 1))
+[ "$((4 * N))" -le "$nbooks" ] || { echo "$N iterations need more than a ${fab} fabric ($nbooks books)" >&2; exit 2; }
 # heartbeats every 5 s (none in the middle of a measurement); the librarian
 # wants fence_grace longer than that
-LV_NEW_BOOKS=unknown LV_GRACE=10 lv_start_librarian 64M "$((fab * 16 - 1))" 2 5 || exit 1
-"${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 --fabric-size "${fab}G" ${LFS_BENCH_MEM:+--mem "$LFS_BENCH_MEM"} \
+LV_NEW_BOOKS=unknown LV_GRACE=10 lv_start_librarian 64M "$nbooks" 2 5 || exit 1
+"${LFS_VMRUN:-tests/vm/vmrun}" --name bench-lfsvol --out "$OUT" --guestfwd "$PORT" --timeout 1500 --fabric-size "${fmib}M" ${LFS_BENCH_MEM:+--mem "$LFS_BENCH_MEM"} \
 	--env LFS_KEY="$(cat "$LV/keys/node01.key")" --env BENCH_N="$N" --env BENCH_TRACES="${BENCH_TRACES:-5}" \
 	--env BENCH_STARTUP="${BENCH_STARTUP:-20}" \
 	bench/lvmish/guest-bench.sh >"$LV/vm.log" 2>&1

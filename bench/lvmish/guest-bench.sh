@@ -124,6 +124,7 @@ L status >/dev/null || exit 1
 # and its check of the never-used books must be over before any
 # measurement: it found the untouched ones zero and zeroed the others
 nfree=$(jq '.[] | select(.ig == 1) | .nr_books' < <("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json))
+t0=$SECONDS
 for j in $(seq 3000); do
 	L status --json | jq -r '.[0].agent.check' | grep -q '^idle' && break
 	sleep 0.1
@@ -131,7 +132,7 @@ done
 got=$(L status --json | jq -c '.[0].agent | [.checked_zero, .zeroed_free, .checked_other]')
 L status --json | jq -r '"# agent check: \(.[0].agent.check)"'
 tail -n 20 /tmp/agent.log | sed 's/^/# agent.log: /'
-echo "# agent check of never-used books: [found zero, zeroed, neither] = $got in $((j / 10)) s"
+echo "# agent check of never-used books: [found zero, zeroed, neither] = $got in $((SECONDS - t0)) s"
 want="[$((nfree - 2 * N)),$((2 * N)),0]"
 [ "$got" = "$want" ] || { echo "check found $got, not $want"; exit 1; }
 # The pool in steady state: a used book comes back ZOMBIE, the agent zeroes

@@ -76,7 +76,7 @@ start=$SECONDS
 ) &
 hostpid=$!
 
-run lfsvol env LFS_BENCH_FABRIC=1 BENCH_TRACES=1 BENCH_STARTUP=1 bench/lvmish/bench-lfsvol.sh 1
+run lfsvol env LFS_BENCH_FABRIC=320M BENCH_TRACES=1 BENCH_STARTUP=1 bench/lvmish/bench-lfsvol.sh 1
 table lfsvol '^operation +n +median ms +p90 ms$' "^lfsvol_create_a_dirty +1 +$N +$N$" \
 	"bench/lvmish/bench-lfsvol.sh 1: the table of medians, every loop"
 grep -q '^loop 3, agent, never-used books with leftover bytes zeroed by the agent: create [0-9]' "$OUT/lfsvol.log"
