@@ -16,7 +16,7 @@ set -u
 [ $# -ge 2 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 A=$1 B=$2 BOOKS=${3:-1000000} SECS=${4:-8} ROUNDS=${5:-3} SYNC=${6:-normal}
 cd "$(dirname "$0")/../.." || exit 1
-{ make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
+{ make -s -C librarian librarian client/liblibrarian.a && make -s -C bench/librarian; } >/dev/null || exit 1
 LIB=librarian/librarian
 BENCH=build/bench/lib-bench
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-ab.XXXXXX")

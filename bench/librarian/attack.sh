@@ -22,7 +22,7 @@ if [ "${PIN:-0}" = 1 ] && [ "$(nproc)" -ge 2 ]; then
 	PIN_LIB="taskset -c $(($(nproc) - 1))"
 	PIN_CLI="taskset -c 0-$(($(nproc) - 2))"
 fi
-{ make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
+{ make -s -C librarian librarian client/liblibrarian.a && make -s -C bench/librarian; } >/dev/null || exit 1
 LIB=librarian/librarian
 ATTACK=build/bench/lib-attack
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-attack.XXXXXX")

@@ -33,7 +33,7 @@ if ! command -v pg_autoctl >/dev/null || [ ! -x "$PGBIN/initdb" ]; then
 	echo "failover.sh: needs PostgreSQL 15 and pg_auto_failover (make deps installs them)" >&2
 	exit 2
 fi
-{ make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
+{ make -s -C librarian librarian client/liblibrarian.a && make -s -C bench/librarian; } >/dev/null || exit 1
 LIB=$PWD/librarian/librarian
 PROBE=$PWD/build/bench/lib-probe
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-failover.XXXXXX")

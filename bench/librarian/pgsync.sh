@@ -18,7 +18,7 @@ SECS=${1:-10}
 SIZE=${2:-40000}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 [ -x "$PGBIN/initdb" ] || { echo "pgsync.sh: $PGBIN/initdb missing (apt-get install postgresql-15)" >&2; exit 1; }
-{ make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
+{ make -s -C librarian librarian client/liblibrarian.a && make -s -C bench/librarian; } >/dev/null || exit 1
 LIB=librarian/librarian
 BENCH=build/bench/lib-bench
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-pgbench.XXXXXX")

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.." || exit 1
 SECS=${1:-10}
 SIZES=${2:-"40000 1000000"}
 SYNCS=${3:-"full normal"}
-{ make -s -C librarian librarian liblfsclient.a && make -s -C bench/librarian; } >/dev/null || exit 1
+{ make -s -C librarian librarian client/liblibrarian.a && make -s -C bench/librarian; } >/dev/null || exit 1
 LIB=librarian/librarian
 BENCH=build/bench/lib-bench
 T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/lfs-bench.XXXXXX")

@@ -3,7 +3,7 @@
  * tlsphase MODE HOST PORT NODE KEYFILE: where the time of a librarian TLS
  * session of lfsvol's own goes (bench/lvmish/bench-lfsvol.sh runs it in the
  * VM). Prints "PHASE MILLISECONDS" lines. MODE:
- *   lib        liblfsclient as lfsvol uses it: OpenSSL's initialisation
+ *   lib        liblibrarian as lfsvol uses it: OpenSSL's initialisation
  *              (without openssl.cnf), lfs_lib_connect() (context, TCP,
  *              TLS 1.3 PSK handshake, auth), a first and a second request
  *   raw        the same session made step by step with OpenSSL: init with

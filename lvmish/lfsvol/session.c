@@ -11,7 +11,7 @@
  * size). An agent without a session of its own answers ENOTCONN without
  * forwarding anything: then we open our own and send the request there.
  *
- * Our own: liblfsclient's TLS 1.3 session with the node's pre-shared key.
+ * Our own: liblibrarian's TLS 1.3 session with the node's pre-shared key.
  */
 #include <errno.h>
 #include <poll.h>

@@ -2,7 +2,7 @@
 /*
  * The librarian as lfsvol sees it: the running node agent's session,
  * borrowed over STATE_DIR/agent.sock, or a TLS session of its own
- * (liblfsclient). Either way one request at a time, in the librarian's own
+ * (liblibrarian). Either way one request at a time, in the librarian's own
  * framing and JSON (docs/PROTOCOL.md).
  */
 #ifndef LFSVOL_SESSION_H

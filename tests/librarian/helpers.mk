@@ -5,13 +5,14 @@
 # compiled in; bench/librarian builds its own optimised lib-bench and
 # lib-attack (bench/librarian/Makefile).
 LIBRARIAN_TOP := $(TOP)/librarian
-LIBRARIAN_CLIENT := $(LIBRARIAN_TOP)/client.c $(LIBRARIAN_TOP)/client_addr.c $(LIBRARIAN_TOP)/client_list.c $(LIBRARIAN_TOP)/tlspsk.c
+LIBRARIAN_CLIENT_DIR := $(LIBRARIAN_TOP)/client
+LIBRARIAN_CLIENT := $(addprefix $(LIBRARIAN_CLIENT_DIR)/,client.c client_addr.c client_list.c tlspsk.c)
 LIBRARIAN_HELPERS := $(B)/lib-raw $(B)/lib-stress $(B)/lib-bench $(B)/lib-attack
 HELPERS += $(LIBRARIAN_HELPERS)
 
 $(LIBRARIAN_HELPERS): $(B)/%: $(TOP)/tests/librarian/%.c $(LIBRARIAN_CLIENT) \
-		$(LIBRARIAN_TOP)/tlspsk.h $(LIBRARIAN_TOP)/include/lfs_librarian.h
+		$(LIBRARIAN_CLIENT_DIR)/tlspsk.h $(LIBRARIAN_CLIENT_DIR)/lfs_librarian.h
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS) $(SAN) -Wno-unused-parameter -I$(LIBRARIAN_TOP)/include -I$(LIBRARIAN_TOP) \
+	$(CC) $(CFLAGS) $(SAN) -Wno-unused-parameter -I$(LIBRARIAN_CLIENT_DIR) \
 		$(shell pkg-config --cflags jansson openssl) -o $@ $< $(LIBRARIAN_CLIENT) \
 		$(shell pkg-config --libs jansson openssl) -pthread

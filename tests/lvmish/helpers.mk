@@ -7,7 +7,7 @@
 HELPERS += $(B)/test_parse $(B)/test_parsers
 
 LFSVOL_DIR := $(TOP)/lvmish/lfsvol
-LFSVOL_PARSE_SRCS := $(LFSVOL_DIR)/config.c $(LFSVOL_DIR)/msg.c $(TOP)/librarian/client_addr.c
+LFSVOL_PARSE_SRCS := $(LFSVOL_DIR)/config.c $(LFSVOL_DIR)/msg.c $(TOP)/librarian/client/client_addr.c
 LFSVOL_PKGS := libconfig jansson
 
 $(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c \
@@ -19,6 +19,6 @@ $(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c \
 $(B)/test_parsers: $(TOP)/tests/lvmish/test_parsers.c $(LFSVOL_PARSE_SRCS) $(LFSVOL_DIR)/conf.h \
 		$(LFSVOL_DIR)/msg.h $(RULES_SRCS) $(RULES_HDRS)
 	@mkdir -p $(B)
-	$(CC) $(CFLAGS) $(SAN) -I$(LFSVOL_DIR) -I$(TOP)/librarian/include $(RULES_CFLAGS) \
+	$(CC) $(CFLAGS) $(SAN) -I$(LFSVOL_DIR) -I$(TOP)/librarian/client $(RULES_CFLAGS) \
 		$(shell pkg-config --cflags $(LFSVOL_PKGS)) -o $@ $< $(LFSVOL_PARSE_SRCS) $(RULES_SRCS) \
 		$(shell pkg-config --libs $(LFSVOL_PKGS))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * liblfsclient: librarian addresses and lists of them, checked before any
+ * liblibrarian: librarian addresses and lists of them, checked before any
  * connection (lfs.conf's `librarian', docs/HA.md "Nodes follow the
  * leader"). Every error names the bad address.
  */

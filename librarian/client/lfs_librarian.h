@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * lfs_librarian.h - client library for the LFS librarian (liblfsclient.a).
+ * lfs_librarian.h - client library for the LFS librarian (liblibrarian.a).
  *
- * Link with: liblfsclient.a -ljansson -lssl -lcrypto
+ * Link with: liblibrarian.a -ljansson -lssl -lcrypto
  *
  * Wire format (docs/PROTOCOL.md has every message):
  *   each message is a 4-byte big-endian length followed by that many bytes of

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * liblfsclient: talk to the librarian over TLS 1.3 (external PSK) or a unix
+ * liblibrarian: talk to the librarian over TLS 1.3 (external PSK) or a unix
  * socket. Non-blocking sockets and poll() with deadlines, so no call blocks
  * past its timeout. A librarian that closes the connection is an error
  * (ECONNRESET, EPIPE) returned to the caller, never a SIGPIPE that kills
- * it. See include/lfs_librarian.h.
+ * it. See lfs_librarian.h.
  */
 #include <arpa/inet.h>
 #include <errno.h>

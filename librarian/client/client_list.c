@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * liblfsclient: a list of librarians (docs/HA.md, "Nodes follow the
+ * liblibrarian: a list of librarians (docs/HA.md, "Nodes follow the
  * leader"). With a PostgreSQL catalogue one librarian leads and the others
  * stand by, refusing every request but auth and ping with EREMOTE. A
  * client given several addresses connects to each in turn and keeps the
