@@ -2,7 +2,7 @@
 #ifndef LFSCTL_H
 #define LFSCTL_H
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 #include "lfs_rules.h"
 
 #define EXIT_USAGE 2

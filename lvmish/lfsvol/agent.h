@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "conf.h"
-#include "liblfs.h"
+#include "liblfsnl.h"
 
 struct lfsvol_lib;
 

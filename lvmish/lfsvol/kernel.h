@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "conf.h"
-#include "liblfs.h"
+#include "liblfsnl.h"
 
 /* Open a driver session; reports a failure (exit code 5). */
 int lfsvol_drv_open(struct lfs_client **out);

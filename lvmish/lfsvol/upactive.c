@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 #include "upcall.h"
 
 struct upactive {

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "conf.h"
-#include "liblfs.h"
+#include "liblfsnl.h"
 
 struct nl_msg;
 

@@ -17,7 +17,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 #include "client.h"
 
 #ifndef SOL_NETLINK

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* liblfs internals shared by client.c and ops.c. */
+/* liblfsnl internals shared by client.c and ops.c. */
 #ifndef LIBLFS_CLIENT_H
 #define LIBLFS_CLIENT_H
 
@@ -23,7 +23,7 @@ int lfs_dump(struct lfs_client *c, struct nl_msg *(*build)(struct lfs_client *c,
 /*
  * An error's extended ack (NLMSGERR_ATTR_*) into tb[NLMSGERR_ATTR_MAX + 1],
  * and its message ("" without one): the one parser of the kernel's acks,
- * for liblfs, the agent's upcall server and the test server.
+ * for liblfsnl, the agent's upcall server and the test server.
  */
 struct nlmsgerr;
 void lfs_ext_ack_parse(struct nlmsgerr *err, struct nlattr **tb);

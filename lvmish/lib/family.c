@@ -14,7 +14,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 
 struct family_reply {
 	int id;

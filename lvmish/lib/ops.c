@@ -6,7 +6,7 @@
 #include <time.h>
 #include <netlink/genl/genl.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 #include "client.h"
 
 #define MSG_SMALL 4096

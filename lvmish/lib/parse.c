@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 
 static int parse_u64(const char *s, const char **end, uint64_t *out)
 {

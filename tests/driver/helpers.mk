@@ -1,6 +1,6 @@
 # The C helpers the driver's VM tests run in the guest (tests/driver/*.c),
 # built into build/driver-tests/, where the guest scripts find them
-# (tests/driver/guest/lib.sh, tests/lib/emachine.sh). They link liblfs and
+# (tests/driver/guest/lib.sh, tests/lib/emachine.sh). They link liblfsnl and
 # the shared rules module.
 DT_BIN := $(TOP)/build/driver-tests
 DT_SRCS := $(wildcard $(TOP)/tests/driver/*.c)

@@ -19,7 +19,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/socket.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 
 static uint64_t rng;
 

@@ -36,7 +36,7 @@
 #include <time.h>
 #include <netlink/genl/genl.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 #include "client.h"
 
 static const char *const cmds[LFS_CMD_MAX + 1] = {

@@ -1,11 +1,11 @@
 #!/bin/bash
-# Host test: liblfs's BOOKS/UUID parsers and lfsctl's use of the shared rules
+# Host test: liblfsnl's BOOKS/UUID parsers and lfsctl's use of the shared rules
 # (SIZE, names; ASan/UBSan build), and lfsctl's own checks of its arguments,
 # which need no kernel module.
 . tests/lib/tap.sh
 L=lvmish/lfsctl/lfsctl
 
-t_run "build the liblfs parser unit test (ASan/UBSan)" make -s -C tests "$PWD/build/tests/test_parse" || t_done
+t_run "build the liblfsnl parser unit test (ASan/UBSan)" make -s -C tests "$PWD/build/tests/test_parse" || t_done
 out=$(build/tests/test_parse 2>&1)
 t_ok $? "parser unit test (tests/lvmish/test_parse.c): $(grep -c '^ok' <<<"$out") checks" ||
 	grep -v '^ok' <<<"$out" | sed 's/^/#   /'

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 
 #define HOLD_MS 300
 #define READ_LIMIT_S 20

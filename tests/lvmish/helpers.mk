@@ -1,5 +1,5 @@
 # Unit tests of lvmish, with ASan/UBSan, run on the host:
-#   build/tests/test_parse     liblfs's BOOKS and UUID parsers, its family version
+#   build/tests/test_parse     liblfsnl's BOOKS and UUID parsers, its family version
 #                              check, lfsctl's use of the shared rules
 #                              (tests/driver/parse.t)
 #   build/tests/test_parsers   lfsvol's lfs.conf parser, and its use of the shared

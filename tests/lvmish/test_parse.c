@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit test of liblfs's parsers and formatters, and of the shared rules
+ * Unit test of liblfsnl's parsers and formatters, and of the shared rules
  * module as lfsctl uses it (SIZE in bytes, shelf names); prints TAP.
  */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/socket.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 #include "lfs_rules.h"
 
 static int n, failed;

@@ -1,9 +1,9 @@
 # The filesystem's test helpers (tests/namespace/*.t run them in the VM):
-# upcalld, the test upcall server (with liblfs from lvmish and the shared
+# upcalld, the test upcall server (with liblfsnl from lvmish and the shared
 # rules), and the C helpers of the tests, built without sanitizers (they
 # run in the guest, where ASan's shadow memory is too much for 1 GiB).
 NS_DIR := $(TOP)/tests/namespace
-NS_LIBLFS := $(TOP)/lvmish/liblfs.a
+NS_LIBLFS := $(TOP)/lvmish/liblfsnl.a
 NS_CFLAGS := -O2 -g -I$(TOP)/driver -I$(TOP)/lvmish/lib $(RULES_CFLAGS) \
 	$(shell pkg-config --cflags libnl-genl-3.0)
 NS_LIBS := $(shell pkg-config --libs libnl-genl-3.0)

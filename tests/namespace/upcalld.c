@@ -41,7 +41,7 @@
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 
-#include "liblfs.h"
+#include "liblfsnl.h"
 #include "client.h"
 #include "upcalld.h"
 

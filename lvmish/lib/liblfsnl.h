@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * liblfs: client of the lfs kernel module's generic netlink family (the
+ * liblfsnl: client of the lfs kernel module's generic netlink family (the
  * protocol is specified in driver/uapi/lfs.h) and the parsers of its book
  * lists and UUIDs.
  *
@@ -138,7 +138,7 @@ int lfsnl_books_check_zero(struct lfs_client *c, const struct lfs_book *books, s
  */
 int lfsnl_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action);
 int lfsnl_lease_get(struct lfs_client *c, struct lfs_lease_info *out);
-/* A fence action's name ("reset", "eio"; "?" for a value this liblfs does not know). */
+/* A fence action's name ("reset", "eio"; "?" for a value this liblfsnl does not know). */
 const char *lfs_fence_action_name(uint32_t action);
 /* Fence a shelf now, as the lease's expiry does (LFS_CMD_SHELF_FENCE). */
 int lfsnl_shelf_fence(struct lfs_client *c, const char *name);
