@@ -29,7 +29,7 @@ export KVER PREFIX DESTDIR
 # machine's processors; the module builds take most of a CI's first minutes)
 JOBS ?= $(shell nproc)
 
-SUBDIRS := lvmish librarian lvmish/lfsvol
+SUBDIRS := lvmish librarian lvmish/agent lvmish/lfsvol
 
 .PHONY: all module modules userspace helpers deps check check-host check-vm check-debug demo install clean lint $(SUBDIRS)
 
@@ -58,8 +58,10 @@ userspace: $(SUBDIRS)
 $(SUBDIRS):
 	$(MAKE) -C $@
 
-# lfsvol links the driver client library (lvmish) and the librarian client.
-lvmish/lfsvol: lvmish librarian
+# lfsvol links the node agent (lvmish/agent), the driver's netlink library
+# (lvmish) and the librarian's client library (librarian).
+lvmish/agent: lvmish librarian
+lvmish/lfsvol: lvmish/agent lvmish librarian
 
 deps:
 	@tools/install-deps

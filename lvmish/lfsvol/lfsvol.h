@@ -5,8 +5,10 @@
  *
  * Units, bottom up: msg (messages, exit codes, tracing), conf (lfs.conf),
  * session (the librarian), kernel and attach (lfs.ko), probe and devlink
- * (block devices), guard and activate (shared steps), the commands, and
- * the agent (agent.h). A unit calls only the units below it.
+ * (block devices), guard and activate (shared steps), and the commands.
+ * A unit calls only the units below it. The node agent builds on these
+ * units in its own room, lvmish/agent/; the commands see only its face,
+ * lfsagent.h (`lfsvol agent', and scrub's zeroing without an agent).
  */
 #ifndef LFSVOL_H
 #define LFSVOL_H
@@ -30,7 +32,7 @@ lfsvol_cmd_fn cmd_create, cmd_remove, cmd_resize, cmd_rename, cmd_list, cmd_show
 lfsvol_cmd_fn cmd_activate, cmd_deactivate, cmd_attr, cmd_fabric, cmd_scrub, cmd_status;
 /* status_prom.c: the object status --json prints, as Prometheus metrics on stdout */
 void lfsvol_status_prometheus(json_t *st);
-lfsvol_cmd_fn cmd_agent, cmd_attach;
+lfsvol_cmd_fn cmd_attach;
 
 /*
  * activate.c: activate NAME here, librarian first (it arbitrates), then

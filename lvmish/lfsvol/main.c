@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lfsagent.h"
 #include "lfsvol.h"
 
 static const struct {

@@ -3,7 +3,7 @@
  * The node agent's parts: its progress in STATE_DIR/agent.json and the lock
  * that serialises passes (state.c), the renewal thread that keeps the
  * node's lease (renew.c), the work on books in a child process (job.c),
- * the zeroing of ZOMBIE books (scrub.c), the read-only check and the
+ * the zeroing of ZOMBIE books (zero.c), the read-only check and the
  * background zeroing of never-used FREE books (check.c), and the session
  * it lends on STATE_DIR/agent.sock (proxy.c). agent.c runs them.
  */
@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "conf.h"
+#include "lfsagent.h"
 #include "liblfsnl.h"
 
 struct lfsvol_lib;
@@ -66,13 +67,6 @@ struct agent_progress {
 	int64_t started_ms, updated_ms;
 };
 
-/*
- * The ZOMBIE runs whose counts agent.json keeps: a scrub that asked for run
- * k may read agent.json only after later runs ended (a heartbeat a moment
- * old starts one that finds nothing).
- */
-#define AGENT_RECENT_RUNS 16
-
 struct agent_state {
 	long long zeroed; /* books zeroed by this agent since it started */
 	long long pending; /* ZOMBIE books of this node the librarian reported */
@@ -99,9 +93,6 @@ struct agent_state {
 	char sweep_token[64];
 };
 
-/* Set by SIGTERM and SIGINT: passes and scrubs end early. */
-extern volatile sig_atomic_t lfsvol_agent_stop;
-
 /* state.c: write agent.json (a pass beside the running daemon leaves the daemon's in place). */
 void lfsvol_state_write(const struct lfsvol_conf *conf, const struct agent_state *st);
 /* Does a running agent daemon other than this process own agent.json? */
@@ -126,8 +117,8 @@ void lfsvol_renew_stop(struct lfsvol_renewer *rn);
 long long lfsvol_renew_zombies(struct lfsvol_renewer *rn, int *interval);
 
 /*
- * scrub.c: zero this node's ZOMBIE books, then tell the librarian; verbose:
- * progress lines. In the caller's process (scrub, agent --once).
+ * zero.c: zero this node's ZOMBIE books, then tell the librarian; verbose:
+ * progress lines. In the caller's process (agent --once, lfsvol_agent_scrub).
  */
 int lfsvol_scrub_pass(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 		      struct lfs_client *drv, struct agent_state *st, bool verbose);
