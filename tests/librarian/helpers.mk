@@ -6,12 +6,12 @@
 # lib-attack (bench/librarian/Makefile).
 LIBRARIAN_TOP := $(TOP)/librarian
 LIBRARIAN_CLIENT_DIR := $(LIBRARIAN_TOP)/client
-LIBRARIAN_CLIENT := $(addprefix $(LIBRARIAN_CLIENT_DIR)/,client.c client_addr.c client_list.c tlspsk.c)
+LIBRARIAN_CLIENT := $(wildcard $(LIBRARIAN_CLIENT_DIR)/*.c)
 LIBRARIAN_HELPERS := $(B)/lib-raw $(B)/lib-stress $(B)/lib-bench $(B)/lib-attack
 HELPERS += $(LIBRARIAN_HELPERS)
 
 $(LIBRARIAN_HELPERS): $(B)/%: $(TOP)/tests/librarian/%.c $(LIBRARIAN_CLIENT) \
-		$(LIBRARIAN_CLIENT_DIR)/tlspsk.h $(LIBRARIAN_CLIENT_DIR)/lfs_librarian.h
+		$(wildcard $(LIBRARIAN_CLIENT_DIR)/*.h)
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) $(SAN) -Wno-unused-parameter -I$(LIBRARIAN_CLIENT_DIR) \
 		$(shell pkg-config --cflags jansson openssl) -o $@ $< $(LIBRARIAN_CLIENT) \
