@@ -7,7 +7,7 @@
 HELPERS += $(B)/test_parse $(B)/test_parsers
 
 LFSVOL_DIR := $(TOP)/lvmish/lfsvol
-LFSVOL_PARSE_SRCS := $(LFSVOL_DIR)/config.c $(LFSVOL_DIR)/msg.c $(TOP)/librarian/client/client_addr.c
+LFSVOL_PARSE_SRCS := $(addprefix $(LFSVOL_DIR)/,config_get.c config_fabric.c config_shelf.c config.c) $(LFSVOL_DIR)/msg.c $(TOP)/librarian/client/client_addr.c
 LFSVOL_PKGS := libconfig jansson
 
 $(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c \
@@ -16,7 +16,7 @@ $(B)/test_parse: $(TOP)/tests/lvmish/test_parse.c $(TOP)/lvmish/lib/parse.c \
 	$(CC) $(CFLAGS) $(SAN) $(LIBLFS_CFLAGS) $(RULES_CFLAGS) -o $@ $< $(TOP)/lvmish/lib/parse.c \
 		$(TOP)/lvmish/lib/family.c $(RULES_SRCS) $(LIBLFS_LIBS)
 
-$(B)/test_parsers: $(TOP)/tests/lvmish/test_parsers.c $(LFSVOL_PARSE_SRCS) $(LFSVOL_DIR)/conf.h \
+$(B)/test_parsers: $(TOP)/tests/lvmish/test_parsers.c $(LFSVOL_PARSE_SRCS) $(LFSVOL_DIR)/conf.h $(LFSVOL_DIR)/confparse.h \
 		$(LFSVOL_DIR)/msg.h $(RULES_SRCS) $(RULES_HDRS)
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) $(SAN) -I$(LFSVOL_DIR) -I$(TOP)/librarian/client $(RULES_CFLAGS) \
