@@ -129,27 +129,6 @@ static int attach_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	return 0;
 }
 
-int lfsvol_attach_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
-			  const struct lfsvol_fabric_id *id, bool quiet)
-{
-	struct lfs_fabric_info *fv = NULL;
-	size_t nf = 0;
-	int r, failed = 0;
-
-	r = lfsnl_fabric_list(drv, &fv, &nf);
-	if (r)
-		return lfsvol_drv_fail(drv, r, "listing fabric devices");
-	for (int i = 0; i < conf->nfabrics; i++) {
-		if (ig_attached(fv, nf, conf->fabrics[i].ig))
-			continue;
-		r = attach_one(conf, drv, &conf->fabrics[i], id, quiet);
-		if (r)
-			failed = r;
-	}
-	free(fv);
-	return failed;
-}
-
 /* Books the device holds after its data offset; -1 if unknown. */
 static long long device_books(const char *dev, uint64_t offset, uint64_t book_size)
 {
@@ -236,8 +215,13 @@ static int label_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	return 0;
 }
 
-int lfsvol_label_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
-			 const struct lfsvol_fabric_id *id, const long long *nr_books)
+/*
+ * One pass over lfs.conf's IGs not attached yet: attach each (nr_books
+ * NULL; quiet: a udev pass), or label each with the librarian's count of
+ * its books. The last failure, the others said.
+ */
+static int fabric_pass(const struct lfsvol_conf *conf, struct lfs_client *drv,
+		       const struct lfsvol_fabric_id *id, bool quiet, const long long *nr_books)
 {
 	struct lfs_fabric_info *fv = NULL;
 	size_t nf = 0;
@@ -247,15 +231,30 @@ int lfsvol_label_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
 	if (r)
 		return lfsvol_drv_fail(drv, r, "listing fabric devices");
 	for (int i = 0; i < conf->nfabrics; i++) {
-		if (ig_attached(fv, nf, conf->fabrics[i].ig)) {
-			lfsvol_info("IG %u is attached already: not labelling it",
-				    conf->fabrics[i].ig);
+		const struct lfsvol_fabric_conf *f = &conf->fabrics[i];
+
+		if (ig_attached(fv, nf, f->ig)) {
+			if (nr_books)
+				lfsvol_info("IG %u is attached already: not labelling it", f->ig);
 			continue;
 		}
-		r = label_one(conf, drv, &conf->fabrics[i], id, nr_books[i]);
+		r = nr_books ? label_one(conf, drv, f, id, nr_books[i]) :
+			       attach_one(conf, drv, f, id, quiet);
 		if (r)
 			failed = r;
 	}
 	free(fv);
 	return failed;
+}
+
+int lfsvol_attach_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
+			  const struct lfsvol_fabric_id *id, bool quiet)
+{
+	return fabric_pass(conf, drv, id, quiet, NULL);
+}
+
+int lfsvol_label_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
+			 const struct lfsvol_fabric_id *id, const long long *nr_books)
+{
+	return fabric_pass(conf, drv, id, false, nr_books);
 }
