@@ -123,7 +123,7 @@ for j in $(seq 300); do [ -S /run/lfs/agent.sock ] && break; sleep 0.1; done
 L status >/dev/null || exit 1
 # and its check of the never-used books must be over before any
 # measurement: it found the untouched ones zero and zeroed the others
-nfree=$(jq '.[] | select(.ig == 1) | .nr_books' < <("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json))
+nfree=$(jq '.[] | select(.ig == 1) | .books' < <("$LFS_TOP/lvmish/lfsctl/lfsctl" fabric --json))
 t0=$SECONDS
 for j in $(seq 3000); do
 	L status --json | jq -r '.[0].agent.check' | grep -q '^idle' && break

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "msg.h"
 #include "renewer.h"
@@ -68,7 +69,7 @@ static json_t *log_json(struct lfsvol_renewer *rn)
 		"probing", rn->probing, "leader_row", rn->replicated, "epoch",
 		(json_int_t)rn->epoch, "heartbeat_interval", renew_interval(rn), "lease_time",
 		rn->lease_s, "fence_action",
-		rn->conf->fence_action == LFS_FENCE_EIO ? "eio" : "reset", "heartbeats",
+		lfs_fence_action_name((uint32_t)rn->conf->fence_action), "heartbeats",
 		(json_int_t)l->heartbeats, "replies", (json_int_t)l->replies, "renewals",
 		(json_int_t)l->renewals, "renewals_by_ack", (json_int_t)l->by_ack, "late",
 		(json_int_t)l->late, "longest_gap_ms", (json_int_t)l->longest_gap_ms,

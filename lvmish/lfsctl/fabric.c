@@ -122,9 +122,9 @@ static json_t *fabric_json(const struct lfs_fabric_info *f)
 
 	lfs_format_uuid(f->fabric_uuid, u);
 	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i, s:o}", "ig",
-			 (json_int_t)f->ig, "device", f->path, "major", major(f->devt), "minor",
+			 (json_int_t)f->ig, "path", f->path, "major", major(f->devt), "minor",
 			 minor(f->devt), "book_size", (json_int_t)f->book_size, "offset",
-			 (json_int_t)f->offset, "size", (json_int_t)f->dev_size, "nr_books",
+			 (json_int_t)f->offset, "size", (json_int_t)f->dev_size, "books",
 			 (json_int_t)f->nr_books, "books_used", (json_int_t)f->books_used, "dax",
 			 f->dax, "numa_node", f->numa_node, "fabric_uuid",
 			 f->labelled ? json_string(u) : json_null());

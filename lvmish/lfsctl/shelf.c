@@ -232,10 +232,10 @@ static json_t *shelf_json(const struct lfs_shelf_info *s)
 		"{s:s, s:s, s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:b, s:I, s:b, s:s, s:b, s:I, s:o}",
 		"name", s->name, "uuid", uuid, "device", dev, "id", (json_int_t)s->id, "major",
 		major(s->devt), "minor", minor(s->devt), "book_size", (json_int_t)s->book_size,
-		"nr_books", (json_int_t)s->nr_books, "size",
-		(json_int_t)(s->book_size * s->nr_books), "dax", s->dax, "open",
-		(json_int_t)s->open, "zeroed", s->zeroed, "state", lfsctl_state_name(s->state),
-		"leased", s->leased, "created", (json_int_t)s->created, "books", books);
+		"books", (json_int_t)s->nr_books, "size", (json_int_t)(s->book_size * s->nr_books),
+		"dax", s->dax, "open", (json_int_t)s->open, "zeroed", s->zeroed, "state",
+		lfsctl_state_name(s->state), "leased", s->leased, "created", (json_int_t)s->created,
+		"map", books);
 }
 
 static void shelf_table(const struct lfs_shelf_info *v, size_t n)

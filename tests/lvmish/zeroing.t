@@ -69,7 +69,7 @@ $1"
 # The librarian's books (emachine's geometry leaves a margin: the devices
 # may hold a book more, which the librarian does not know)
 total=$(em_admin geometry | jq .total_books)
-held=$(n1 'lfsctl fabric --json | jq "[.[].nr_books] | add"')
+held=$(n1 'lfsctl fabric --json | jq "[.[].books] | add"')
 patterned=$((2 * ((PER + 2) / 3)))
 t_is "$total" $((2 * PER)) "the librarian has $total books of $BMB MiB ($patterned of them written with a pattern)"
 t_ok "$([ "$held" -ge "$total" ]; echo $?)" "  the node's devices hold them ($held books)"

@@ -37,9 +37,9 @@ t_run "attach CXL /dev/$C0 as IG 0" lfsctl attach /dev/$C0 --ig 0 --book-size ${
 t_run "attach CXL /dev/$C1 as IG 1" lfsctl attach /dev/$C1 --ig 1 --book-size ${BS}M
 t_run "attach NVDIMM /dev/pmem0 as IG 2" lfsctl attach /dev/pmem0 --ig 2 --book-size ${BS}M
 fab=$(lfsctl fabric --json)
-t_is "$(jq -c '[.[] | [.ig, .device, .dax]]' <<<"$fab")" \
+t_is "$(jq -c '[.[] | [.ig, .path, .dax]]' <<<"$fab")" \
 	"[[0,\"/dev/$C0\",true],[1,\"/dev/$C1\",true],[2,\"/dev/pmem0\",true]]" "fabric --json: three DAX devices"
-t_is "$(jq '.[0].nr_books' <<<"$fab")" $(($(blockdev --getsize64 /dev/$C0) / (BS << 20))) \
+t_is "$(jq '.[0].books' <<<"$fab")" $(($(blockdev --getsize64 /dev/$C0) / (BS << 20))) \
 	"IG 0 holds the CXL namespace's size / book size books"
 
 cxl=$(lfsctl create cxl 0:0-3)

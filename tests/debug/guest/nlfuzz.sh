@@ -39,7 +39,7 @@ t_run "128 MiB written and read back" \
 	bash -c "pattern 5 128M | dd of=$dev bs=1M iflag=fullblock oflag=direct status=none &&
 		cmp <(pattern 5 128M) $dev"
 t_run "remove after" lfsctl remove after
-for f in $(lfsctl fabric --json | jq -r '.[].device'); do lfsctl detach "$f"; done
+for f in $(lfsctl fabric --json | jq -r '.[].path'); do lfsctl detach "$f"; done
 t_is "$(nlraw state)" "" "everything removed and detached"
 t_run "rmmod lfs" rmmod lfs
 t_is "$(grep -cw ^lfs /proc/modules)" 0 "module gone"

@@ -24,7 +24,7 @@ refused() {
 
 t_run "insmod lfs.ko" insmod "$LFS_KO"
 t_run "attach /dev/pmem0 as IG 0" lfsctl attach /dev/pmem0 --ig 0 --book-size 64M
-nb=$(lfsctl fabric --json | jq '.[0].nr_books')
+nb=$(lfsctl fabric --json | jq '.[0].books')
 
 A="attach path=str:/dev/pmem1"
 refused "book size not a power of two" EINVAL "book size 3145728 is not a power of two" \
@@ -166,7 +166,7 @@ t_time "fuzz"
 
 # Clean up whatever the fuzzer created, then unload.
 for s in $(lfsctl list --json | jq -r '.[].name'); do lfsctl remove "$s"; done
-for f in $(lfsctl fabric --json | jq -r '.[].device'); do lfsctl detach "$f"; done
+for f in $(lfsctl fabric --json | jq -r '.[].path'); do lfsctl detach "$f"; done
 t_is "$(nlraw state)" "" "everything removed and detached"
 t_run "rmmod lfs" rmmod lfs
 t_is "$(grep -cw ^lfs /proc/modules)" 0 "module gone"

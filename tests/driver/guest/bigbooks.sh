@@ -18,7 +18,7 @@ for i in 0 1; do
 	t_run "attach /dev/pmem$i ($(blockdev --getsize64 /dev/pmem$i) bytes) as IG $i with 8G books" \
 		lfsctl attach /dev/pmem$i --ig $i --book-size 8G
 done
-t_is "$(lfsctl fabric --json | jq -c '[.[] | [.ig, .book_size, .nr_books, .dax]]')" \
+t_is "$(lfsctl fabric --json | jq -c '[.[] | [.ig, .book_size, .books, .dax]]')" \
 	"[[0,$G8,1,true],[1,$G8,1,true]]" "fabric: one DAX book of 8 GiB on each device"
 dev=$(lfsctl create big 0:0,1:0)
 t_like "$dev" '^/dev/lfs[0-9]+$' "create big 0:0,1:0: $dev"

@@ -10,14 +10,14 @@ t_run "insmod lfs.ko" insmod "$LFS_KO"
 t_run "null_blk of 64 GiB" modprobe null_blk nr_devices=1 gb=64 irqmode=0
 t_run "attach /dev/nullb0 as IG 2 with 2 MiB books" lfsctl attach /dev/nullb0 --ig 2 --book-size 2M
 t_run "attach /dev/pmem0 as IG 0 with 2 MiB books" lfsctl attach /dev/pmem0 --ig 0 --book-size 2M
-t_is "$(lfsctl fabric --json | jq -c '[.[] | [.ig, .nr_books, .dax]]')" \
+t_is "$(lfsctl fabric --json | jq -c '[.[] | [.ig, .books, .dax]]')" \
 	"[[0,$(($(blockdev --getsize64 /dev/pmem0) >> 21)),true],[2,32768,false]]" "fabric: books and DAX per device"
 
 # 20000 books: three messages to the kernel, several dump parts back.
 dev=$(lfsctl create big 2:0-19999)
 t_like "$dev" '^/dev/lfs[0-9]+$' "create with 20000 books: $dev"
 sys=/sys/block/${dev#/dev/}/lfs
-t_is "$(lfsctl list --json big | jq -c '.[0] | [.nr_books, (.books | length), .books[0], .books[-1], .dax]')" \
+t_is "$(lfsctl list --json big | jq -c '.[0] | [.books, (.map | length), .map[0], .map[-1], .dax]')" \
 	'[20000,20000,"2:0","2:19999",false]' "list --json shows all 20000 books in order"
 t_is "$(wc -l <$sys/books) $(head -n 1 $sys/books) $(tail -n 1 $sys/books)" "20000 2:0 2:19999" \
 	"sysfs books has 20000 lines"
@@ -27,7 +27,7 @@ t_is "$(nlraw shelf_get name=str:big books_start=u32:19999)" ok "get from the la
 t_time "create"
 
 t_run "extend by 12768 books (two messages)" lfsctl extend big 2:20000-32767
-t_is "$(lfsctl list --json big | jq -c '.[0] | [.nr_books, (.books | length), .books[20000], .books[-1]]')" \
+t_is "$(lfsctl list --json big | jq -c '.[0] | [.books, (.map | length), .map[20000], .map[-1]]')" \
 	'[32768,32768,"2:20000","2:32767"]' "list shows 32768 books"
 t_is "$(wc -l <$sys/books) $(tail -n 1 $sys/books)" "32768 2:32767" "sysfs books has 32768 lines"
 t_is "$(lfsctl fabric --json | jq '.[1].books_used')" 32768 "every book of IG 2 is used"
@@ -63,7 +63,7 @@ t_is "$(nlraw dumpintr 0:30)" interrupted "a dump spanning a change carries NLM_
 churn=$!
 bad=0
 for i in $(seq 5); do
-	lfsctl list --json | jq -e 'all(.[]; (.books | length) == .nr_books)' >/dev/null || bad=$((bad + 1))
+	lfsctl list --json | jq -e 'all(.[]; (.map | length) == .books)' >/dev/null || bad=$((bad + 1))
 done
 wait $churn
 t_ok $? "create/remove loop ran alongside the dumps"

@@ -12,10 +12,10 @@ t_run "insmod lfs.ko" insmod "$LFS_KO"
 t_run "attach /dev/pmem0 as IG 0" lfsctl attach /dev/pmem0 --ig 0 --book-size ${BS}M
 t_run "attach /dev/pmem1 as IG 1" lfsctl attach /dev/pmem1 --ig 1 --book-size ${BS}M
 fab=$(lfsctl fabric --json)
-t_is "$(jq -c '[.[] | [.ig, .device, .book_size, .dax, .numa_node]]' <<<"$fab")" \
+t_is "$(jq -c '[.[] | [.ig, .path, .book_size, .dax, .numa_node]]' <<<"$fab")" \
 	"[[0,\"/dev/pmem0\",$((BS << 20)),true,0],[1,\"/dev/pmem1\",$((BS << 20)),true,1]]" \
 	"fabric --json lists both devices"
-t_is "$(jq '.[0].nr_books' <<<"$fab")" $(($(blockdev --getsize64 /dev/pmem0) / (BS << 20))) \
+t_is "$(jq '.[0].books' <<<"$fab")" $(($(blockdev --getsize64 /dev/pmem0) / (BS << 20))) \
 	"IG 0 holds device size / book size books"
 t_fails "a second attach of /dev/pmem0 is refused" lfsctl attach /dev/pmem0 --ig 5 --book-size ${BS}M
 t_fails "mounting an attached fabric device is refused" mount /dev/pmem0 $M
@@ -153,13 +153,13 @@ t_is "$(lfsctl check 0:40,0:41)" "0:40" "one byte at the last address of 0:41 ma
 t_is "$(cmp <(lfsctl list --json) <(echo "$before_check"); echo $?)" 0 "check changed no shelf"
 t_run "0:41's byte is still there (check wrote nothing)" \
 	test "$(dd if=/dev/pmem0 bs=1 skip=$((42 * BS * 1048576 - 1)) count=1 status=none | od -An -tu1 | tr -d ' ')" = 1
-t_like "$(lfsctl check 0:$(jq ".[0].nr_books" <<<"$fab") 2>&1)" "beyond the end of interleave group 0" "check beyond the device: named"
+t_like "$(lfsctl check 0:$(jq ".[0].books" <<<"$fab") 2>&1)" "beyond the end of interleave group 0" "check beyond the device: named"
 # A long check (IG 1's books from 30 on, free, read 6 times: some 3 GiB)
 # does not hold up other requests: the family runs requests in parallel and
 # the check takes lfs_lock 64 pages at a time. Count the lists that complete
 # while it runs; with requests serialised, two at most could (one begun
 # before the check and one that ends after it).
-last1=$(($(jq '.[1].nr_books' <<<"$fab") - 1))
+last1=$(($(jq '.[1].books' <<<"$fab") - 1))
 span=1:30-$last1
 lfsctl check "$span,$span,$span,$span,$span,$span" >/tmp/long.check &
 cpid=$!
