@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * liblibrarian's insides, shared by its files: the connection, the
- * transport under it (client_io.c), the frames (client_frame.c). Every
- * name here starts with lc_ (a program that links the library keeps its
- * own names); the API is lfs_librarian.h.
+ * liblibrarian's insides, shared by its files, bottom up: the connection's
+ * last error (client_err.c), the transport (client_io.c), the frames
+ * (client_frame.c), then the session (client.c) and its asynchronous use
+ * (client_async.c). A file calls only those before it. Every name here
+ * starts with lc_ (a program that links the library keeps its own names);
+ * the API is lfs_librarian.h.
  */
 #ifndef LFS_LIBRARIAN_CLIENT_H
 #define LFS_LIBRARIAN_CLIENT_H
@@ -32,7 +34,7 @@ struct lfs_lib {
 	char errcode[24];
 };
 
-/* client.c: set the connection's message and code; returns -err. */
+/* client_err.c: set the connection's message and code; returns -err. */
 int lc_err(struct lfs_lib *l, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* client_io.c: the transport, each call by a deadline (CLOCK_MONOTONIC ms) */
