@@ -156,10 +156,12 @@ int lc_write(struct lfs_lib *l, const void *buf, size_t len, int64_t deadline)
 			size_t w = 0;
 
 			r = SSL_write_ex(l->ssl, p, len, &w);
-			if (r != 1 && !tls_wait(l, &r, deadline))
+			if (r == 1) {
+				p += w;
+				len -= w;
+			} else if (!tls_wait(l, &r, deadline)) {
 				return lc_tls_errmsg(l, EPIPE, "send");
-			p += w;
-			len -= w;
+			}
 		} else {
 			n = send(l->fd, p, len, MSG_NOSIGNAL);
 			if (n > 0) {
@@ -189,13 +191,15 @@ int lc_read(struct lfs_lib *l, void *buf, size_t len, int64_t deadline)
 			size_t got = 0;
 
 			r = SSL_read_ex(l->ssl, p, len, &got);
-			if (r != 1 && !tls_wait(l, &r, deadline))
+			if (r == 1) {
+				p += got;
+				len -= got;
+			} else if (!tls_wait(l, &r, deadline)) {
 				return r == SSL_ERROR_ZERO_RETURN ?
 					       lc_err(l, ECONNRESET,
 						      "the librarian closed the connection") :
 					       lc_tls_errmsg(l, ECONNRESET, "receive");
-			p += got;
-			len -= got;
+			}
 		} else {
 			n = recv(l->fd, p, len, 0);
 			if (n > 0) {
