@@ -230,6 +230,60 @@ for _ in $(seq 1 100); do # bounded: 10 s (the standby has the commit; replay ma
 done
 t_is "$(paf_psql node1 "SELECT count(*) FROM shelves WHERE name = 'last'")" 1 "  and node1 has the write"
 
+# --- the standby's host crashes ------------------------------------------------
+# node2 primary, node1 its synchronous standby: node1's keeper and postmaster
+# are killed. Commits on node2 wait for node1 until the monitor finds it
+# unhealthy (4 s) and sets node2 wait_primary (synchronous_standby_names
+# empty); then the librarian commits again. Heartbeats, answered from the
+# lease thread's reading connection, do not wait for a commit: a prober of
+# their own (n1's heartbeats every second on a connection of its own, each
+# answer's time logged) sees them answered throughout. Nothing acknowledged
+# is lost.
+( for _ in $(seq 1 120); do [ -e "$T/probe.stop" ] && break; echo '{"op":"heartbeat"}'; sleep 1; done ) | # paced, bounded: 120 s
+	"$CLI" client --connect "127.0.0.1:$PORT" --node n1 --key "$T/keys/n1.key" --stdin 2>>"$T/probe.err" |
+	while read -r line; do echo "$(ms) $(jq -r .ok <<<"$line")"; done >"$T/probe" &
+probe_pid=$!
+for _ in $(seq 1 100); do grep -q ' true$' "$T/probe" && break; sleep 0.1; done # bounded: 10 s
+sb_ms=$(ms)
+sl0=$(wc -l <"$T/server.log")
+paf_kill9 node1
+last_ok=$sb_ms gap=0 # the gap from the kill on
+ok_after=0 first_ok=0 nbad=0
+for _ in $(seq 1 ${HA_STEPS:-1200}); do # bounded: 1200 steps; the monitor needs ~5 s
+	before=$(grep -c '^create' "$LOG")
+	step $i
+	i=$((i + 1))
+	if [ "$(grep -c '^create' "$LOG")" -gt "$before" ]; then
+		[ "$first_ok" = 0 ] && first_ok=$(ms)
+		ok_after=$((ok_after + 1))
+		[ "$ok_after" -ge 10 ] && [ $(($(ms) - sb_ms)) -gt 8000 ] && break
+	else
+		nbad=$((nbad + 1))
+		sleep 0.05 # a paced retry (not a synchronisation)
+	fi
+	[ $((ok_after % 10)) = 0 ] && { zero_zombies || t_diag "the zombies were not reported zeroed"; }
+done
+end_ms=$(ms)
+touch "$T/probe.stop" # its loop ends within a second, then the client, then the logger
+wait "$probe_pid" 2>/dev/null
+# the probe's longest gap between acknowledged heartbeats, from the kill on
+pgap=$(awk -v from="$sb_ms" -v to="$end_ms" '$2 == "true" { if (last && $1 > from) { g = $1 - last; if (g > max) max = g } last = $1 }
+	END { if (last < to - 2000) max = to - last; print max + 0 }' "$T/probe")
+t_diag "the standby killed: the longest gap between acknowledgements (from the kill) $gap ms ($nbad not acknowledged); the heartbeat probe's longest gap $pgap ms"
+paf_as pg_autoctl show events --pgdata "$PAF_D/monitor" --count 6 2>&1 | cut -c1-200 | sed 's/^/# /'
+t_diag "(the kill at $(date -u -d @$((sb_ms / 1000)) +%T)); the librarian's log since:"
+tail -n +$((sl0 + 1)) "$T/server.log" | head -n 20 | cut -c1-200 | sed 's/^/#   /'
+t_ok "$([ "$ok_after" -ge 10 ]; echo $?)" "the standby killed: the librarian writes again ($ok_after creates acknowledged after the kill)"
+t_is "$(paf_psql node2 "SHOW synchronous_standby_names") $(paf_psql node2 "SELECT pg_is_in_recovery()")" " f" \
+	"  node2 is still the primary and commits alone (wait_primary)"
+t_ok "$([ "$pgap" -gt 0 ] && [ "$pgap" -lt $(((LEASE - HB) * 1000)) ]; echo $?)" \
+	"  heartbeats were answered while commits waited: the probe's longest gap ($pgap ms) is under lease_time - heartbeat_interval"
+catalogue_check
+paf_run node1
+paf_wait_states "secondary primary" 120
+t_ok $? "node1 rejoins as the standby"
+zero_zombies || t_diag "the zombies were not reported zeroed"
+
 # --- a database fault and a librarian fault together -------------------------
 # lb, a second librarian on the formation (another port and socket): a
 # standby. Then la and the database's primary are killed at once (one host
