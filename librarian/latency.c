@@ -20,7 +20,7 @@ static const int64_t bounds_us[LIB_LAT_BUCKETS] = { 500,   1000,   2500,   5000,
 						    50000, 100000, 250000, 1000000, 2500000 };
 
 struct lib_latency {
-	struct lib_lat_hist *op; /* per operation (lib_op_count()), then "other" */
+	struct lib_lat_hist *op; /* per operation, then "other" */
 	int nops;
 	struct {
 		int op;
@@ -37,13 +37,14 @@ int64_t lib_mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int lib_latency_init(struct lib_server *srv)
+/* nops operations (dispatch.c's table), and a histogram for requests of none. */
+int lib_latency_init(struct lib_server *srv, int nops)
 {
 	struct lib_latency *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return -1;
-	l->nops = lib_op_count() + 1;
+	l->nops = nops + 1;
 	l->op = calloc(l->nops, sizeof(*l->op));
 	if (!l->op) {
 		free(l);
@@ -111,7 +112,7 @@ void lib_latency_round_end(struct lib_server *srv)
 	l->nround = 0;
 }
 
-/* Operation i's histogram (i == lib_op_count(): requests of no known operation). */
+/* Operation i's histogram (i == nops: requests of no known operation). */
 const struct lib_lat_hist *lib_latency_hist(struct lib_server *srv, int i)
 {
 	return srv->latency && i >= 0 && i < srv->latency->nops ? &srv->latency->op[i] : NULL;

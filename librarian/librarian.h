@@ -236,7 +236,7 @@ struct lib_lat_hist {
 	int64_t sum_us;
 };
 int64_t lib_mono_us(void);
-int lib_latency_init(struct lib_server *srv);
+int lib_latency_init(struct lib_server *srv, int nops);
 void lib_latency_free(struct lib_server *srv);
 void lib_latency_request(struct lib_server *srv, int op, int64_t read_us);
 void lib_latency_round_end(struct lib_server *srv);

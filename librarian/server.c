@@ -394,7 +394,7 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader
 	s.core.started = lib_now_mono();
 	s.verbose = verbose;
 	if (lib_audit_open(&s.core) < 0 || lib_metrics_start(&s.core) < 0 ||
-	    lib_latency_init(&s.core) < 0) {
+	    lib_latency_init(&s.core, lib_op_count()) < 0) {
 		r = 1;
 		goto out;
 	}
