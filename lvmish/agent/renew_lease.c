@@ -54,6 +54,11 @@ void renew_kernel(struct lfsvol_renewer *rn, uint64_t sent, bool by_ack)
 			(long long)gap, (long long)((now - sent) / 1000000),
 			by_ack ? "acknowledgement" : "reply");
 	}
+	if (now > sent) {
+		l->rtt_last_us = (int64_t)((now - sent) / 1000);
+		if (l->rtt_last_us > l->rtt_max_us)
+			l->rtt_max_us = l->rtt_last_us;
+	}
 	l->renewals++;
 	l->by_ack += by_ack;
 	l->last_ns = now;

@@ -64,7 +64,7 @@ static json_t *log_json(struct lfsvol_renewer *rn)
 	const struct renew_log *l = &rn->log;
 
 	return json_pack(
-		"{s:i,s:I,s:s,s:b,s:b,s:I,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s}",
+		"{s:i,s:I,s:s,s:b,s:b,s:I,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s}",
 		"pid", (int)getpid(), "updated", (json_int_t)time(NULL), "librarian", rn->state,
 		"probing", rn->probing, "leader_row", rn->replicated, "epoch",
 		(json_int_t)rn->epoch, "heartbeat_interval", renew_interval(rn), "lease_time",
@@ -73,8 +73,9 @@ static json_t *log_json(struct lfsvol_renewer *rn)
 		(json_int_t)l->heartbeats, "replies", (json_int_t)l->replies, "renewals",
 		(json_int_t)l->renewals, "renewals_by_ack", (json_int_t)l->by_ack, "late",
 		(json_int_t)l->late, "longest_gap_ms", (json_int_t)l->longest_gap_ms,
-		"last_renewal", (json_int_t)l->last_wall, "errors", (json_int_t)l->errors, "fenced",
-		rn->fenced, "last_error", l->last_error);
+		"heartbeat_rtt_last_us", (json_int_t)l->rtt_last_us, "heartbeat_rtt_max_us",
+		(json_int_t)l->rtt_max_us, "last_renewal", (json_int_t)l->last_wall, "errors",
+		(json_int_t)l->errors, "fenced", rn->fenced, "last_error", l->last_error);
 }
 
 void renew_log_write(struct lfsvol_renewer *rn)

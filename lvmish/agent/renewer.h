@@ -41,6 +41,8 @@ struct hb {
 struct renew_log {
 	long long heartbeats, replies, renewals, by_ack, late, errors;
 	int64_t longest_gap_ms;
+	/* a heartbeat's round trip: from its send to the renewal on its acknowledgement or reply */
+	int64_t rtt_last_us, rtt_max_us;
 	uint64_t last_ns; /* when the kernel's lease was last renewed */
 	time_t last_wall;
 	char last_error[256];

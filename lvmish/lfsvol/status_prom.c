@@ -95,6 +95,11 @@ static void agent_prom(json_t *a)
 	    num(r, "longest_gap_ms") / 1e3);
 	one("lfs_agent_last_renewal_timestamp_seconds", "gauge", "When the last renewal was.",
 	    num(r, "last_renewal"));
+	one("lfs_agent_heartbeat_rtt_seconds", "gauge",
+	    "The last heartbeat's round trip: its send to the renewal on its acknowledgement or reply.",
+	    num(r, "heartbeat_rtt_last_us") / 1e6);
+	one("lfs_agent_heartbeat_rtt_max_seconds", "gauge", "The longest heartbeat round trip.",
+	    num(r, "heartbeat_rtt_max_us") / 1e6);
 }
 
 void lfsvol_status_prometheus(json_t *st)

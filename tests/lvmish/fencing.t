@@ -138,6 +138,11 @@ t_is "$(promtool check metrics <<<"$prom" 2>&1; echo "rc=$?")" "rc=0" "status --
 pv() { awk -v n="$1" '$1 == n { print $2 }' <<<"$prom"; }
 t_is "$(pv lfs_node_fence_lapses_total) $(pv lfs_node_lease_expired) $(pv 'lfs_node_shelves{state="fenced"}') $(pv lfs_agent_up)" \
 	"$(jq .count <<<"$sj") 1 1 1" "  lapses as status --json counts them, the lease expired, s1 fenced, the agent's state read"
+# the agent is stopped: its renewal log stands still
+rtt=$(n1 'cat /run/lfs/renewal.json' | jq -r '"\(.heartbeat_rtt_last_us) \(.heartbeat_rtt_max_us)"')
+t_ok "$(awk -v l="${rtt% *}" -v m="${rtt#* }" -v pl="$(pv lfs_agent_heartbeat_rtt_seconds)" -v pm="$(pv lfs_agent_heartbeat_rtt_max_seconds)" \
+	'BEGIN { exit !(l > 0 && m >= l && pl * 1e6 - l < 1 && l - pl * 1e6 < 1 && pm * 1e6 - m < 1 && m - pm * 1e6 < 1) }'; echo $?)" \
+	"  heartbeat round trips: last $(pv lfs_agent_heartbeat_rtt_seconds) s, max $(pv lfs_agent_heartbeat_rtt_max_seconds) s, as renewal.json has them (us: $rtt)"
 out=$(n1 'L activate s2; echo "exit=$?"')
 t_like "$out" "this node's lease expired .* no activation until the node agent renews the lease" \
 	"no activation while the lease is expired"
