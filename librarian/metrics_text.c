@@ -130,6 +130,16 @@ static void serving(FILE *f, struct lib_server *srv, uint64_t scrapes)
 		"lfs_librarian_connections{kind=\"admin\"} %d\n"
 		"lfs_librarian_connections{kind=\"node\"} %d\n",
 		srv->nunauth, srv->nadmin, srv->nconns - srv->nunauth - srv->nadmin);
+	head(f, "lfs_librarian_connection_limit", "gauge",
+	     "Connection budgets (librarian.conf): open connections beyond them are refused.");
+	fprintf(f,
+		"lfs_librarian_connection_limit{kind=\"unauthenticated\"} %d\n"
+		"lfs_librarian_connection_limit{kind=\"unauthenticated_per_address\"} %d\n"
+		"lfs_librarian_connection_limit{kind=\"authenticated\"} %d\n"
+		"lfs_librarian_connection_limit{kind=\"per_node\"} %d\n"
+		"lfs_librarian_connection_limit{kind=\"admin\"} %d\n",
+		srv->cfg->max_unauth, srv->cfg->max_unauth_per_addr, srv->cfg->max_connections,
+		srv->cfg->max_conn_per_node, srv->cfg->max_admin);
 	head(f, "lfs_librarian_rounds_total", "counter",
 	     "Event-loop rounds by duration (under 1 ms, 10 ms, 100 ms, longer).");
 	for (int i = 0; i < 4; i++)

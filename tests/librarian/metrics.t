@@ -15,7 +15,8 @@ PPID_PROM=
 trap '[ -n "$PPID_PROM" ] && kill -9 "$PPID_PROM" 2>/dev/null; lt_cleanup' EXIT
 lt_keys admin n1
 MPORT=$(lt_free_port)
-lt_conf "$LT_FABRIC" "metrics_listen = \"127.0.0.1:$MPORT\"; audit_log = \"audit.jsonl\";"
+lt_conf "$LT_FABRIC" "metrics_listen = \"127.0.0.1:$MPORT\"; audit_log = \"audit.jsonl\";
+max_connections_per_node = 7; max_admin_connections = 9;"
 lt_start
 t_ok $? "the librarian starts with metrics_listen" || lt_done
 
@@ -58,6 +59,8 @@ sums=$(body | awk -F'[{}]' '$1 == "lfs_ig_books" { split($3, v, " "); if ($2 ~ /
 t_is "$sums" "$(jq -r '"\(.books.free) \(.books.total)"' <<<"$st") $(lc geometry | jq '[.racks[].enclosures[].nodes[].igs[]] | length')" \
 	"  lfs_ig_books: free and total per IG add up to the fabric's, one row each per IG"
 t_is "$(value lfs_librarian_leader)" 1 "  it serves"
+t_is "$(value 'lfs_librarian_connection_limit{kind="per_node"}') $(value 'lfs_librarian_connection_limit{kind="admin"}')" "7 9" \
+	"  the connection budgets as librarian.conf sets them"
 until_value lfs_librarian_audit_records_total 3
 t_ok $? "  three audit records"
 L=lfs_librarian_request_duration_seconds
