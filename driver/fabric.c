@@ -211,7 +211,8 @@ static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
  * claim's lock held, so the fabric is still attached; its bios fail from
  * now on in the fabric's own driver.
  */
-void lfs_fabric_dead(struct block_device *bdev)
+#ifdef LFS_HAVE_BDEV_FILE
+static void lfs_fabric_dead(struct block_device *bdev)
 {
 	struct lfs_fabric *fabric = bdev->bd_holder;
 
@@ -220,6 +221,24 @@ void lfs_fabric_dead(struct block_device *bdev)
 	pr_warn("%pg: fabric device deleted under interleave group %u: I/O to its books fails\n",
 		bdev, fabric->ig);
 }
+
+/* blk_holder_ops.mark_dead, called with the claim's lock held. */
+static void lfs_fabric_mark_dead(struct block_device *bdev, bool surprise)
+	__releases(&bdev->bd_holder_lock)
+{
+	lfs_fabric_dead(bdev);
+	mutex_unlock(&bdev->bd_holder_lock);
+}
+
+static const struct blk_holder_ops lfs_fabric_hops = {
+	.mark_dead = lfs_fabric_mark_dead,
+};
+
+#define LFS_FABRIC_HOPS (&lfs_fabric_hops)
+#else
+/* Before 6.10 a deleted disk is seen only through dax_alive() (compat.h). */
+#define LFS_FABRIC_HOPS NULL
+#endif
 
 int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		      const u8 *fabric_uuid, struct netlink_ext_ack *extack)
