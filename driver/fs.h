@@ -166,6 +166,7 @@ int lfs_activate_given(struct inode *inode, const char *name,
 void lfs_release_activation(struct inode *inode, struct dentry *dentry);
 bool lfs_file_fenced(struct lfs_inode *li);
 void lfs_file_revoke(struct lfs_inode *li, const char *why);
+void lfs_fs_lease_cover(bool on);
 void lfs_fs_rename_active(struct lfs_inode *li, const char *name);
 int lfs_fs_srcu_lock(void);
 void lfs_fs_srcu_unlock(int idx);

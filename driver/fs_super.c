@@ -338,13 +338,17 @@ int __init lfs_fs_init(void)
 	if (ret)
 		return ret;
 	ret = register_filesystem(&lfs_fs_type);
-	if (ret)
+	if (ret) {
 		lfs_inode_cache_exit();
-	return ret;
+		return ret;
+	}
+	lfs_fs_lease_cover(true);
+	return 0;
 }
 
 void lfs_fs_exit(void)
 {
+	lfs_fs_lease_cover(false);
 	unregister_filesystem(&lfs_fs_type);
 	lfs_inode_cache_exit();
 }

@@ -188,7 +188,25 @@ extern const struct attribute_group *lfs_disk_groups[];
 extern atomic_t lfs_leased_open;
 int lfs_io_lock(void);
 void lfs_io_unlock(int idx);
+void lfs_io_wait(void);
 bool lfs_lease_over(u64 epoch);
+bool lfs_lease_resets(void);
+
+/*
+ * What the lease covers, registered by its owner. When the lease lapses, the
+ * fence work fences each cover, in the order of the slots, without lfs_lock:
+ * the files first, whose mappings go before anything is waited for (*refused
+ * is then when they went), then the shelves, which wait for their I/O.
+ */
+struct lfs_lease_cover {
+	unsigned int (*nr_leased)(void); /* that exist; under lfs_lock */
+	void (*fence)(const char *why, u64 *refused);
+};
+
+#define LFS_COVER_FILES 0 /* the filesystem's (fs_active.c) */
+#define LFS_COVER_SHELVES 1 /* fence.c */
+#define LFS_COVERS 2
+void lfs_lease_cover_set(unsigned int slot, const struct lfs_lease_cover *cover);
 
 /* May nothing reach this shelf's books any more? Inline: every bio asks. */
 static inline bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
@@ -197,7 +215,6 @@ static inline bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
 	       (shelf->leased && lfs_lease_over(shelf->lease_epoch));
 }
 
-void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
 int lfs_lease_renew(u64 start, u32 ms, int action,
 		    struct netlink_ext_ack *extack);
 int lfs_lease_check(struct netlink_ext_ack *extack, u64 *epoch);
@@ -217,10 +234,14 @@ struct lfs_fence_stats {
 };
 
 void lfs_fence_stats_get(struct lfs_fence_stats *out);
-unsigned int lfs_leased_shelves(void);
-unsigned int lfs_fenced_shelves(void);
 void lfs_lease_init(void);
 void lfs_lease_exit(void);
+
+/* fence.c */
+void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
+unsigned int lfs_fenced_shelves(void);
+void lfs_fence_init(void);
+void lfs_fence_exit(void);
 
 /* netlink.c */
 int lfs_genl_init(void);
@@ -245,7 +266,6 @@ int lfs_fs_init(void);
 void lfs_fs_exit(void);
 bool lfs_fs_name_open(const char *name); /* under lfs_lock */
 bool lfs_fs_uuid_open(const uuid_t *uuid); /* under lfs_lock */
-unsigned int lfs_fs_nr_leased(void); /* under lfs_lock */
 unsigned int lfs_fs_nr_active(void);
 unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why,
 			  u64 *unmapped);
