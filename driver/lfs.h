@@ -100,7 +100,6 @@ extern struct mutex lfs_lock;
 extern struct list_head lfs_fabrics;
 extern struct list_head lfs_shelves;
 extern struct idr lfs_shelf_ids;
-extern u32 lfs_generation;
 
 /* fabric.c */
 struct lfs_fabric *lfs_fabric_find(u32 ig);
@@ -243,7 +242,8 @@ unsigned int lfs_fenced_shelves(void);
 void lfs_fence_init(void);
 void lfs_fence_exit(void);
 
-/* netlink.c */
+/* netlink.c, nl_ops.c: the generic netlink family */
+extern u32 lfs_generation; /* bumped on every change, for dumps; never 0 */
 int lfs_genl_init(void);
 void lfs_genl_exit(void);
 void *lfs_genl_put(struct sk_buff *skb, u8 cmd);

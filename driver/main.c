@@ -18,8 +18,6 @@
 
 /* Serialises every change to fabrics, shelves and book ownership. */
 DEFINE_MUTEX(lfs_lock);
-/* Bumped on every change, for dump consistency; never 0. */
-u32 lfs_generation = 1;
 
 #ifdef LFS_NEED_EXTACK_RING
 static char lfs_extack_ring[LFS_EXTACK_RING][LFS_EXTACK_LEN];
