@@ -89,6 +89,25 @@ static inline struct lfs_fs_info *lfs_fs(struct super_block *sb)
 	return sb->s_fs_info;
 }
 
+/* The mount's policy (policy=), also user.LFS.AllocationPolicyDefault. */
+static inline void lfs_fs_policy(struct super_block *sb, char *buf)
+{
+	struct lfs_fs_info *fsi = lfs_fs(sb);
+
+	spin_lock(&fsi->lock);
+	strscpy(buf, fsi->policy, LFS_POLICY_NAME_MAX + 1);
+	spin_unlock(&fsi->lock);
+}
+
+static inline void lfs_fs_set_policy(struct super_block *sb, const char *policy)
+{
+	struct lfs_fs_info *fsi = lfs_fs(sb);
+
+	spin_lock(&fsi->lock);
+	strscpy(fsi->policy, policy, sizeof(fsi->policy));
+	spin_unlock(&fsi->lock);
+}
+
 #define LFS_ROOT_INO 1
 
 /* upcall.c: one question to the server and its answer. */
@@ -212,9 +231,5 @@ int lfs_atomic_open(struct inode *dir, struct dentry *dentry,
 extern const struct inode_operations lfs_dir_iops;
 extern const struct file_operations lfs_dir_fops;
 extern const struct dentry_operations lfs_dentry_ops;
-
-/* fs_super.c: the mount */
-void lfs_fs_policy(struct super_block *sb, char *buf);
-void lfs_fs_set_policy(struct super_block *sb, const char *policy);
 
 #endif /* _LFS_FS_H */

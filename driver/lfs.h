@@ -110,11 +110,8 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 int lfs_fabric_detach(struct lfs_fabric *fabric,
 		      struct netlink_ext_ack *extack);
 void lfs_fabric_detach_all(void);
-int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
-			  u64 offset, struct netlink_ext_ack *extack);
-int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
-			  u64 book_size, u64 offset,
-			  struct netlink_ext_ack *extack);
+int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
+		     const u8 *fabric_uuid, struct netlink_ext_ack *extack);
 int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
 
@@ -128,8 +125,9 @@ int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 /* label.c */
 int lfs_label_check(struct lfs_fabric *fabric, const u8 *fabric_uuid,
 		    struct netlink_ext_ack *extack);
-int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
-		    const u8 *fabric_uuid, struct netlink_ext_ack *extack);
+int lfs_label_write(struct block_device *bdev, const char *path, u32 ig,
+		    u64 book_size, u64 offset, const u8 *fabric_uuid,
+		    struct netlink_ext_ack *extack);
 
 static inline sector_t lfs_map_sectors(const struct lfs_shelf *shelf,
 				       u32 nr_books)

@@ -74,11 +74,11 @@ static int lfs_fabric_label_act(void *none, struct genl_info *info,
 {
 	struct nlattr **a = info->attrs;
 
-	return lfs_label_write(nla_data(a[LFS_A_PATH]),
-			       nla_get_u32(a[LFS_A_IG]),
-			       nla_get_u64(a[LFS_A_BOOK_SIZE]),
-			       nla_get_u64(a[LFS_A_OFFSET]),
-			       nla_data(a[LFS_A_FABRIC_UUID]), info->extack);
+	return lfs_fabric_label(nla_data(a[LFS_A_PATH]),
+				nla_get_u32(a[LFS_A_IG]),
+				nla_get_u64(a[LFS_A_BOOK_SIZE]),
+				nla_get_u64(a[LFS_A_OFFSET]),
+				nla_data(a[LFS_A_FABRIC_UUID]), info->extack);
 }
 
 int lfs_cmd_label(struct sk_buff *skb, struct genl_info *info)
