@@ -84,6 +84,18 @@ static inline struct lfs_inode *LFS_I(struct inode *inode)
 	return container_of(inode, struct lfs_inode, vfs);
 }
 
+/*
+ * Lockless: read, write, faults and the iomap ask. A leased file is fenced
+ * from the deadline of the lease it was activated under on, whatever comes
+ * after (lfs_lease_over()).
+ */
+static inline bool lfs_file_fenced(struct lfs_inode *li)
+{
+	return READ_ONCE(li->fenced) ||
+	       (READ_ONCE(li->leased) &&
+		lfs_lease_over(READ_ONCE(li->lease_epoch)));
+}
+
 static inline struct lfs_fs_info *lfs_fs(struct super_block *sb)
 {
 	return sb->s_fs_info;
@@ -165,11 +177,16 @@ int lfs_up_reply_take(struct lfs_up_result *r, u32 op,
 		      const struct lfs_fmap *base, struct nlattr **a,
 		      bool first, bool more, struct netlink_ext_ack *extack);
 
-/* fs_map.c: book maps, resolved and held; the iomap */
+/* fs_mapcheck.c: the owner of files' books; book maps checked */
 extern struct lfs_shelf lfs_fs_owner;
-extern const struct iomap_ops lfs_iomap_ops;
+int lfs_fmap_check_book(const struct lfs_book *b, u32 i, u64 book_size,
+			const struct lfs_fmap *base, struct lfs_extent *ext,
+			struct netlink_ext_ack *extack);
 int lfs_fmap_check(const struct lfs_book *books, u32 n, u64 book_size,
 		   const struct lfs_fmap *base, struct netlink_ext_ack *extack);
+
+/* fs_map.c: book maps, resolved and held; the iomap */
+extern const struct iomap_ops lfs_iomap_ops;
 struct lfs_fmap *lfs_fmap_build(const struct lfs_up_result *r,
 				const struct lfs_fmap *base);
 int lfs_fmap_resize(struct inode *inode, const struct lfs_up_result *r);
@@ -183,7 +200,6 @@ int lfs_activate(struct inode *inode, struct dentry *dentry, bool write);
 int lfs_activate_given(struct inode *inode, const char *name,
 		       const struct lfs_up_result *r, bool write);
 void lfs_release_activation(struct inode *inode, struct dentry *dentry);
-bool lfs_file_fenced(struct lfs_inode *li);
 void lfs_file_revoke(struct lfs_inode *li, const char *why);
 void lfs_fs_lease_cover(bool on);
 void lfs_fs_rename_active(struct lfs_inode *li, const char *name);

@@ -42,18 +42,6 @@ void lfs_fs_srcu_unlock(int idx)
 	srcu_read_unlock(&lfs_fs_srcu, idx);
 }
 
-/*
- * Lockless: read, write, faults and the iomap ask. A leased file is fenced
- * from the deadline of the lease it was activated under on, whatever comes
- * after (lfs_lease_over()).
- */
-bool lfs_file_fenced(struct lfs_inode *li)
-{
-	return READ_ONCE(li->fenced) ||
-	       (READ_ONCE(li->leased) &&
-		lfs_lease_over(READ_ONCE(li->lease_epoch)));
-}
-
 /* Under lfs_lock. */
 bool lfs_fs_name_open(const char *name)
 {
