@@ -238,6 +238,8 @@ int lfs_file_open_given(struct inode *inode, struct file *file);
 
 /* fs_dir.c: the directory */
 int lfs_name_check(const struct qstr *q, char *name);
+int lfs_up_create(struct inode *dir, struct dentry *dentry,
+		  struct lfs_up_args *a, char *name, struct lfs_up_result *r);
 struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 			  unsigned int flags);
 

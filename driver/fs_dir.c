@@ -155,23 +155,37 @@ static int lfs_dops_revalidate(struct dentry *dentry, unsigned int flags)
 }
 #endif
 
-/* creat, open(O_CREAT), touch: a shelf of no books, by the mount's policy. */
-static int lfs_create(struct inode *dir, struct dentry *dentry, bool excl)
+/*
+ * Ask the server to create @dentry's name, @name (CREATE or CREATE_OPEN in
+ * @a), by the mount's policy.
+ */
+int lfs_up_create(struct inode *dir, struct dentry *dentry,
+		  struct lfs_up_args *a, char *name, struct lfs_up_result *r)
 {
-	char name[LFS_NAME_MAX + 1], policy[LFS_POLICY_NAME_MAX + 1];
-	struct lfs_up_args a = { .op = LFS_UP_CREATE, .name = name,
-				 .flags = excl ? LFS_UP_F_EXCL : 0 };
-	struct lfs_up_result r;
-	struct inode *inode;
+	char policy[LFS_POLICY_NAME_MAX + 1];
 	int ret;
 
 	ret = lfs_name_check(&dentry->d_name, name);
 	if (ret)
 		return ret;
+	a->name = name;
 	lfs_fs_policy(dir->i_sb, policy);
 	if (policy[0])
-		a.policy = policy;
-	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(dir->i_sb));
+		a->policy = policy;
+	return lfs_upcall(a, r, lfs_upcall_timeout(dir->i_sb));
+}
+
+/* creat, open(O_CREAT), touch: a shelf of no books, by the mount's policy. */
+static int lfs_create(struct inode *dir, struct dentry *dentry, bool excl)
+{
+	struct lfs_up_args a = { .op = LFS_UP_CREATE,
+				 .flags = excl ? LFS_UP_F_EXCL : 0 };
+	char name[LFS_NAME_MAX + 1];
+	struct lfs_up_result r;
+	struct inode *inode;
+	int ret;
+
+	ret = lfs_up_create(dir, dentry, &a, name, &r);
 	if (ret)
 		return ret;
 	inode = lfs_iget(dir->i_sb, &r.attrs);
