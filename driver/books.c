@@ -16,9 +16,6 @@
 
 #include "lfs.h"
 
-/* The owner of a book being zeroed, in the fabric's owners xarray. */
-struct lfs_shelf lfs_zeroing = { .name = "(being zeroed)" };
-
 static int lfs_book_zero(struct lfs_extent *ext)
 {
 	struct lfs_fabric *fabric = ext->fabric;

@@ -116,7 +116,6 @@ int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
 
 /* books.c */
-extern struct lfs_shelf lfs_zeroing;
 int lfs_books_zero(const struct lfs_book *books, u32 n, unsigned long *done,
 		   struct netlink_ext_ack *extack);
 int lfs_books_check_zero(const struct lfs_book *books, u32 n,
@@ -156,6 +155,7 @@ bool lfs_shelf_live(const struct lfs_shelf *shelf);
 unsigned int lfs_shelf_openers(struct lfs_shelf *shelf);
 
 /* reserve.c */
+extern struct lfs_shelf lfs_zeroing;
 int lfs_books_reserve(struct lfs_shelf *shelf, const struct lfs_book *books,
 		      u32 n, struct lfs_extent *exts,
 		      struct netlink_ext_ack *extack);
