@@ -169,10 +169,7 @@ int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 	u32 i;
 	int ret = 0;
 
-	mutex_lock(&lfs_lock);
-	for (i = 0; i < n && !ret; i++)
-		ret = lfs_book_resolve(&books[i], &ext, extack);
-	mutex_unlock(&lfs_lock);
+	ret = lfs_books_resolve_all(books, n, extack);
 	if (ret)
 		return ret;
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
