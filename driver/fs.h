@@ -207,20 +207,23 @@ int lfs_fs_srcu_lock(void);
 void lfs_fs_srcu_unlock(int idx);
 
 /* fs_inode.c: inodes and their attributes */
-struct inode *lfs_iget(struct super_block *sb, const struct lfs_up_attrs *at);
 void lfs_inode_update(struct inode *inode, const struct lfs_up_attrs *at);
 void lfs_inode_set_books(struct inode *inode, u32 nr_books, u64 book_size);
 void lfs_inode_set_perm(struct inode *inode, const struct lfs_fs_info *fsi);
+void lfs_inode_perm(struct inode *inode);
 bool lfs_attrs_fresh(struct inode *inode);
 int lfs_inode_refresh(struct dentry *dentry);
 void lfs_dentry_name(struct dentry *dentry, char *buf);
 unsigned long lfs_upcall_timeout(struct super_block *sb);
-struct inode *lfs_root_inode(struct super_block *sb);
 struct inode *lfs_alloc_inode(struct super_block *sb);
 void lfs_free_inode(struct inode *inode);
 void lfs_evict_inode(struct inode *inode);
 int lfs_inode_cache_init(void);
 void lfs_inode_cache_exit(void);
+
+/* fs_iget.c: inodes made, with their operations */
+struct inode *lfs_iget(struct super_block *sb, const struct lfs_up_attrs *at);
+struct inode *lfs_root_inode(struct super_block *sb);
 int lfs_setattr(lfs_idmap_t *idmap, struct dentry *dentry, struct iattr *attr);
 extern const struct inode_operations lfs_file_iops;
 
