@@ -21,7 +21,9 @@
  * DAX filesystem mapped cannot be taken back, so nothing short of stopping
  * the CPUs stops its stores); otherwise a work item unmaps every covered
  * file's mappings first, without waiting for anything, then waits for the
- * reads and writes in flight and fences the shelves (docs/FENCING.md).
+ * reads and writes in flight and fences the shelves (docs/FENCING.md). The
+ * lease knows the files and the shelves only as the covers their owners
+ * register (fs_active.c, fence.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
