@@ -16,9 +16,6 @@
 
 #include "lfs.h"
 
-/* The owner of a book being zeroed, in the fabric's owners xarray. */
-struct lfs_shelf lfs_zeroing = { .name = "(being zeroed)" };
-
 static int lfs_book_zero(struct lfs_extent *ext)
 {
 	struct lfs_fabric *fabric = ext->fabric;
@@ -172,10 +169,7 @@ int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 	u32 i;
 	int ret = 0;
 
-	mutex_lock(&lfs_lock);
-	for (i = 0; i < n && !ret; i++)
-		ret = lfs_book_resolve(&books[i], &ext, extack);
-	mutex_unlock(&lfs_lock);
+	ret = lfs_books_resolve_all(books, n, extack);
 	if (ret)
 		return ret;
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Differences between kernel versions, as feature macros and small helpers.
- * Nothing else in the module tests LINUX_VERSION_CODE.
+ * Differences between kernel versions, as feature macros and small helpers
+ * over kernel APIs. Nothing else in the module tests LINUX_VERSION_CODE, and
+ * nothing here calls the module: where a method's signature changed, the
+ * file that owns the method wraps it under the feature macro (disk.c's
+ * open and release, fabric.c's mark_dead, fs_dir.c's create and
+ * d_revalidate).
  *
  * Built and tested on Debian's 6.1 (bookworm), 6.12 (bookworm-backports) and
  * 7.x (trixie-backports); docs/DRIVER.md. The version of each macro below is
@@ -166,34 +170,20 @@ static inline struct nlattr **lfs_dump_attrs(struct netlink_callback *cb)
 }
 
 /*
- * A fabric's disk being deleted (fabric.c). From 6.10 (holder operations
- * since 6.5, releasing bd_holder_lock since 6.8) the block layer tells the
- * holder of a device when its disk is deleted: pmem does that after its
- * kill_dax() and before it unmaps its memory, so lfs_fabric_dead() can stop
- * the copies through the fabric's mapping and wait for those under way. A
- * copy then needs only RCU, which the bio path holds anyway: lfs_copy_lock()
- * is rcu_read_lock() and lfs_copy_wait() synchronize_rcu(). (On every kernel
- * lfs_copy_lock() holds RCU, for the book map.) Before 6.10 a
- * deleted disk is seen only through dax_alive(), so a copy runs inside
- * dax_read_lock(), which pmem's kill_dax() waits for; and a fence's
- * kill_dax() of the shelf's own DAX device waits for it too (lease.c).
+ * The copies of a shelf's bios through a fabric's mapping. From 6.10 (holder
+ * operations since 6.5, releasing bd_holder_lock since 6.8) the block layer
+ * tells the holder of a device when its disk is deleted: pmem does that after
+ * its kill_dax() and before it unmaps its memory, so the fabric's mark_dead
+ * (fabric.c) can stop the copies through the fabric's mapping and wait for
+ * those under way. A copy then needs only RCU, which the bio path holds
+ * anyway: lfs_copy_lock() is rcu_read_lock() and lfs_copy_wait()
+ * synchronize_rcu(). (On every kernel lfs_copy_lock() holds RCU, for the
+ * book map.) Before 6.10 a deleted disk is seen only through dax_alive(), so
+ * a copy runs inside dax_read_lock(), which pmem's kill_dax() waits for; and
+ * a fence's kill_dax() of the shelf's own DAX device waits for it too
+ * (lfs_shelf_fence()).
  */
-void lfs_fabric_dead(struct block_device *bdev);
-
 #ifdef LFS_HAVE_BDEV_FILE
-static inline void lfs_bdev_mark_dead(struct block_device *bdev, bool surprise)
-	__releases(&bdev->bd_holder_lock)
-{
-	lfs_fabric_dead(bdev);
-	mutex_unlock(&bdev->bd_holder_lock);
-}
-
-static const struct blk_holder_ops lfs_fabric_hops = {
-	.mark_dead = lfs_bdev_mark_dead,
-};
-
-#define LFS_FABRIC_HOPS (&lfs_fabric_hops)
-
 static inline int lfs_copy_lock(void)
 {
 	rcu_read_lock();
@@ -222,7 +212,6 @@ static inline bool lfs_fabric_mapped(bool dead, struct dax_device *dax_dev)
 }
 #else
 struct blk_holder_ops;
-#define LFS_FABRIC_HOPS NULL
 
 static inline int lfs_copy_lock(void)
 {
@@ -251,8 +240,8 @@ static inline bool lfs_fabric_mapped(bool dead, struct dax_device *dax_dev)
 #endif
 
 /*
- * Exclusive open of a fabric device by path, telling hops (LFS_FABRIC_HOPS
- * or NULL) of its disk's deletion. *file is the open file on kernels that
+ * Exclusive open of a fabric device by path, telling hops (NULL before 6.10)
+ * of its disk's deletion. *file is the open file on kernels that
  * open block devices as files, NULL before.
  */
 static inline struct block_device *
@@ -280,35 +269,6 @@ static inline void lfs_bdev_close(struct block_device *bdev, struct file *file)
 	blkdev_put(bdev, FMODE_READ | FMODE_WRITE | FMODE_EXCL);
 #endif
 }
-
-/*
- * block_device_operations.open and .release, around lfs_disk_open() and
- * lfs_disk_release() (disk.c), which take what every kernel can give.
- */
-int lfs_disk_open(struct gendisk *disk, bool write);
-void lfs_disk_release(struct gendisk *disk);
-
-#ifdef LFS_HAVE_BLK_MODE
-static inline int lfs_bdops_open(struct gendisk *disk, blk_mode_t mode)
-{
-	return lfs_disk_open(disk, mode & BLK_OPEN_WRITE);
-}
-
-static inline void lfs_bdops_release(struct gendisk *disk)
-{
-	lfs_disk_release(disk);
-}
-#else
-static inline int lfs_bdops_open(struct block_device *bdev, fmode_t mode)
-{
-	return lfs_disk_open(bdev->bd_disk, mode & FMODE_WRITE);
-}
-
-static inline void lfs_bdops_release(struct gendisk *disk, fmode_t mode)
-{
-	lfs_disk_release(disk);
-}
-#endif
 
 /*
  * A bio-based disk with stacked limits @lim (blk_set_stacking_limits() and
@@ -497,56 +457,6 @@ static inline void lfs_file_allow_odirect(struct file *file)
 #define LFS_FOPS_MAP_SYNC .fop_flags = FOP_MMAP_SYNC
 #else
 #define LFS_FOPS_MAP_SYNC .mmap_supported_flags = MAP_SYNC
-#endif
-
-/*
- * dentry_operations.d_revalidate, around lfs_d_revalidate() (fs_dir.c), which
- * takes the dentry and a stable copy of its name (unused in RCU walk).
- */
-int lfs_d_revalidate(struct dentry *dentry, const struct qstr *name,
-		     unsigned int flags);
-
-#ifdef LFS_HAVE_D_REVALIDATE_NAME
-static inline int lfs_dops_revalidate(struct inode *dir,
-				      const struct qstr *name,
-				      struct dentry *dentry, unsigned int flags)
-{
-	return lfs_d_revalidate(dentry, name, flags);
-}
-#else
-static inline int lfs_dops_revalidate(struct dentry *dentry, unsigned int flags)
-{
-	struct name_snapshot snap;
-	int ret;
-
-	if (flags & LOOKUP_RCU)
-		return lfs_d_revalidate(dentry, NULL, flags);
-	take_dentry_name_snapshot(&snap, dentry);
-	ret = lfs_d_revalidate(dentry, &snap.name, flags);
-	release_dentry_name_snapshot(&snap);
-	return ret;
-}
-#endif
-
-/*
- * inode_operations.create, around lfs_create() (fs_dir.c), which is told
- * whether the open has O_EXCL; from 7.0 the lookup intent says so.
- */
-int lfs_create(struct inode *dir, struct dentry *dentry, bool excl);
-bool lfs_dentry_excl(struct dentry *dentry);
-
-#ifdef LFS_HAVE_CREATE_NO_EXCL
-static inline int lfs_iops_create(lfs_idmap_t *idmap, struct inode *dir,
-				  struct dentry *dentry, umode_t mode)
-{
-	return lfs_create(dir, dentry, lfs_dentry_excl(dentry));
-}
-#else
-static inline int lfs_iops_create(lfs_idmap_t *idmap, struct inode *dir,
-				  struct dentry *dentry, umode_t mode, bool excl)
-{
-	return lfs_create(dir, dentry, excl);
-}
 #endif
 
 /* vm_operations_struct.huge_fault and the DAX fault helpers' size argument. */

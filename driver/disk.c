@@ -391,8 +391,8 @@ static void lfs_submit_bio(struct bio *bio)
 	lfs_io_unlock(idx);
 }
 
-/* block_device_operations.open, through lfs_bdops_open() (compat.h). */
-int lfs_disk_open(struct gendisk *disk, bool write)
+/* block_device_operations.open, through lfs_bdops_open(). */
+static int lfs_disk_open(struct gendisk *disk, bool write)
 {
 	struct lfs_shelf *shelf = disk->private_data;
 	int ret = 0;
@@ -414,7 +414,7 @@ int lfs_disk_open(struct gendisk *disk, bool write)
 	return ret;
 }
 
-void lfs_disk_release(struct gendisk *disk)
+static void lfs_disk_release(struct gendisk *disk)
 {
 	struct lfs_shelf *shelf = disk->private_data;
 
@@ -424,6 +424,29 @@ void lfs_disk_release(struct gendisk *disk)
 		atomic_dec(&lfs_leased_open);
 	mutex_unlock(&shelf->open_lock);
 }
+
+/* From 6.5 open and release take the gendisk and a blk_mode_t. */
+#ifdef LFS_HAVE_BLK_MODE
+static int lfs_bdops_open(struct gendisk *disk, blk_mode_t mode)
+{
+	return lfs_disk_open(disk, mode & BLK_OPEN_WRITE);
+}
+
+static void lfs_bdops_release(struct gendisk *disk)
+{
+	lfs_disk_release(disk);
+}
+#else
+static int lfs_bdops_open(struct block_device *bdev, fmode_t mode)
+{
+	return lfs_disk_open(bdev->bd_disk, mode & FMODE_WRITE);
+}
+
+static void lfs_bdops_release(struct gendisk *disk, fmode_t mode)
+{
+	lfs_disk_release(disk);
+}
+#endif
 
 static const struct block_device_operations lfs_fops = {
 	.owner = THIS_MODULE,

@@ -99,7 +99,7 @@ static void lfs_fabric_insert(struct lfs_fabric *fabric)
 	list_add_tail(&fabric->node, &lfs_fabrics);
 }
 
-int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
+static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 				 u64 offset, struct netlink_ext_ack *extack)
 {
 	struct lfs_fabric *other;
@@ -153,7 +153,7 @@ int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 }
 
 /* The device, once open: not attached meanwhile, and large enough. */
-int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
+static int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
 				 u64 book_size, u64 offset,
 				 struct netlink_ext_ack *extack)
 {
@@ -179,6 +179,38 @@ int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* LFS_CMD_FABRIC_LABEL: label a device that is not attached. */
+int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
+		     const u8 *fabric_uuid, struct netlink_ext_ack *extack)
+{
+	struct block_device *bdev;
+	struct file *file;
+	int ret;
+
+	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
+	if (ret)
+		return ret;
+	if (offset < LFS_OFFSET_ALIGN) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "a label needs a data offset of 2 MiB or more, not %llu",
+				   offset);
+		return -EINVAL;
+	}
+	bdev = lfs_bdev_open(path, &lfs_zeroing, NULL, &file);
+	if (IS_ERR(bdev)) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "cannot open '%s' exclusively (error %ld)",
+				   path, PTR_ERR(bdev));
+		return PTR_ERR(bdev);
+	}
+	ret = lfs_fabric_check_bdev(bdev, path, book_size, offset, extack);
+	if (!ret)
+		ret = lfs_label_write(bdev, path, ig, book_size, offset,
+				      fabric_uuid, extack);
+	lfs_bdev_close(bdev, file);
+	return ret;
 }
 
 /*
@@ -211,7 +243,8 @@ static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
  * claim's lock held, so the fabric is still attached; its bios fail from
  * now on in the fabric's own driver.
  */
-void lfs_fabric_dead(struct block_device *bdev)
+#ifdef LFS_HAVE_BDEV_FILE
+static void lfs_fabric_dead(struct block_device *bdev)
 {
 	struct lfs_fabric *fabric = bdev->bd_holder;
 
@@ -220,6 +253,24 @@ void lfs_fabric_dead(struct block_device *bdev)
 	pr_warn("%pg: fabric device deleted under interleave group %u: I/O to its books fails\n",
 		bdev, fabric->ig);
 }
+
+/* blk_holder_ops.mark_dead, called with the claim's lock held. */
+static void lfs_fabric_mark_dead(struct block_device *bdev, bool surprise)
+	__releases(&bdev->bd_holder_lock)
+{
+	lfs_fabric_dead(bdev);
+	mutex_unlock(&bdev->bd_holder_lock);
+}
+
+static const struct blk_holder_ops lfs_fabric_hops = {
+	.mark_dead = lfs_fabric_mark_dead,
+};
+
+#define LFS_FABRIC_HOPS (&lfs_fabric_hops)
+#else
+/* Before 6.10 a deleted disk is seen only through dax_alive() (compat.h). */
+#define LFS_FABRIC_HOPS NULL
+#endif
 
 int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 		      const u8 *fabric_uuid, struct netlink_ext_ack *extack)

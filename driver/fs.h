@@ -84,9 +84,40 @@ static inline struct lfs_inode *LFS_I(struct inode *inode)
 	return container_of(inode, struct lfs_inode, vfs);
 }
 
+/*
+ * Lockless: read, write, faults and the iomap ask. A leased file is fenced
+ * from the deadline of the lease it was activated under on, whatever comes
+ * after (lfs_lease_over()).
+ */
+static inline bool lfs_file_fenced(struct lfs_inode *li)
+{
+	return READ_ONCE(li->fenced) ||
+	       (READ_ONCE(li->leased) &&
+		lfs_lease_over(READ_ONCE(li->lease_epoch)));
+}
+
 static inline struct lfs_fs_info *lfs_fs(struct super_block *sb)
 {
 	return sb->s_fs_info;
+}
+
+/* The mount's policy (policy=), also user.LFS.AllocationPolicyDefault. */
+static inline void lfs_fs_policy(struct super_block *sb, char *buf)
+{
+	struct lfs_fs_info *fsi = lfs_fs(sb);
+
+	spin_lock(&fsi->lock);
+	strscpy(buf, fsi->policy, LFS_POLICY_NAME_MAX + 1);
+	spin_unlock(&fsi->lock);
+}
+
+static inline void lfs_fs_set_policy(struct super_block *sb, const char *policy)
+{
+	struct lfs_fs_info *fsi = lfs_fs(sb);
+
+	spin_lock(&fsi->lock);
+	strscpy(fsi->policy, policy, sizeof(fsi->policy));
+	spin_unlock(&fsi->lock);
 }
 
 #define LFS_ROOT_INO 1
@@ -146,11 +177,16 @@ int lfs_up_reply_take(struct lfs_up_result *r, u32 op,
 		      const struct lfs_fmap *base, struct nlattr **a,
 		      bool first, bool more, struct netlink_ext_ack *extack);
 
-/* fs_map.c: book maps, resolved and held; the iomap */
+/* fs_mapcheck.c: the owner of files' books; book maps checked */
 extern struct lfs_shelf lfs_fs_owner;
-extern const struct iomap_ops lfs_iomap_ops;
+int lfs_fmap_check_book(const struct lfs_book *b, u32 i, u64 book_size,
+			const struct lfs_fmap *base, struct lfs_extent *ext,
+			struct netlink_ext_ack *extack);
 int lfs_fmap_check(const struct lfs_book *books, u32 n, u64 book_size,
 		   const struct lfs_fmap *base, struct netlink_ext_ack *extack);
+
+/* fs_map.c: book maps, resolved and held; the iomap */
+extern const struct iomap_ops lfs_iomap_ops;
 struct lfs_fmap *lfs_fmap_build(const struct lfs_up_result *r,
 				const struct lfs_fmap *base);
 int lfs_fmap_resize(struct inode *inode, const struct lfs_up_result *r);
@@ -164,27 +200,30 @@ int lfs_activate(struct inode *inode, struct dentry *dentry, bool write);
 int lfs_activate_given(struct inode *inode, const char *name,
 		       const struct lfs_up_result *r, bool write);
 void lfs_release_activation(struct inode *inode, struct dentry *dentry);
-bool lfs_file_fenced(struct lfs_inode *li);
 void lfs_file_revoke(struct lfs_inode *li, const char *why);
+void lfs_fs_lease_cover(bool on);
 void lfs_fs_rename_active(struct lfs_inode *li, const char *name);
 int lfs_fs_srcu_lock(void);
 void lfs_fs_srcu_unlock(int idx);
 
 /* fs_inode.c: inodes and their attributes */
-struct inode *lfs_iget(struct super_block *sb, const struct lfs_up_attrs *at);
 void lfs_inode_update(struct inode *inode, const struct lfs_up_attrs *at);
 void lfs_inode_set_books(struct inode *inode, u32 nr_books, u64 book_size);
 void lfs_inode_set_perm(struct inode *inode, const struct lfs_fs_info *fsi);
+void lfs_inode_perm(struct inode *inode);
 bool lfs_attrs_fresh(struct inode *inode);
 int lfs_inode_refresh(struct dentry *dentry);
 void lfs_dentry_name(struct dentry *dentry, char *buf);
 unsigned long lfs_upcall_timeout(struct super_block *sb);
-struct inode *lfs_root_inode(struct super_block *sb);
 struct inode *lfs_alloc_inode(struct super_block *sb);
 void lfs_free_inode(struct inode *inode);
 void lfs_evict_inode(struct inode *inode);
 int lfs_inode_cache_init(void);
 void lfs_inode_cache_exit(void);
+
+/* fs_iget.c: inodes made, with their operations */
+struct inode *lfs_iget(struct super_block *sb, const struct lfs_up_attrs *at);
+struct inode *lfs_root_inode(struct super_block *sb);
 int lfs_setattr(lfs_idmap_t *idmap, struct dentry *dentry, struct iattr *attr);
 extern const struct inode_operations lfs_file_iops;
 
@@ -202,6 +241,8 @@ int lfs_file_open_given(struct inode *inode, struct file *file);
 
 /* fs_dir.c: the directory */
 int lfs_name_check(const struct qstr *q, char *name);
+int lfs_up_create(struct inode *dir, struct dentry *dentry,
+		  struct lfs_up_args *a, char *name, struct lfs_up_result *r);
 struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 			  unsigned int flags);
 
@@ -211,9 +252,5 @@ int lfs_atomic_open(struct inode *dir, struct dentry *dentry,
 extern const struct inode_operations lfs_dir_iops;
 extern const struct file_operations lfs_dir_fops;
 extern const struct dentry_operations lfs_dentry_ops;
-
-/* fs_super.c: the mount */
-void lfs_fs_policy(struct super_block *sb, char *buf);
-void lfs_fs_set_policy(struct super_block *sb, const char *policy);
 
 #endif /* _LFS_FS_H */

@@ -42,18 +42,6 @@ void lfs_fs_srcu_unlock(int idx)
 	srcu_read_unlock(&lfs_fs_srcu, idx);
 }
 
-/*
- * Lockless: read, write, faults and the iomap ask. A leased file is fenced
- * from the deadline of the lease it was activated under on, whatever comes
- * after (lfs_lease_over()).
- */
-bool lfs_file_fenced(struct lfs_inode *li)
-{
-	return READ_ONCE(li->fenced) ||
-	       (READ_ONCE(li->leased) &&
-		lfs_lease_over(READ_ONCE(li->lease_epoch)));
-}
-
 /* Under lfs_lock. */
 bool lfs_fs_name_open(const char *name)
 {
@@ -77,7 +65,7 @@ bool lfs_fs_uuid_open(const uuid_t *uuid)
 }
 
 /* Under lfs_lock. */
-unsigned int lfs_fs_nr_leased(void)
+static unsigned int lfs_fs_nr_leased(void)
 {
 	struct lfs_inode *li;
 	unsigned int n = 0;
@@ -426,4 +414,21 @@ unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why,
 	spin_unlock(&lfs_fs_active_lock);
 	lfs_files_revoke(&victims, why, unmapped);
 	return n;
+}
+
+/* The lease lapsed: revoke the leased files of an epoch that ran out. */
+static void lfs_fs_fence_lapsed(const char *why, u64 *refused)
+{
+	lfs_fs_fence(NULL, NULL, why, refused);
+}
+
+static const struct lfs_lease_cover lfs_fs_cover = {
+	.nr_leased = lfs_fs_nr_leased,
+	.fence = lfs_fs_fence_lapsed,
+};
+
+/* The filesystem's files are covered by the lease while it is registered. */
+void lfs_fs_lease_cover(bool on)
+{
+	lfs_lease_cover_set(LFS_COVER_FILES, on ? &lfs_fs_cover : NULL);
 }

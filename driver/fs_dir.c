@@ -25,7 +25,7 @@ int lfs_name_check(const struct qstr *q, char *name)
 /*
  * Whether the create that may follow a lookup is O_EXCL, from the lookup's
  * intent: creates are serialised on the directory's lock, under which the
- * lookup or revalidation of an open with O_CREAT runs (compat.h).
+ * lookup or revalidation of an open with O_CREAT runs (lfs_iops_create()).
  */
 #define LFS_DENTRY_EXCL ((void *)1)
 
@@ -35,10 +35,12 @@ static void lfs_note_excl(struct dentry *dentry, unsigned int flags)
 		dentry->d_fsdata = flags & LOOKUP_EXCL ? LFS_DENTRY_EXCL : NULL;
 }
 
-bool lfs_dentry_excl(struct dentry *dentry)
+#ifdef LFS_HAVE_CREATE_NO_EXCL
+static bool lfs_dentry_excl(struct dentry *dentry)
 {
 	return dentry->d_fsdata == LFS_DENTRY_EXCL;
 }
+#endif
 
 static bool lfs_dentry_fresh(struct dentry *dentry)
 {
@@ -79,8 +81,11 @@ struct dentry *lfs_lookup(struct inode *dir, struct dentry *dentry,
 	return d_splice_alias(inode, dentry);
 }
 
-/* Revalidation after attr_timeout (lfs_dops_revalidate() in compat.h). */
-int lfs_d_revalidate(struct dentry *dentry, const struct qstr *q,
+/*
+ * Revalidation after attr_timeout, with a stable copy of the dentry's name
+ * (unused in RCU walk): lfs_dops_revalidate().
+ */
+static int lfs_d_revalidate(struct dentry *dentry, const struct qstr *q,
 		     unsigned int flags)
 {
 	struct lfs_up_args a = { .op = LFS_UP_LOOKUP };
@@ -128,23 +133,59 @@ int lfs_d_revalidate(struct dentry *dentry, const struct qstr *q,
 	return ret;
 }
 
-/* creat, open(O_CREAT), touch: a shelf of no books, by the mount's policy. */
-int lfs_create(struct inode *dir, struct dentry *dentry, bool excl)
+/* dentry_operations.d_revalidate: from 6.14 it gets the parent and the name. */
+#ifdef LFS_HAVE_D_REVALIDATE_NAME
+static int lfs_dops_revalidate(struct inode *dir, const struct qstr *name,
+			       struct dentry *dentry, unsigned int flags)
 {
-	char name[LFS_NAME_MAX + 1], policy[LFS_POLICY_NAME_MAX + 1];
-	struct lfs_up_args a = { .op = LFS_UP_CREATE, .name = name,
-				 .flags = excl ? LFS_UP_F_EXCL : 0 };
-	struct lfs_up_result r;
-	struct inode *inode;
+	return lfs_d_revalidate(dentry, name, flags);
+}
+#else
+static int lfs_dops_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	struct name_snapshot snap;
+	int ret;
+
+	if (flags & LOOKUP_RCU)
+		return lfs_d_revalidate(dentry, NULL, flags);
+	take_dentry_name_snapshot(&snap, dentry);
+	ret = lfs_d_revalidate(dentry, &snap.name, flags);
+	release_dentry_name_snapshot(&snap);
+	return ret;
+}
+#endif
+
+/*
+ * Ask the server to create @dentry's name, @name (CREATE or CREATE_OPEN in
+ * @a), by the mount's policy.
+ */
+int lfs_up_create(struct inode *dir, struct dentry *dentry,
+		  struct lfs_up_args *a, char *name, struct lfs_up_result *r)
+{
+	char policy[LFS_POLICY_NAME_MAX + 1];
 	int ret;
 
 	ret = lfs_name_check(&dentry->d_name, name);
 	if (ret)
 		return ret;
+	a->name = name;
 	lfs_fs_policy(dir->i_sb, policy);
 	if (policy[0])
-		a.policy = policy;
-	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(dir->i_sb));
+		a->policy = policy;
+	return lfs_upcall(a, r, lfs_upcall_timeout(dir->i_sb));
+}
+
+/* creat, open(O_CREAT), touch: a shelf of no books, by the mount's policy. */
+static int lfs_create(struct inode *dir, struct dentry *dentry, bool excl)
+{
+	struct lfs_up_args a = { .op = LFS_UP_CREATE,
+				 .flags = excl ? LFS_UP_F_EXCL : 0 };
+	char name[LFS_NAME_MAX + 1];
+	struct lfs_up_result r;
+	struct inode *inode;
+	int ret;
+
+	ret = lfs_up_create(dir, dentry, &a, name, &r);
 	if (ret)
 		return ret;
 	inode = lfs_iget(dir->i_sb, &r.attrs);
@@ -155,6 +196,24 @@ int lfs_create(struct inode *dir, struct dentry *dentry, bool excl)
 	dentry->d_time = jiffies;
 	return 0;
 }
+
+/*
+ * inode_operations.create: from 7.0 it is no longer told O_EXCL, which the
+ * lookup intent says (lfs_note_excl()).
+ */
+#ifdef LFS_HAVE_CREATE_NO_EXCL
+static int lfs_iops_create(lfs_idmap_t *idmap, struct inode *dir,
+			   struct dentry *dentry, umode_t mode)
+{
+	return lfs_create(dir, dentry, lfs_dentry_excl(dentry));
+}
+#else
+static int lfs_iops_create(lfs_idmap_t *idmap, struct inode *dir,
+			   struct dentry *dentry, umode_t mode, bool excl)
+{
+	return lfs_create(dir, dentry, excl);
+}
+#endif
 
 /* rm: EBUSY while the file is open here (the server: active anywhere). */
 static int lfs_unlink(struct inode *dir, struct dentry *dentry)

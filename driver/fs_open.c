@@ -67,22 +67,16 @@ static struct inode *lfs_open_take(struct super_block *sb, const char *name,
 static int lfs_create_open(struct inode *dir, struct dentry *dentry,
 			   struct file *file, unsigned int flags)
 {
-	char name[LFS_NAME_MAX + 1], policy[LFS_POLICY_NAME_MAX + 1];
 	bool write = (flags & O_ACCMODE) != O_RDONLY;
-	struct lfs_up_args a = { .op = LFS_UP_CREATE_OPEN, .name = name,
+	struct lfs_up_args a = { .op = LFS_UP_CREATE_OPEN,
 				 .flags = write ? LFS_UP_F_WRITE : 0 };
+	char name[LFS_NAME_MAX + 1];
 	struct lfs_up_result r;
 	struct dentry *res;
 	struct inode *inode;
 	int ret;
 
-	ret = lfs_name_check(&dentry->d_name, name);
-	if (ret)
-		return ret;
-	lfs_fs_policy(dir->i_sb, policy);
-	if (policy[0])
-		a.policy = policy;
-	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(dir->i_sb));
+	ret = lfs_up_create(dir, dentry, &a, name, &r);
 	if (ret)
 		return ret;
 	inode = lfs_open_take(dir->i_sb, name, &r, write);

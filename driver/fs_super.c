@@ -51,24 +51,6 @@ struct lfs_fs_opts {
 	umode_t mode;
 };
 
-void lfs_fs_policy(struct super_block *sb, char *buf)
-{
-	struct lfs_fs_info *fsi = lfs_fs(sb);
-
-	spin_lock(&fsi->lock);
-	strscpy(buf, fsi->policy, LFS_POLICY_NAME_MAX + 1);
-	spin_unlock(&fsi->lock);
-}
-
-void lfs_fs_set_policy(struct super_block *sb, const char *policy)
-{
-	struct lfs_fs_info *fsi = lfs_fs(sb);
-
-	spin_lock(&fsi->lock);
-	strscpy(fsi->policy, policy, sizeof(fsi->policy));
-	spin_unlock(&fsi->lock);
-}
-
 /* A user or group id, mapped through the mounter's user namespace. */
 static int lfs_parse_id(struct fs_context *fc, struct fs_parameter *param,
 			kuid_t *uid, kgid_t *gid)
@@ -338,13 +320,17 @@ int __init lfs_fs_init(void)
 	if (ret)
 		return ret;
 	ret = register_filesystem(&lfs_fs_type);
-	if (ret)
+	if (ret) {
 		lfs_inode_cache_exit();
-	return ret;
+		return ret;
+	}
+	lfs_fs_lease_cover(true);
+	return 0;
 }
 
 void lfs_fs_exit(void)
 {
+	lfs_fs_lease_cover(false);
 	unregister_filesystem(&lfs_fs_type);
 	lfs_inode_cache_exit();
 }

@@ -50,15 +50,29 @@ static int lfs_xattr_copy(const void *value, u32 len, void *buf, size_t size)
 	return len;
 }
 
+/* Ask the server (GETXATTR or LISTXATTR in @a) and answer getxattr's way. */
+static int lfs_xattr_ask(struct dentry *dentry, struct inode *inode,
+			 struct lfs_up_args *a, void *buf, size_t size)
+{
+	char name[LFS_NAME_MAX + 1];
+	struct lfs_up_result r;
+	int ret;
+
+	lfs_xattr_subject(dentry, inode, a, name);
+	ret = lfs_upcall(a, &r, lfs_upcall_timeout(inode->i_sb));
+	if (ret)
+		return ret;
+	ret = lfs_xattr_copy(r.value, r.len, buf, size);
+	lfs_up_result_free(&r);
+	return ret;
+}
+
 static int lfs_xattr_get(const struct xattr_handler *h, struct dentry *dentry,
 			 struct inode *inode, const char *suffix, void *buf,
 			 size_t size)
 {
-	char xname[XATTR_NAME_MAX + 1], name[LFS_NAME_MAX + 1];
-	char policy[LFS_POLICY_NAME_MAX + 1];
+	char xname[XATTR_NAME_MAX + 1], policy[LFS_POLICY_NAME_MAX + 1];
 	struct lfs_up_args a = { .op = LFS_UP_GETXATTR, .xname = xname };
-	struct lfs_up_result r;
-	int ret;
 
 	snprintf(xname, sizeof(xname), "%s%s", XATTR_USER_PREFIX, suffix);
 	if (S_ISDIR(inode->i_mode) &&
@@ -67,13 +81,7 @@ static int lfs_xattr_get(const struct xattr_handler *h, struct dentry *dentry,
 		if (policy[0])
 			return lfs_xattr_copy(policy, strlen(policy), buf, size);
 	}
-	lfs_xattr_subject(dentry, inode, &a, name);
-	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(inode->i_sb));
-	if (ret)
-		return ret;
-	ret = lfs_xattr_copy(r.value, r.len, buf, size);
-	lfs_up_result_free(&r);
-	return ret;
+	return lfs_xattr_ask(dentry, inode, &a, buf, size);
 }
 
 /* A set (@value, which may be empty) or, with no @value, a removal. */
@@ -121,17 +129,8 @@ ssize_t lfs_listxattr(struct dentry *dentry, char *buf, size_t size)
 {
 	struct inode *inode = d_inode(dentry);
 	struct lfs_up_args a = { .op = LFS_UP_LISTXATTR };
-	char name[LFS_NAME_MAX + 1];
-	struct lfs_up_result r;
-	int ret;
 
-	lfs_xattr_subject(dentry, inode, &a, name);
-	ret = lfs_upcall(&a, &r, lfs_upcall_timeout(inode->i_sb));
-	if (ret)
-		return ret;
-	ret = lfs_xattr_copy(r.value, r.len, buf, size);
-	lfs_up_result_free(&r);
-	return ret;
+	return lfs_xattr_ask(dentry, inode, &a, buf, size);
 }
 
 static const struct xattr_handler lfs_xattr_user_handler = {

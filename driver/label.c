@@ -4,7 +4,8 @@
  * byte 0 of the device, inside its data offset area, saying which fabric,
  * interleave group, book size and data offset the device belongs to. Every
  * attach reads it, so a device configured as the wrong IG is refused before
- * anything can be written to it; only LFS_CMD_FABRIC_LABEL writes one.
+ * anything can be written to it; only LFS_CMD_FABRIC_LABEL writes one
+ * (fabric.c opens the device for it).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -155,11 +156,13 @@ static void lfs_label_fill(struct lfs_label *l, u32 ig, u64 book_size,
 	l->checksum = cpu_to_le32(lfs_label_sum(l));
 }
 
-/* Write the label, on a device opened exclusively and not attached. */
-static int lfs_label_write_bdev(struct block_device *bdev, const char *path,
-				u32 ig, u64 book_size, u64 offset,
-				const u8 *fabric_uuid,
-				struct netlink_ext_ack *extack)
+/*
+ * Write the label, on a device opened exclusively and not attached
+ * (lfs_fabric_label()), unless it carries one.
+ */
+int lfs_label_write(struct block_device *bdev, const char *path, u32 ig,
+		    u64 book_size, u64 offset, const u8 *fabric_uuid,
+		    struct netlink_ext_ack *extack)
 {
 	struct lfs_label old;
 	struct page *page;
@@ -188,36 +191,5 @@ static int lfs_label_write_bdev(struct block_device *bdev, const char *path,
 	else
 		pr_info("labelled %s as interleave group %u of fabric %pUb\n",
 			path, ig, fabric_uuid);
-	return ret;
-}
-
-int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
-		    const u8 *fabric_uuid, struct netlink_ext_ack *extack)
-{
-	struct block_device *bdev;
-	struct file *file;
-	int ret;
-
-	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
-	if (ret)
-		return ret;
-	if (offset < LFS_OFFSET_ALIGN) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "a label needs a data offset of 2 MiB or more, not %llu",
-				   offset);
-		return -EINVAL;
-	}
-	bdev = lfs_bdev_open(path, &lfs_zeroing, NULL, &file);
-	if (IS_ERR(bdev)) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "cannot open '%s' exclusively (error %ld)",
-				   path, PTR_ERR(bdev));
-		return PTR_ERR(bdev);
-	}
-	ret = lfs_fabric_check_bdev(bdev, path, book_size, offset, extack);
-	if (!ret)
-		ret = lfs_label_write_bdev(bdev, path, ig, book_size, offset,
-					   fabric_uuid, extack);
-	lfs_bdev_close(bdev, file);
 	return ret;
 }

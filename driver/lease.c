@@ -21,7 +21,9 @@
  * DAX filesystem mapped cannot be taken back, so nothing short of stopping
  * the CPUs stops its stores); otherwise a work item unmaps every covered
  * file's mappings first, without waiting for anything, then waits for the
- * reads and writes in flight and fences the shelves (docs/FENCING.md).
+ * reads and writes in flight and fences the shelves (docs/FENCING.md). The
+ * lease knows the files and the shelves only as the covers their owners
+ * register (fs_active.c, fence.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,6 +59,9 @@ atomic_t lfs_leased_open = ATOMIC_INIT(0);
 /* Bios and DAX accesses of shelves between their fence check and their end. */
 DEFINE_STATIC_SRCU(lfs_io_srcu);
 
+/* What the lease covers, in the order fenced (lfs_lease_cover_set()). */
+static const struct lfs_lease_cover *lfs_lease_covers[LFS_COVERS];
+
 int lfs_io_lock(void)
 {
 	return srcu_read_lock(&lfs_io_srcu);
@@ -65,6 +70,29 @@ int lfs_io_lock(void)
 void lfs_io_unlock(int idx)
 {
 	srcu_read_unlock(&lfs_io_srcu, idx);
+}
+
+/* Wait for every bio and DAX access that passed its fence check. */
+void lfs_io_wait(void)
+{
+	synchronize_srcu(&lfs_io_srcu);
+}
+
+/*
+ * Covered objects are registered by their owners, so that the lease knows
+ * none of them: the filesystem's files (fs_active.c) and the shelves
+ * (fence.c). @cover stays until the module is unloaded (the fence work may
+ * still hold it after a NULL is set); NULL unregisters.
+ */
+void lfs_lease_cover_set(unsigned int slot, const struct lfs_lease_cover *cover)
+{
+	WRITE_ONCE(lfs_lease_covers[slot], cover);
+}
+
+/* Does a fence of an open covered shelf restart the machine? */
+bool lfs_lease_resets(void)
+{
+	return READ_ONCE(lfs_lease_action) == LFS_FENCE_RESET;
 }
 
 /*
@@ -81,48 +109,6 @@ bool lfs_lease_over(u64 epoch)
 	if (READ_ONCE(lfs_lease_epoch) != epoch)
 		return true;
 	return ktime_get_boottime_ns() >= deadline;
-}
-
-/*
- * Fence one shelf: from now on its bios fail and its DAX device is dead, and
- * when this returns no bio or DAX access that passed the check is still
- * running in this driver. Called with lfs_lock held; may sleep.
- */
-void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why)
-{
-	unsigned int open;
-
-	if (shelf->fenced)
-		return;
-	WRITE_ONCE(shelf->fenced, true);
-	open = lfs_shelf_openers(shelf);
-	if (open && READ_ONCE(lfs_lease_action) == LFS_FENCE_RESET) {
-		pr_emerg("%s: shelf '%s' fenced (%s) while open: restarting (fence_action reset)\n",
-			 shelf->disk->disk_name, shelf->name, why);
-		emergency_restart();
-	}
-	synchronize_srcu(&lfs_io_srcu);
-	/*
-	 * No new bio passes the check now, but a remapped one may still be
-	 * on its way to the fabric: wait for its end.
-	 */
-	lfs_remaps_wait(shelf);
-	/*
-	 * The bios copied inside lfs_copy_lock() alone, which only a shelf with
-	 * a DAX device has (lfs_bio_dax()): waited for here from 6.10, by
-	 * kill_dax() (dax_read_lock()) before (compat.h).
-	 */
-	if (shelf->dax_dev) {
-		lfs_copy_wait();
-		kill_dax(shelf->dax_dev);
-	}
-	lfs_generation++;
-	if (open)
-		pr_warn("%s: shelf '%s' fenced (%s) while open: I/O and new faults fail, pages mapped before stay writable (fence_action eio)\n",
-			shelf->disk->disk_name, shelf->name, why);
-	else
-		pr_notice("%s: shelf '%s' fenced (%s)\n", shelf->disk->disk_name,
-			  shelf->name, why);
 }
 
 /* ns from @deadline to @t, 0 if before */
@@ -176,17 +162,16 @@ void lfs_fence_stats_get(struct lfs_fence_stats *out)
  */
 static void lfs_fence_leased(struct work_struct *work)
 {
-	u64 started = ktime_get_boottime_ns(), refused;
+	u64 started = ktime_get_boottime_ns(), refused = started;
 	u64 deadline = xchg(&lfs_fence_deadline, 0);
-	struct lfs_shelf *shelf;
+	const struct lfs_lease_cover *cover;
+	unsigned int i;
 
-	lfs_fs_fence(NULL, NULL, "the node's lease expired", &refused);
-	mutex_lock(&lfs_lock);
-	list_for_each_entry(shelf, &lfs_shelves, node)
-		if (shelf->leased && lfs_shelf_live(shelf) &&
-		    lfs_lease_over(shelf->lease_epoch))
-			lfs_shelf_fence(shelf, "the node's lease expired");
-	mutex_unlock(&lfs_lock);
+	for (i = 0; i < LFS_COVERS; i++) {
+		cover = READ_ONCE(lfs_lease_covers[i]);
+		if (cover)
+			cover->fence("the node's lease expired", &refused);
+	}
 	if (deadline)
 		lfs_fence_note(deadline, started, refused,
 			       ktime_get_boottime_ns());
@@ -252,6 +237,23 @@ static void lfs_lease_extend(u64 deadline)
 	}
 }
 
+/*
+ * Leased objects that exist (fenced or not): shelves and files of the
+ * filesystem open under the lease. Called with lfs_lock held.
+ */
+static unsigned int lfs_lease_nr_covered(void)
+{
+	const struct lfs_lease_cover *cover;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < LFS_COVERS; i++) {
+		cover = READ_ONCE(lfs_lease_covers[i]);
+		if (cover)
+			n += cover->nr_leased();
+	}
+	return n;
+}
+
 /* A renewal the librarian received, sent at @start (CLOCK_BOOTTIME ns). */
 int lfs_lease_renew(u64 start, u32 ms, int action,
 		    struct netlink_ext_ack *extack)
@@ -259,7 +261,7 @@ int lfs_lease_renew(u64 start, u32 ms, int action,
 	u64 now = ktime_get_boottime_ns(), deadline;
 
 	if (!ms) {
-		if (lfs_leased_shelves()) {
+		if (lfs_lease_nr_covered()) {
 			NL_SET_ERR_MSG(extack,
 				       "leased shelves exist: the lease cannot be given up");
 			return -EBUSY;
@@ -296,31 +298,6 @@ int lfs_lease_renew(u64 start, u32 ms, int action,
 	hrtimer_start(&lfs_lease_timer, ns_to_ktime(deadline),
 		      HRTIMER_MODE_ABS);
 	return 0;
-}
-
-/*
- * Leased shelves that exist (fenced or not), and files of the filesystem
- * open under the lease. Called with lfs_lock held.
- */
-unsigned int lfs_leased_shelves(void)
-{
-	struct lfs_shelf *shelf;
-	unsigned int n = 0;
-
-	list_for_each_entry(shelf, &lfs_shelves, node)
-		n += shelf->leased;
-	return n + lfs_fs_nr_leased();
-}
-
-/* Fenced shelves, for LFS_CMD_LEASE_GET. Called with lfs_lock held. */
-unsigned int lfs_fenced_shelves(void)
-{
-	struct lfs_shelf *shelf;
-	unsigned int n = 0;
-
-	list_for_each_entry(shelf, &lfs_shelves, node)
-		n += lfs_shelf_live(shelf) && lfs_shelf_fenced(shelf);
-	return n;
 }
 
 /*

@@ -100,7 +100,6 @@ extern struct mutex lfs_lock;
 extern struct list_head lfs_fabrics;
 extern struct list_head lfs_shelves;
 extern struct idr lfs_shelf_ids;
-extern u32 lfs_generation;
 
 /* fabric.c */
 struct lfs_fabric *lfs_fabric_find(u32 ig);
@@ -111,16 +110,12 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 int lfs_fabric_detach(struct lfs_fabric *fabric,
 		      struct netlink_ext_ack *extack);
 void lfs_fabric_detach_all(void);
-int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
-			  u64 offset, struct netlink_ext_ack *extack);
-int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
-			  u64 book_size, u64 offset,
-			  struct netlink_ext_ack *extack);
+int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
+		     const u8 *fabric_uuid, struct netlink_ext_ack *extack);
 int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
 
 /* books.c */
-extern struct lfs_shelf lfs_zeroing;
 int lfs_books_zero(const struct lfs_book *books, u32 n, unsigned long *done,
 		   struct netlink_ext_ack *extack);
 int lfs_books_check_zero(const struct lfs_book *books, u32 n,
@@ -129,8 +124,9 @@ int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 /* label.c */
 int lfs_label_check(struct lfs_fabric *fabric, const u8 *fabric_uuid,
 		    struct netlink_ext_ack *extack);
-int lfs_label_write(const char *path, u32 ig, u64 book_size, u64 offset,
-		    const u8 *fabric_uuid, struct netlink_ext_ack *extack);
+int lfs_label_write(struct block_device *bdev, const char *path, u32 ig,
+		    u64 book_size, u64 offset, const u8 *fabric_uuid,
+		    struct netlink_ext_ack *extack);
 
 static inline sector_t lfs_map_sectors(const struct lfs_shelf *shelf,
 				       u32 nr_books)
@@ -159,6 +155,7 @@ bool lfs_shelf_live(const struct lfs_shelf *shelf);
 unsigned int lfs_shelf_openers(struct lfs_shelf *shelf);
 
 /* reserve.c */
+extern struct lfs_shelf lfs_zeroing;
 int lfs_books_reserve(struct lfs_shelf *shelf, const struct lfs_book *books,
 		      u32 n, struct lfs_extent *exts,
 		      struct netlink_ext_ack *extack);
@@ -188,7 +185,25 @@ extern const struct attribute_group *lfs_disk_groups[];
 extern atomic_t lfs_leased_open;
 int lfs_io_lock(void);
 void lfs_io_unlock(int idx);
+void lfs_io_wait(void);
 bool lfs_lease_over(u64 epoch);
+bool lfs_lease_resets(void);
+
+/*
+ * What the lease covers, registered by its owner. When the lease lapses, the
+ * fence work fences each cover, in the order of the slots, without lfs_lock:
+ * the files first, whose mappings go before anything is waited for (*refused
+ * is then when they went), then the shelves, which wait for their I/O.
+ */
+struct lfs_lease_cover {
+	unsigned int (*nr_leased)(void); /* that exist; under lfs_lock */
+	void (*fence)(const char *why, u64 *refused);
+};
+
+#define LFS_COVER_FILES 0 /* the filesystem's (fs_active.c) */
+#define LFS_COVER_SHELVES 1 /* fence.c */
+#define LFS_COVERS 2
+void lfs_lease_cover_set(unsigned int slot, const struct lfs_lease_cover *cover);
 
 /* May nothing reach this shelf's books any more? Inline: every bio asks. */
 static inline bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
@@ -197,7 +212,6 @@ static inline bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
 	       (shelf->leased && lfs_lease_over(shelf->lease_epoch));
 }
 
-void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
 int lfs_lease_renew(u64 start, u32 ms, int action,
 		    struct netlink_ext_ack *extack);
 int lfs_lease_check(struct netlink_ext_ack *extack, u64 *epoch);
@@ -217,12 +231,17 @@ struct lfs_fence_stats {
 };
 
 void lfs_fence_stats_get(struct lfs_fence_stats *out);
-unsigned int lfs_leased_shelves(void);
-unsigned int lfs_fenced_shelves(void);
 void lfs_lease_init(void);
 void lfs_lease_exit(void);
 
-/* netlink.c */
+/* fence.c */
+void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);
+unsigned int lfs_fenced_shelves(void);
+void lfs_fence_init(void);
+void lfs_fence_exit(void);
+
+/* netlink.c, nl_ops.c: the generic netlink family */
+extern u32 lfs_generation; /* bumped on every change, for dumps; never 0 */
 int lfs_genl_init(void);
 void lfs_genl_exit(void);
 void *lfs_genl_put(struct sk_buff *skb, u8 cmd);
@@ -245,7 +264,6 @@ int lfs_fs_init(void);
 void lfs_fs_exit(void);
 bool lfs_fs_name_open(const char *name); /* under lfs_lock */
 bool lfs_fs_uuid_open(const uuid_t *uuid); /* under lfs_lock */
-unsigned int lfs_fs_nr_leased(void); /* under lfs_lock */
 unsigned int lfs_fs_nr_active(void);
 unsigned int lfs_fs_fence(const char *name, const uuid_t *uuid, const char *why,
 			  u64 *unmapped);

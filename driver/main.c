@@ -18,8 +18,6 @@
 
 /* Serialises every change to fabrics, shelves and book ownership. */
 DEFINE_MUTEX(lfs_lock);
-/* Bumped on every change, for dump consistency; never 0. */
-u32 lfs_generation = 1;
 
 #ifdef LFS_NEED_EXTACK_RING
 static char lfs_extack_ring[LFS_EXTACK_RING][LFS_EXTACK_LEN];
@@ -65,9 +63,10 @@ static int __init lfs_init(void)
 	int ret;
 
 	lfs_lease_init();
+	lfs_fence_init();
 	ret = lfs_disk_init();
 	if (ret)
-		return ret;
+		goto out_lease;
 	ret = lfs_shelf_init();
 	if (ret)
 		goto out_disk;
@@ -93,6 +92,8 @@ out_shelf:
 	lfs_shelf_exit();
 out_disk:
 	lfs_disk_exit();
+out_lease:
+	lfs_fence_exit();
 	/* A renewal may have armed the timer once the family was registered. */
 	lfs_lease_exit();
 	return ret;
@@ -114,6 +115,7 @@ static void __exit lfs_exit(void)
 	lfs_fabric_detach_all();
 	mutex_unlock(&lfs_lock);
 	lfs_disk_exit();
+	lfs_fence_exit();
 	lfs_lease_exit();
 	pr_info("unloaded\n");
 }

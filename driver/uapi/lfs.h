@@ -60,11 +60,11 @@
  *     LFS_A_FABRIC_UUID binary[16], optional: the device must carry a label
  *                      of this fabric (see Fabric labels below)
  *   Errors: EMEDIUMTYPE the device's label disagrees (or is missing while
- *   LFS_A_FABRIC_UUID is given); EBUSY device already attached, or in use (mounted, opened
- *   exclusively); EEXIST IG already attached; EINVAL book size not a power of
- *   two or out of range, offset not aligned; ENOSPC device smaller than
- *   offset + one book; ENOTBLK/ENOENT bad path; ENFILE LFS_FABRICS_MAX
- *   devices attached already.
+ *   LFS_A_FABRIC_UUID is given); EBUSY device already attached, or in use
+ *   (mounted, opened exclusively); EEXIST IG already attached; EINVAL book
+ *   size not a power of two or out of range, offset not aligned; ENOSPC
+ *   device smaller than offset + one book; ENOTBLK/ENOENT bad path; ENFILE
+ *   LFS_FABRICS_MAX devices attached already.
  *   Reply: none (ack only).
  *
  * LFS_CMD_FABRIC_DETACH [admin]: detach a fabric device.
@@ -153,8 +153,7 @@
  *   (the book is reserved meanwhile, so no shelf can take it), and a book a
  *   shelf holds is skipped, not an error.
  *     LFS_A_BOOKS      binary, required
- *   Reply: LFS_A_BOOKS, the books of the request that were zeroed, in
- *   request order (a book a shelf holds is left out).
+ *   Reply: LFS_A_BOOKS, the books zeroed (not those skipped), in request order.
  *   Errors: ENODEV, ERANGE as for CREATE (checked for every book before any
  *   is written); EINTR if a fatal signal arrives (books before it are
  *   zeroed already); EIO a write failed.
@@ -237,7 +236,6 @@
  *   offset differ from the attach's, or if the attach carries
  *   LFS_A_FABRIC_UUID and the label's differs. With LFS_A_FABRIC_UUID, a
  *   device without a label is refused as well. Nothing is written.
- *   LFS_CMD_FABRIC_GET reports LFS_A_FABRIC_UUID when the device has a label.
  *
  * The Library File System and its upcalls (docs/NAMESPACE.md)
  * ------------------------------------------------------------
@@ -388,18 +386,16 @@
  *   LFS_UP_REMOVEXATTR remove it: ENODATA, EPERM.
  *   LFS_UP_STATFS     the space this node may use: totals in bytes, files.
  *
- * The kernel's side: a caller sleeps killably until the reply, at most the
- * mount's upcall_timeout (then ETIMEDOUT); a caller killed meanwhile gives
- * its request up (a late reply is refused with ENOENT). The server must not
- * use the filesystem itself, or it would wait for its own answers.
+ * The server must not use the filesystem itself, or it would wait for its
+ * own answers (how a caller waits: docs/NETLINK.md, "Upcalls").
  *
  * LFS_CMD_SHELF_FENCE also fences a file open through the filesystem, by its
  * UUID (what the node agent sends: a file renamed on another node keeps its
  * old name here until the next lookup, and one opened under a second name
- * keeps the first) or by name: its mappings are revoked (a later fault is SIGBUS) and read and
- * write fail with EIO until it is closed. The node's lease covers every
- * activation OPEN or CREATE_OPEN answered with LFS_A_LEASED; its expiry revokes them all
- * the same way, without the reset action (they are revocable).
+ * keeps the first) or by name: its mappings are revoked (a later fault is
+ * SIGBUS), and read and write fail with EIO until it is closed. The node's
+ * lease covers every activation (OPEN, CREATE_OPEN) answered LFS_A_LEASED;
+ * its expiry revokes them all the same way, without the reset action.
  *
  * Dumps and concurrent change
  * ---------------------------
