@@ -42,16 +42,19 @@ helpers: userspace
 
 # driver/lfs.ko links to the default kernel's build, for scripts that
 # predate the kernel matrix; guests use $LFS_KO (tests/vm/guest-init).
+# `+': the kernel's make joins this make's jobserver (without it, it runs
+# one job at a time: "jobserver unavailable")
 module:
-	tools/kernels build $(KVER) driver build/module/$(KVER)
+	+tools/kernels build $(KVER) driver build/module/$(KVER)
 	@[ "$(KVER)" != "$$(tools/kernels resolve 6.1 2>/dev/null)" ] || \
 		ln -sfn ../build/module/$(KVER)/lfs.ko driver/lfs.ko
 
-modules:
-	@for k in $(KERNELS); do \
-		$(MAKE) --no-print-directory module KVER=$$k && \
-		$(MAKE) --no-print-directory -C tests warnmod KVER=$$(tools/kernels resolve $$k) || exit 1; \
-	done
+# Every kernel's module at once, sharing the jobs (-j) between them.
+modules: $(addprefix module-,$(KERNELS))
+
+module-%:
+	+$(MAKE) --no-print-directory module KVER=$*
+	+$(MAKE) --no-print-directory -C tests warnmod KVER=$$(tools/kernels resolve $*)
 
 userspace: $(SUBDIRS)
 

@@ -7,4 +7,4 @@ HELPERS += warnmod
 
 .PHONY: warnmod
 warnmod:
-	$(TOP)/tools/kernels build $(KVER) $(TOP)/tests/vm/warnmod $(TOP)/build/tests/warnmod/$(KVER)
+	+$(TOP)/tools/kernels build $(KVER) $(TOP)/tests/vm/warnmod $(TOP)/build/tests/warnmod/$(KVER)
