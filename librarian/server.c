@@ -398,6 +398,9 @@ int lib_serve(struct lib_config *cfg, struct lib_store *store, struct lib_leader
 		r = 1;
 		goto out;
 	}
+	/* the lead taken at start (lib_leader_open()), now that the trail is open */
+	if (leader && lib_leader_epoch(leader))
+		lib_audit_event(&s.core, "leader.took", json_pack("{s:b}", "at_start", 1));
 	if (serve_alloc(&s) < 0 || serve_events(&s) < 0) {
 		lib_log("cannot set up the event loop: %s", strerror(errno));
 		r = 1;

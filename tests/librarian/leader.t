@@ -65,6 +65,8 @@ t_like "$out" "must be shorter than lease_time" "  saying why"
 
 start libA A || { t_ok 1 "libA starts"; lt_done; }
 t_is "$(row)" "1 libA" "the first librarian takes the lead: epoch 1"
+t_is "$(jq -c 'select(.op == "leader.took") | [.who, .librarian, .epoch, .at_start, .result]' "$T/libA.audit")" \
+	'["librarian","libA",1,true,"ok"]' "  its audit trail has the lead it took at start"
 start libB B || { t_ok 1 "libB starts"; lt_done; }
 b_started=$(ms)
 t_like "$(cat "$T/libB.log")" "'libB' is a standby: the leader is 'libA'" "the second is a standby"
