@@ -174,6 +174,7 @@ int main(int argc, char **argv)
 		lfsvol_trace("%s done: %d", commands[k].name, r);
 		return r;
 	}
+	take_json(argc, argv);
 	lfsvol_err("invalid command `%s'; run `%s --help' for the list", argv[0], lfsvol_prog);
 	lfsvol_result_print(argv[0], LFSVOL_EUSAGE, false);
 	return LFSVOL_EUSAGE;
