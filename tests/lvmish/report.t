@@ -18,6 +18,12 @@ lv_conf "$C" "127.0.0.1:$PORT" "$LV/keys/node01.key" "agent = { state_dir = \"$L
 L() { "$LFSVOL" -c "$C" "$@"; }
 # one JSON document on stdout, compact and with sorted keys; the exit code: rc
 rc() { cat "$LV/rc"; }
+# t_is, where what is compared with must not be empty (both sides empty proves nothing)
+t_same() {
+	[ -n "$2" ] || { t_ok 1 "$3"; t_diag "nothing to compare with (expected a value)"; return 1; }
+	t_is "$@"
+}
+LFSCTL=${LFSCTL:-lvmish/lfsctl/lfsctl}
 J() {
 	L "$@" >"$LV/out" 2>"$LV/err"
 	echo $? >"$LV/rc"
@@ -29,7 +35,7 @@ J() {
 doc=$(J create db -s 100M --json)
 t_is "$(rc)" 0 "create --json exits 0"
 t_is "$(jq -r .command <<<"$doc")" create "create --json names the command"
-t_is "$(jq -c .shelf <<<"$doc")" "$(L show db --json | jq -cS '.[0]')" "create --json's shelf is show --json's"
+t_same "$(jq -c .shelf <<<"$doc")" "$(L show db --json | jq -cS '.[0]')" "create --json's shelf is show --json's"
 t_like "$(cat "$LV/err")" "created shelf db" "and its info line went to stderr"
 J --json create web -s 1b >/dev/null
 t_is "$(rc)" 0 "--json before the command works too"
@@ -39,19 +45,19 @@ L attr set db team blue >/dev/null
 want='NAME                       SIZE   BOOKS POLICY        ACTIVE         DEVICE           FSTYPE'
 t_is "$(L list | head -n 1)" "$want" "list's header as it always was"
 t_like "$(L list | sed -n 2p)" '^db +128 MiB +2 Spread +- +- +-$' "list's row as it always was"
-t_is "$(L list -o name,size,books,policy,active,device,fstype)" "$(L list)" "-o with the default fields prints list exactly"
+t_same "$(L list -o name,size,books,policy,active,device,fstype)" "$(L list)" "-o with the default fields prints list exactly"
 
 # the fields of -o help are the keys of --json, for list and for show
 help_fields() { L "$@" -o help | awk '/^  /{print $1}' | sort | tr '\n' ' '; }
-t_is "$(help_fields list)" "$(L list --json | jq -r '.[0] | keys[]' | sort | tr '\n' ' ')" "list -o help lists exactly list --json's keys"
-t_is "$(help_fields show db)" "$(L show db --json | jq -r '.[0] | keys[]' | sort | tr '\n' ' ')" "show -o help lists exactly show --json's keys"
-t_is "$(L list -o help --json | jq -r '.[].name' | sort | tr '\n' ' ')" "$(help_fields list)" "-o help --json names the same fields"
+t_same "$(help_fields list)" "$(L list --json | jq -r '.[0] | keys[]' | sort | tr '\n' ' ')" "list -o help lists exactly list --json's keys"
+t_same "$(help_fields show db)" "$(L show db --json | jq -r '.[0] | keys[]' | sort | tr '\n' ' ')" "show -o help lists exactly show --json's keys"
+t_same "$(L list -o help --json | jq -r '.[].name' | sort | tr '\n' ' ')" "$(help_fields list)" "-o help --json names the same fields"
 
 # -o chooses and orders; --json -o gives exactly those keys, the same values
-t_is "$(L list -o books,name --noheadings --separator : | sort)" "$(L list --json | jq -r '.[] | "\(.books):\(.name)"' | sort)" "-o books,name --noheadings --separator :"
-t_is "$(J list -o name,books,uuid --json)" "$(L list --json | jq -cS 'map({name, books, uuid})')" "--json -o: exactly those keys"
+t_same "$(L list -o books,name --noheadings --separator : | sort)" "$(L list --json | jq -r '.[] | "\(.books):\(.name)"' | sort)" "-o books,name --noheadings --separator :"
+t_same "$(J list -o name,books,uuid --json)" "$(L list --json | jq -cS 'map({name, books, uuid})')" "--json -o: exactly those keys"
 t_is "$(L list -o +uuid | head -n 1 | awk '{print $1, $NF}')" "NAME UUID" "-o +uuid adds a column at the end"
-t_is "$(L list -o name,size --bytes --noheadings --separator , | sort)" "$(L list --json | jq -r '.[] | "\(.name),\(.size)"' | sort)" "--bytes prints sizes in bytes"
+t_same "$(L list -o name,size --bytes --noheadings --separator , | sort)" "$(L list --json | jq -r '.[] | "\(.name),\(.size)"' | sort)" "--bytes prints sizes in bytes"
 t_like "$(L show db -o name,attrs --noheadings)" '^db +\{.*"team":"blue"' "show -o attrs (a show-only field)"
 t_is "$(J show db -o name,owner --json)" '[{"name":"db","owner":"node01"}]' "show --json -o name,owner"
 
@@ -67,13 +73,13 @@ t_like "$(jq -r .error.message <<<"$doc")" "bogus" "whose message names the fiel
 t_is "$(L list --json)" "$before" "refused -o changed nothing"
 
 # fabric -o: the same numbers as fabric --json
-t_is "$(L fabric -o node,books,free,used,zombie --noheadings | tr -s ' ')" "$(L fabric --json | jq -r '.[] | "\(.node) \(.books) \(.free) \(.used) \(.zombie)"')" "fabric -o counts match fabric --json"
+t_same "$(L fabric -o node,books,free,used,zombie --noheadings | tr -s ' ')" "$(L fabric --json | jq -r '.[] | "\(.node) \(.books) \(.free) \(.used) \(.zombie)"')" "fabric -o counts match fabric --json"
 t_is "$(L fabric -o igs,node --separator ' ' --noheadings)" "0,1 node01" "fabric -o igs"
 
 # resize, rename, attr: what they did, checked against show and list
 doc=$(J resize db -s +1b --json)
 t_is "$(rc)/$(jq -c '[.books_before, .changed, .shelf.books]' <<<"$doc")" '0/[2,true,3]' "resize --json: 2 -> 3 books"
-t_is "$(jq -c .shelf <<<"$doc")" "$(L show db --json | jq -cS '.[0]')" "resize --json's shelf is show --json's"
+t_same "$(jq -c .shelf <<<"$doc")" "$(L show db --json | jq -cS '.[0]')" "resize --json's shelf is show --json's"
 doc=$(J rename db db2 --json)
 t_is "$(rc)/$(jq -r '"\(.old_name) \(.shelf.name)"' <<<"$doc")" "0/db db2" "rename --json: old and new name"
 t_is "$(L list -o name --noheadings | sort | tr '\n' ' ')" "db2 web " "list shows the new name"
@@ -120,9 +126,9 @@ t_is "$(L list -o name --noheadings)" web "list no longer has it"
 # status keeps its array; lfsctl --json errors on the host (lfs.ko not loaded)
 t_is "$(J status --json | jq -r 'type')" array "status --json: an array as before"
 if [ ! -d /sys/module/lfs ]; then
-	doc=$(lvmish/lfsctl/lfsctl create x 0:0 --json 2>/dev/null)
+	doc=$("$LFSCTL" create x 0:0 --json 2>/dev/null)
 	t_is "$?/$(jq -c '[.command, .error.code, .error.errno]' <<<"$doc")" '1/["create",1,"ENOENT"]' "lfsctl create --json: module not loaded"
 fi
-doc=$(lvmish/lfsctl/lfsctl --json create a/b 0:0 2>/dev/null)
+doc=$("$LFSCTL" --json create a/b 0:0 2>/dev/null)
 t_is "$?/$(jq -r .error.code <<<"$doc")" "2/2" "lfsctl --json: a bad name is a usage error object"
 t_done
