@@ -51,6 +51,7 @@ t_same "$(L list -o name,size,books,policy,active,device,fstype)" "$(L list)" "-
 help_fields() { L "$@" -o help | awk '/^  /{print $1}' | sort | tr '\n' ' '; }
 t_same "$(help_fields list)" "$(L list --json | jq -r '.[0] | keys[]' | sort | tr '\n' ' ')" "list -o help lists exactly list --json's keys"
 t_same "$(help_fields show db)" "$(L show db --json | jq -r '.[0] | keys[]' | sort | tr '\n' ' ')" "show -o help lists exactly show --json's keys"
+t_same "$(help_fields fabric)" "$(L fabric --json | jq -r '.[0] | keys[]' | sort | tr '\n' ' ')" "fabric -o help lists exactly fabric --json's keys"
 t_same "$(L list -o help --json | jq -r '.[].name' | sort | tr '\n' ' ')" "$(help_fields list)" "-o help --json names the same fields"
 
 # -o chooses and orders; --json -o gives exactly those keys, the same values

@@ -27,6 +27,8 @@ t_is "$(L status --json | jq -c '[.[0].fabric[].ig]')" "[]" "both detached again
 t_run "udevd starts with the LFS rules" start_udev
 t_is "$(L status --json | jq -c '[.[0].fabric[] | [.ig, .path]]')" '[[0,"/dev/pmem0"],[1,"/dev/pmem1"]]' \
 	"udev's assembly rule attached both fabric devices (IG 0 by NUMA node, IG 1 by path)"
+t_is "$(L attach --json 2>/dev/null | jq -c '[.fabric[] | [.ig, .attached, .path, .labelled]]')" \
+	'[[0,true,"/dev/pmem0",true],[1,true,"/dev/pmem1",true]]' "attach --json: each IG attached and labelled"
 
 # The node agent (lfs-agent.service): it renews the node's lease, which
 # every activation needs, and its check of the never-used books (the
@@ -83,21 +85,31 @@ out=$(L resize db -s -1b -f 2>&1)
 t_is "$?" 7 "shrink is refused while mounted, even with -f"
 out=$(L deactivate db 2>&1)
 t_is "$?" 7 "deactivate is refused while mounted"
+out=$(L deactivate db --json 2>/dev/null)
+t_is "$?/$(jq -c '[.error.code, .error.reason, .shelves]' <<<"$out")" '7/[7,"refused",[]]' \
+	"deactivate --json while mounted: the refusal as an error object"
 
 t_run "umount" umount /tmp/mnt
-t_run "deactivate db" L deactivate db
+disk=$(readlink -f /dev/lfs/db)
+out=$(L deactivate db --json 2>/dev/null)
+t_is "$?/$(jq -c '.shelves' <<<"$out")" "0/[{\"name\":\"db\",\"disk\":\"$disk\",\"fenced\":false}]" \
+	"deactivate db --json: the shelf and the disk it had"
 t_ok "$(wait_for 10 test ! -e /dev/lfs/db; echo $?)" "/dev/lfs/db is gone"
 # a kernel shelf of the same name but another UUID (made behind lfsvol's
 # back) is not taken for db: activate refuses and gives the activation back
-t_run "lfsctl create db 1:14 with another UUID" "$LFS_TOP/lvmish/lfsctl/lfsctl" create db 1:14 \
-	--uuid 00000000-0000-4000-8000-000000000001
+out=$("$LFS_TOP/lvmish/lfsctl/lfsctl" create db 1:14 --uuid 00000000-0000-4000-8000-000000000001 --json)
+t_is "$?/$(jq -c '.shelf | [.name, .uuid, .map]' <<<"$out")" \
+	'0/["db","00000000-0000-4000-8000-000000000001",["1:14"]]' "lfsctl create --json: db 1:14 with another UUID"
 out=$(L activate db 2>&1)
 t_is "$?" 7 "activate db is refused while another shelf named db is active here"
 t_like "$out" "another shelf named .db. is active here as /dev/lfs[0-9]+ \(different UUID\)" "and says why: $out"
 t_is "$(L show db --json | jq -c '.[0].active')" "[]" "the librarian's activation was given back"
-t_run "lfsctl remove db (the impostor)" "$LFS_TOP/lvmish/lfsctl/lfsctl" remove db
-t_run "activate db" L activate db
+t_is "$("$LFS_TOP/lvmish/lfsctl/lfsctl" remove db --json | jq -r .name)" db "lfsctl remove db --json (the impostor)"
+out=$(L activate db --json 2>/dev/null)
+t_is "$?/$(jq -c '.shelves[0] | [.name, .device, .mode, .already]' <<<"$out")" '0/["db","/dev/lfs/db","rw",false]' \
+	"activate db --json: the shelf, its device and mode"
 t_ok "$([ -b /dev/lfs/db ]; echo $?)" "/dev/lfs/db is back"
+t_is "$(jq -r '.shelves[0].disk' <<<"$out")" "$(readlink -f /dev/lfs/db)" "  and the disk /dev/lfs/db leads to"
 out=$(L activate db 2>&1)
 t_is "$?" 0 "activate db again: nothing to do, success"
 t_like "$out" "shelf db is already active as /dev/lfs[0-9]+" "and says so: $out"
