@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 	struct lfsvol_ctx ctx = { 0 };
 	int i, r = LFSVOL_EUSAGE;
 
+	lfsvol_json = false; /* lfsvol.a runs main() again and again (nscycle) */
 	lfsvol_trace_init();
 	lfsvol_trace("lfsvol starts");
 	i = global_options(argc, argv, &ctx, &r);

@@ -120,11 +120,6 @@ static int follow_agent(const struct lfsvol_conf *conf, long long until, long lo
 	}
 }
 
-static void scrub_result_unknown(void)
-{
-	lfsvol_result_set("zeroed", json_null());
-}
-
 /* The agent runs: --free's books go ZOMBIE here, the agent zeroes them; follow it. */
 static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool free_too)
 {
@@ -149,14 +144,14 @@ static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool f
 		r = follow_agent(ctx->conf, json_integer_value(json_object_get(res, "until")),
 				 &zeroed);
 	json_decref(res);
-	if (!r && zeroed < 0)
-		scrub_result_unknown();
-	if (!r && zeroed < 0)
+	if (!r && zeroed < 0) {
+		lfsvol_result_set("zeroed", json_null());
 		lfsvol_info("scrub done: the node agent's run ended; %d later runs ended before "
 			    "its count was read",
 			    AGENT_RECENT_RUNS);
-	else if (!r)
+	} else if (!r) {
 		scrub_done(free_too, zeroed, fresh);
+	}
 	return r;
 }
 

@@ -254,7 +254,7 @@ static int remove_shelf(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, const ch
 		r = lfsvol_lib_request(lib, what, "shelf.destroy", json_pack("{s:s}", "name", name),
 				       &res);
 	if (!r)
-		lfsvol_result_set("removed", json_pack("{s:s,s:O,s:O,s:O}", "name", name, "uuid",
+		lfsvol_result_set("removed", json_pack("{s:s,s:O?,s:O?,s:O?}", "name", name, "uuid",
 						       json_object_get(sh, "uuid"), "books",
 						       json_object_get(sh, "books"), "zombies",
 						       json_object_get(res, "zombies")));

@@ -19,16 +19,18 @@ t_is "$(L status --json | jq -c '[.[0].fabric[].ig]')" "[]" "  and stops there: 
 # wipefs removes the signatures only: mkfs left metadata all over the device,
 # which the agent's check below would rightly find. Start from zeroes.
 wipefs -q -a /dev/pmem1 && blkdiscard -z /dev/pmem1
-out=$(L attach --init 2>&1)
-t_like "$out" "labelled /dev/pmem1 as IG 1 of fabric" "once wiped, attach --init labels it: $(head -n 1 <<<"$out")"
+# (--json: the info lines go to stderr, stdout is what attach did)
+out=$(L attach --init --json 2>/tmp/attach.err)
+t_like "$(cat /tmp/attach.err)" "labelled /dev/pmem1 as IG 1 of fabric" \
+	"once wiped, attach --init labels it: $(head -n 1 /tmp/attach.err)"
+t_is "$(jq -c '[.fabric[] | [.ig, .attached, .path, .labelled]]' <<<"$out")" \
+	'[[0,true,"/dev/pmem0",true],[1,true,"/dev/pmem1",true]]' "attach --init --json: each IG attached and labelled"
 "$LFS_TOP/lvmish/lfsctl/lfsctl" detach /dev/pmem0 && "$LFS_TOP/lvmish/lfsctl/lfsctl" detach /dev/pmem1
 t_is "$(L status --json | jq -c '[.[0].fabric[].ig]')" "[]" "both detached again, for udev"
 
 t_run "udevd starts with the LFS rules" start_udev
 t_is "$(L status --json | jq -c '[.[0].fabric[] | [.ig, .path]]')" '[[0,"/dev/pmem0"],[1,"/dev/pmem1"]]' \
 	"udev's assembly rule attached both fabric devices (IG 0 by NUMA node, IG 1 by path)"
-t_is "$(L attach --json 2>/dev/null | jq -c '[.fabric[] | [.ig, .attached, .path, .labelled]]')" \
-	'[[0,true,"/dev/pmem0",true],[1,true,"/dev/pmem1",true]]' "attach --json: each IG attached and labelled"
 
 # The node agent (lfs-agent.service): it renews the node's lease, which
 # every activation needs, and its check of the never-used books (the
@@ -241,8 +243,11 @@ done
 t_ok "$allz" "the new shelf reads only zeros where db's books were"
 t_is "$(zflag all)" 1 "every book is known zero (db's zeroed after use, the others checked by the agent): marked zeroed"
 t_run "remove the all-books shelf (no filesystem, no -f needed)" L remove all
-out=$(L scrub 2>&1)
-t_like "$out" "scrub done: [0-9]+ books? zeroed" "lfsvol scrub follows the agent's zeroing: $out"
+out=$(L scrub --json 2>/tmp/scrub.err)
+t_like "$(cat /tmp/scrub.err)" "scrub done: [0-9]+ books? zeroed" \
+	"lfsvol scrub follows the agent's zeroing: $(tail -n 1 /tmp/scrub.err)"
+t_is "$(jq -c '[.command, .zeroed]' <<<"$out")" "[\"scrub\",$(grep -oE 'scrub done: [0-9]+' /tmp/scrub.err | grep -oE '[0-9]+$')]" \
+	"scrub --json: the count the text gives"
 t_ok "$(wait_for 300 nozombie; echo $?)" "  and the agent zeroes all 30 books"
 t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "  all FREE again"
 
