@@ -31,15 +31,15 @@ static int fabric_options(const char *cmd, int argc, char **argv, struct fabric_
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (opt == 'i' && lfs_parse_u32(optarg, LFS_IG_MAX, &fa->ig)) {
-			fprintf(stderr, "%s %s: invalid interleave group `%s' (0-%u)\n", prog, cmd,
-				optarg, LFS_IG_MAX);
+			lfsctl_err("%s %s: invalid interleave group `%s' (0-%u)\n", prog, cmd,
+				   optarg, LFS_IG_MAX);
 			return -EINVAL;
 		} else if (opt == 'b' && lfsctl_size(cmd, "--book-size", optarg, &fa->book_size)) {
 			return -EINVAL;
 		} else if (opt == 'o' && lfsctl_size(cmd, "--offset", optarg, &fa->offset)) {
 			return -EINVAL;
 		} else if (opt == 'f' && lfs_parse_uuid(optarg, fa->fabric)) {
-			fprintf(stderr, "%s %s: invalid fabric UUID `%s'\n", prog, cmd, optarg);
+			lfsctl_err("%s %s: invalid fabric UUID `%s'\n", prog, cmd, optarg);
 			return -EINVAL;
 		} else if (opt != 'i' && opt != 'b' && opt != 'o' && opt != 'f') {
 			lfsctl_usage(cmd);
@@ -54,6 +54,24 @@ static int fabric_options(const char *cmd, int argc, char **argv, struct fabric_
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static json_t *fabric_json(const struct lfs_fabric_info *f);
+
+/* Under --json: the device and the kernel's view of its IG now. */
+static void attached_result(struct lfs_client *c, const char *dev, uint32_t ig)
+{
+	struct lfs_fabric_info *v = NULL;
+	size_t n = 0;
+
+	lfsctl_result("device", json_string(dev));
+	lfsctl_result("ig", json_integer(ig));
+	if (lfsnl_fabric_list(c, &v, &n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].ig == ig)
+			lfsctl_result("fabric", fabric_json(&v[i]));
+	free(v);
 }
 
 int cmd_attach(int argc, char **argv)
@@ -71,6 +89,8 @@ int cmd_attach(int argc, char **argv)
 				    fa.have_fabric ? fa.fabric : NULL);
 	if (ret)
 		return lfsctl_fail(c, "attach", argv[optind], ret);
+	if (lfsctl_json)
+		attached_result(c, argv[optind], fa.ig);
 	lfs_client_close(c);
 	return 0;
 }
@@ -95,7 +115,11 @@ int cmd_label(int argc, char **argv)
 		return lfsctl_fail(c, "label", argv[optind], ret);
 	lfs_client_close(c);
 	lfs_format_uuid(fa.fabric, u);
-	printf("%s: labelled IG %u of fabric %s\n", argv[optind], fa.ig, u);
+	lfsctl_result("device", json_string(argv[optind]));
+	lfsctl_result("ig", json_integer(fa.ig));
+	lfsctl_result("fabric_uuid", json_string(u));
+	if (!lfsctl_json)
+		printf("%s: labelled IG %u of fabric %s\n", argv[optind], fa.ig, u);
 	return 0;
 }
 
@@ -112,6 +136,7 @@ int cmd_detach(int argc, char **argv)
 	ret = lfsnl_detach(c, argv[1]);
 	if (ret)
 		return lfsctl_fail(c, "detach", argv[1], ret);
+	lfsctl_result("device", json_string(argv[1]));
 	lfs_client_close(c);
 	return 0;
 }
@@ -154,7 +179,7 @@ int cmd_fabric(int argc, char **argv)
 	struct lfs_client *c;
 	json_t *arr;
 	size_t i, n = 0;
-	int json = 0, ret;
+	int json = lfsctl_json, ret;
 
 	if (argc == 2 && !strcmp(argv[1], "--json"))
 		json = 1;

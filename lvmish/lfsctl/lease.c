@@ -90,17 +90,16 @@ static int lease_options(int argc, char **argv, struct lease_opts *o)
 			o->renew = true;
 			if (lfs_parse_u32(optarg, LFS_LEASE_MS_MAX, &o->ms) ||
 			    o->ms < LFS_LEASE_MS_MIN) {
-				fprintf(stderr, "%s lease: invalid lease `%s': give %u to %u ms\n",
-					prog, optarg, LFS_LEASE_MS_MIN, LFS_LEASE_MS_MAX);
+				lfsctl_err("%s lease: invalid lease `%s': give %u to %u ms\n", prog,
+					   optarg, LFS_LEASE_MS_MIN, LFS_LEASE_MS_MAX);
 				return -EINVAL;
 			}
 		} else if (opt == 'a' && (!strcmp(optarg, "reset") || !strcmp(optarg, "eio"))) {
 			o->action = !strcmp(optarg, "eio") ? LFS_FENCE_EIO : LFS_FENCE_RESET;
 		} else {
 			if (opt == 'a')
-				fprintf(stderr,
-					"%s lease: invalid fence action `%s': reset or eio\n", prog,
-					optarg);
+				lfsctl_err("%s lease: invalid fence action `%s': reset or eio\n",
+					   prog, optarg);
 			lfsctl_usage("lease");
 			return -EINVAL;
 		}
@@ -114,7 +113,7 @@ static int lease_options(int argc, char **argv, struct lease_opts *o)
 
 int cmd_lease(int argc, char **argv)
 {
-	struct lease_opts o = { .action = -1 };
+	struct lease_opts o = { .json = lfsctl_json, .action = -1 };
 	struct lfs_lease_info l;
 	struct lfs_client *c;
 	int ret = 0;

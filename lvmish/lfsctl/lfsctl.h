@@ -2,6 +2,9 @@
 #ifndef LFSCTL_H
 #define LFSCTL_H
 
+#include <stdbool.h>
+#include <jansson.h>
+
 #include "liblfsnl.h"
 #include "lfs_rules.h"
 
@@ -12,6 +15,7 @@ struct lfsctl_cmd {
 	int (*fn)(int argc, char **argv);
 	const char *args;
 	const char *help;
+	bool listing; /* prints its own JSON under --json */
 };
 
 extern const char *prog;
@@ -40,5 +44,16 @@ int lfsctl_books(const char *cmd, const char *arg, struct lfs_book **books, size
 const char *lfsctl_state_name(uint32_t state);
 /* SIZE in bytes (a bare number is bytes, zero allowed); prints the error. */
 int lfsctl_size(const char *cmd, const char *opt, const char *arg, uint64_t *bytes);
+
+/* json.c: --json (see there). lfsctl_err: a message on stderr, kept for the error object. */
+extern bool lfsctl_json;
+void lfsctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The errno of the failure (the error object's "errno"). */
+void lfsctl_errno_is(int err);
+/* Set member key of a changing command's result to v (stolen; ignored without --json). */
+void lfsctl_result(const char *key, json_t *v);
+void lfsctl_print_json(json_t *v);
+/* main(): the document of cmd, which exited with status. */
+void lfsctl_json_done(const char *cmd, int status, bool listing);
 
 #endif

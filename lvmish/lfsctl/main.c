@@ -14,26 +14,28 @@ const char *prog = "lfsctl";
 
 static const struct lfsctl_cmd commands[] = {
 	{ "attach", cmd_attach, "DEVICE --ig N --book-size SIZE [--offset SIZE] [--fabric UUID]",
-	  "attach a fabric memory device as interleave group N" },
+	  "attach a fabric memory device as interleave group N", false },
 	{ "label", cmd_label, "DEVICE --ig N --book-size SIZE --fabric UUID [--offset SIZE]",
-	  "write a fabric label on a device that has none (not attached)" },
-	{ "detach", cmd_detach, "DEVICE", "detach a fabric device no shelf uses" },
+	  "write a fabric label on a device that has none (not attached)", false },
+	{ "detach", cmd_detach, "DEVICE", "detach a fabric device no shelf uses", false },
 	{ "create", cmd_create, "NAME BOOKS [--uuid UUID] [--zeroed] [--leased]",
-	  "create a shelf from BOOKS and print its device path" },
-	{ "extend", cmd_extend, "NAME BOOKS", "append BOOKS to a shelf (also while mounted)" },
+	  "create a shelf from BOOKS and print its device path", false },
+	{ "extend", cmd_extend, "NAME BOOKS", "append BOOKS to a shelf (also while mounted)",
+	  false },
 	{ "shrink", cmd_shrink, "NAME --books N",
-	  "keep the first N books of a shelf (not while open)" },
-	{ "remove", cmd_remove, "NAME", "remove a shelf (not while open or mounted)" },
-	{ "zero", cmd_zero, "BOOKS", "write zeroes over books no shelf holds" },
+	  "keep the first N books of a shelf (not while open)", false },
+	{ "remove", cmd_remove, "NAME", "remove a shelf (not while open or mounted)", false },
+	{ "zero", cmd_zero, "BOOKS", "write zeroes over books no shelf holds", false },
 	{ "check", cmd_check, "BOOKS",
-	  "print the books (no shelf holds) that read as zeroes; writes nothing" },
-	{ "list", cmd_list, "[--json] [NAME]", "show shelves" },
+	  "print the books (no shelf holds) that read as zeroes; writes nothing", true },
+	{ "list", cmd_list, "[--json] [NAME]", "show shelves", true },
 	{ "fence", cmd_fence, "NAME | --uuid UUID",
 	  "fence a shelf now: I/O fails, it can only be removed; or a file open through the\n"
-	  "      lfs filesystem, by name or by UUID" },
+	  "      lfs filesystem, by name or by UUID",
+	  false },
 	{ "lease", cmd_lease, "[--json] | --renew MS [--action reset|eio] | --release",
-	  "show the node's lease; renew it from now (tests, recovery) or give it up" },
-	{ "fabric", cmd_fabric, "[--json]", "show attached fabric devices" },
+	  "show the node's lease; renew it from now (tests, recovery) or give it up", true },
+	{ "fabric", cmd_fabric, "[--json]", "show attached fabric devices", true },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -42,13 +44,14 @@ static void show_usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: %s COMMAND [ARGS...]\n\ncommands:\n", prog);
+	fprintf(f, "usage: %s [--json] COMMAND [ARGS...]\n\ncommands:\n", prog);
 	for (i = 0; i < NR_COMMANDS; i++)
 		fprintf(f, "  %s %s\n      %s\n", commands[i].name, commands[i].args,
 			commands[i].help);
 	fprintf(f,
 		"\nBOOKS is a comma list of IG:BOOK or IG:FIRST-LAST, e.g. 0:0-3,1:0-3.\n"
 		"SIZE is a number of bytes with an optional K, M, G, T or P suffix.\n"
+		"--json (also after COMMAND): one JSON document on stdout, errors too.\n"
 		"`%s COMMAND --help' describes one command; `%s --version' the version;\n"
 		"see lfsctl(8).\n",
 		prog, prog);
@@ -60,7 +63,7 @@ int lfsctl_usage(const char *cmd)
 
 	for (i = 0; i < NR_COMMANDS; i++) {
 		if (!strcmp(commands[i].name, cmd)) {
-			fprintf(stderr, "usage: %s %s %s\n", prog, cmd, commands[i].args);
+			lfsctl_err("usage: %s %s %s\n", prog, cmd, commands[i].args);
 			break;
 		}
 	}
@@ -82,18 +85,20 @@ struct lfs_client *lfsctl_connect(const char *cmd)
 	struct lfs_client *c;
 	int ret = lfs_client_open(&c);
 
+	if (ret)
+		lfsctl_errno_is(ret);
 	if (ret == -ENOENT) {
-		fprintf(stderr, "%s %s: the lfs kernel module is not loaded (modprobe lfs)\n", prog,
-			cmd);
+		lfsctl_err("%s %s: the lfs kernel module is not loaded (modprobe lfs)\n", prog,
+			   cmd);
 		return NULL;
 	}
 	if (ret == -EPROTONOSUPPORT) {
-		fprintf(stderr, "%s %s: %s\n", prog, cmd, lfs_client_open_error());
+		lfsctl_err("%s %s: %s\n", prog, cmd, lfs_client_open_error());
 		return NULL;
 	}
 	if (ret) {
-		fprintf(stderr, "%s %s: cannot open a generic netlink socket: %s\n", prog, cmd,
-			strerror(-ret));
+		lfsctl_err("%s %s: cannot open a generic netlink socket: %s\n", prog, cmd,
+			   strerror(-ret));
 		return NULL;
 	}
 	return c;
@@ -104,8 +109,9 @@ int lfsctl_fail(struct lfs_client *c, const char *cmd, const char *what, int err
 {
 	const char *msg = lfs_client_error(c);
 
-	fprintf(stderr, "%s %s: %s: %s (%s)\n", prog, cmd, what, *msg ? msg : strerror(-err),
-		strerror(-err));
+	lfsctl_errno_is(err);
+	lfsctl_err("%s %s: %s: %s (%s)\n", prog, cmd, what, *msg ? msg : strerror(-err),
+		   strerror(-err));
 	lfs_client_close(c);
 	return EXIT_FAILURE;
 }
@@ -115,7 +121,7 @@ int lfsctl_books(const char *cmd, const char *arg, struct lfs_book **books, size
 	char err[256];
 
 	if (lfs_parse_books(arg, books, n, err, sizeof(err))) {
-		fprintf(stderr, "%s %s: %s\n", prog, cmd, err);
+		lfsctl_err("%s %s: %s\n", prog, cmd, err);
 		return -1;
 	}
 	return 0;
@@ -127,17 +133,36 @@ int lfsctl_size(const char *cmd, const char *opt, const char *arg, uint64_t *byt
 	char err[256];
 
 	if (lfs_size_parse(arg, LFS_SIZE_BARE | LFS_SIZE_ZERO, &sz, err, sizeof(err))) {
-		fprintf(stderr, "%s %s: %s: %s\n", prog, cmd, opt, err);
+		lfsctl_err("%s %s: %s: %s\n", prog, cmd, opt, err);
 		return -1;
 	}
 	*bytes = sz.value;
 	return 0;
 }
 
+/* --json anywhere before `--' (or before COMMAND): taken out of argv. */
+static int take_json(int argc, char **argv)
+{
+	int i, k = 1;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--json"))
+			lfsctl_json = true;
+		else
+			argv[k++] = argv[i];
+	}
+	while (i < argc)
+		argv[k++] = argv[i++];
+	argv[k] = NULL;
+	return k;
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
+	int r;
 
+	argc = take_json(argc, argv);
 	if (argc < 2) {
 		show_usage(stderr);
 		return EXIT_USAGE;
@@ -157,9 +182,12 @@ int main(int argc, char **argv)
 				       commands[i].args, commands[i].help);
 				return 0;
 			}
-			return commands[i].fn(argc - 1, argv + 1);
+			r = commands[i].fn(argc - 1, argv + 1);
+			lfsctl_json_done(commands[i].name, r, commands[i].listing);
+			return r;
 		}
 	}
-	fprintf(stderr, "%s: unknown command `%s' (see %s --help)\n", prog, argv[1], prog);
+	lfsctl_err("%s: unknown command `%s' (see %s --help)\n", prog, argv[1], prog);
+	lfsctl_json_done(argv[1], EXIT_USAGE, false);
 	return EXIT_USAGE;
 }

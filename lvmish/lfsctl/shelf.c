@@ -16,8 +16,22 @@ static int check_name(const char *cmd, const char *name)
 
 	if (!lfs_rule_shelf_name(name, msg, sizeof(msg)))
 		return 0;
-	fprintf(stderr, "%s %s: %s\n", prog, cmd, msg);
+	lfsctl_err("%s %s: %s\n", prog, cmd, msg);
 	return -1;
+}
+
+static json_t *shelf_json(const struct lfs_shelf_info *s);
+
+/* Under --json: the shelf NAME as list --json has it now. */
+static void shelf_result(struct lfs_client *c, const char *name)
+{
+	struct lfs_shelf_info *v = NULL;
+	size_t n = 0;
+
+	if (!lfsctl_json || lfsnl_shelf_list(c, name, &v, &n) || !n)
+		return;
+	lfsctl_result("shelf", shelf_json(&v[0]));
+	lfsnl_shelf_list_free(v, n);
 }
 
 int cmd_create(int argc, char **argv)
@@ -44,7 +58,7 @@ int cmd_create(int argc, char **argv)
 		if (opt != 'u')
 			return lfsctl_usage("create");
 		if (lfs_parse_uuid(optarg, uuid)) {
-			fprintf(stderr, "%s create: invalid UUID `%s'\n", prog, optarg);
+			lfsctl_err("%s create: invalid UUID `%s'\n", prog, optarg);
 			return EXIT_USAGE;
 		}
 		have_uuid = 1;
@@ -64,8 +78,10 @@ int cmd_create(int argc, char **argv)
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "create", argv[optind], ret);
+	shelf_result(c, argv[optind]);
 	lfs_client_close(c);
-	printf("/dev/%s\n", info.disk);
+	if (!lfsctl_json)
+		printf("/dev/%s\n", info.disk);
 	return 0;
 }
 
@@ -89,6 +105,7 @@ int cmd_extend(int argc, char **argv)
 	free(books);
 	if (ret)
 		return lfsctl_fail(c, "extend", argv[1], ret);
+	shelf_result(c, argv[1]);
 	lfs_client_close(c);
 	return 0;
 }
@@ -107,8 +124,8 @@ int cmd_shrink(int argc, char **argv)
 		if (opt != 'b')
 			return lfsctl_usage("shrink");
 		if (lfs_parse_u32(optarg, UINT32_MAX, &nr) || !nr) {
-			fprintf(stderr, "%s shrink: invalid book count `%s': give a number >= 1\n",
-				prog, optarg);
+			lfsctl_err("%s shrink: invalid book count `%s': give a number >= 1\n", prog,
+				   optarg);
 			return EXIT_USAGE;
 		}
 		have = 1;
@@ -123,6 +140,7 @@ int cmd_shrink(int argc, char **argv)
 	ret = lfsnl_shelf_shrink(c, argv[optind], nr);
 	if (ret)
 		return lfsctl_fail(c, "shrink", argv[optind], ret);
+	shelf_result(c, argv[optind]);
 	lfs_client_close(c);
 	return 0;
 }
@@ -142,8 +160,24 @@ int cmd_remove(int argc, char **argv)
 	ret = lfsnl_shelf_remove(c, argv[1]);
 	if (ret)
 		return lfsctl_fail(c, "remove", argv[1], ret);
+	lfsctl_result("name", json_string(argv[1]));
 	lfs_client_close(c);
 	return 0;
+}
+
+/* The books whose flag is want, as "IG:BOOK" strings. */
+static json_t *books_json(const struct lfs_book *books, size_t n, const bool *flag, bool want)
+{
+	json_t *arr = json_array();
+	char b[24];
+
+	for (size_t i = 0; i < n; i++) {
+		if (flag[i] != want)
+			continue;
+		snprintf(b, sizeof(b), "%u:%u", books[i].ig, books[i].book);
+		json_array_append_new(arr, json_string(b));
+	}
+	return arr;
 }
 
 int cmd_zero(int argc, char **argv)
@@ -170,11 +204,13 @@ int cmd_zero(int argc, char **argv)
 		free(zeroed);
 		return lfsctl_fail(c, "zero", argv[1], ret);
 	}
+	lfsctl_result("zeroed", books_json(books, n, zeroed, true));
+	lfsctl_result("held", books_json(books, n, zeroed, false));
 	for (size_t i = 0; i < n; i++) {
 		if (zeroed[i])
 			continue;
-		fprintf(stderr, "%s zero: book %u:%u was not zeroed: a shelf holds it\n", prog,
-			books[i].ig, books[i].book);
+		lfsctl_err("%s zero: book %u:%u was not zeroed: a shelf holds it\n", prog,
+			   books[i].ig, books[i].book);
 		skipped++;
 	}
 	free(books);
@@ -204,7 +240,12 @@ int cmd_check(int argc, char **argv)
 		return EXIT_FAILURE;
 	}
 	ret = lfsnl_books_check_zero(c, books, n, zero);
-	if (!ret)
+	if (!ret && lfsctl_json) {
+		json_t *arr = books_json(books, n, zero, true);
+
+		lfsctl_print_json(arr);
+		json_decref(arr);
+	} else if (!ret)
 		for (size_t i = 0; i < n; i++)
 			if (zero[i])
 				printf("%u:%u\n", books[i].ig, books[i].book);
@@ -264,7 +305,7 @@ int cmd_list(int argc, char **argv)
 	struct lfs_shelf_info *v = NULL;
 	const char *name = NULL;
 	struct lfs_client *c;
-	int json = 0, i, ret;
+	int json = lfsctl_json, i, ret;
 	size_t j, n = 0;
 	json_t *arr;
 
@@ -310,7 +351,7 @@ int cmd_fence(int argc, char **argv)
 		argc--;
 		argv++;
 		if (lfs_parse_uuid(argv[1], uuid)) {
-			fprintf(stderr, "%s fence: invalid UUID `%s'\n", prog, argv[1]);
+			lfsctl_err("%s fence: invalid UUID `%s'\n", prog, argv[1]);
 			return EXIT_USAGE;
 		}
 	}
@@ -324,6 +365,7 @@ int cmd_fence(int argc, char **argv)
 	ret = by_uuid ? lfsnl_file_fence(c, uuid) : lfsnl_shelf_fence(c, argv[1]);
 	if (ret)
 		return lfsctl_fail(c, "fence", argv[1], ret);
+	lfsctl_result(by_uuid ? "uuid" : "name", json_string(argv[1]));
 	lfs_client_close(c);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "device.h"
 #include "kernel.h"
 #include "lfsvol.h"
+#include "result.h"
 #include "session.h"
 
 #define LINK_TIMEOUT_MS 10000
@@ -307,6 +308,19 @@ static void warn_no_agent(struct act *a)
 		lfsvol_prog);
 }
 
+/* Under --json: the shelf and its device paths, appended to "shelves". */
+static void activated_result(struct act *a)
+{
+	char dev[80], disk[80];
+
+	snprintf(dev, sizeof(dev), "/dev/lfs/%s", a->name);
+	snprintf(disk, sizeof(disk), "/dev/%s", a->disk);
+	lfsvol_result_append("shelves",
+			     json_pack("{s:s,s:s,s:s,s:s,s:b}", "name", a->name, "device", dev,
+				       "disk", disk, "mode", a->how->shared ? "ro" : "rw",
+				       "already", a->already));
+}
+
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
 			const char *name, const struct lfsvol_activation *how)
 {
@@ -339,6 +353,8 @@ int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct l
 			a.what, a.disk, name, LINK_TIMEOUT_MS / 1000);
 	else if (!a.already && !how->quiet)
 		lfsvol_info("activated shelf %s as /dev/lfs/%s (/dev/%s)", name, name, a.disk);
+	if (!r && !how->quiet)
+		activated_result(&a);
 	if (!r)
 		warn_no_agent(&a);
 out:
@@ -442,6 +458,7 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 	json_t *names = json_array();
 	int r;
 
+	lfsvol_result_set("shelves", json_array());
 	r = activate_options(argc, argv, &o, names);
 	if (!r)
 		r = lfsvol_need_root("activate");
@@ -458,6 +475,17 @@ int cmd_activate(int argc, char **argv, struct lfsvol_ctx *ctx)
 	lfsvol_lib_close(lib);
 	lfs_client_close(drv);
 	return lfsvol_exit_code(r);
+}
+
+/* Under --json: the shelf, the disk it had here (null if none), whether it was fenced. */
+static void deactivated_result(struct lfs_shelf_info *act, const char *name)
+{
+	char disk[80];
+
+	snprintf(disk, sizeof(disk), "/dev/%s", act ? act->disk : "");
+	lfsvol_result_append("shelves", json_pack("{s:s,s:o,s:b}", "name", name, "disk",
+						  act ? json_string(disk) : json_null(), "fenced",
+						  act && act->state == LFS_SHELF_FENCED));
 }
 
 /* Kernel first (it refuses while open), then the librarian, then udev's name. */
@@ -492,11 +520,13 @@ static int deactivate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct
 			"deactivated shelf %s (%s here; the librarian has no activation of it for this node: %s)",
 			name, act->state == LFS_SHELF_FENCED ? "it was fenced" : "it was active",
 			lfsvol_lib_errmsg(lib));
+		deactivated_result(act, name);
 		return 0;
 	}
 	if (r)
 		return lfsvol_lib_fail(lib, what, r);
 	lfsvol_info("deactivated shelf %s", name);
+	deactivated_result(act, name);
 	return 0;
 }
 
@@ -532,6 +562,7 @@ int cmd_deactivate(int argc, char **argv, struct lfsvol_ctx *ctx)
 	bool all = false;
 	int c, r, e;
 
+	lfsvol_result_set("shelves", json_array());
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c != 'A')
 			return LFSVOL_EUSAGE;

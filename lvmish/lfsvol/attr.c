@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lfsvol.h"
+#include "result.h"
 #include "session.h"
 
 static const struct {
@@ -27,6 +28,22 @@ static void attr_print(size_t verb, json_t *res)
 	} else if (!strcmp(verbs[verb].verb, "get")) {
 		printf("%s\n", json_string_value(json_object_get(res, "value")));
 	}
+}
+
+/* Under --json: {"verb", "name", and "attrs" (list) or "key" and "value" (get, set, rm)}. */
+static void attr_result(int argc, char **argv, json_t *res)
+{
+	lfsvol_result_set("verb", json_string(argv[1]));
+	lfsvol_result_set("name", json_string(argv[2]));
+	if (argc == 3) {
+		lfsvol_result_set("attrs", json_incref(json_object_get(res, "attrs")));
+		return;
+	}
+	lfsvol_result_set("key", json_string(argv[3]));
+	if (argc == 5)
+		lfsvol_result_set("value", json_string(argv[4]));
+	else if (!strcmp(argv[1], "get"))
+		lfsvol_result_set("value", json_incref(json_object_get(res, "value")));
 }
 
 int cmd_attr(int argc, char **argv, struct lfsvol_ctx *ctx)
@@ -61,7 +78,9 @@ int cmd_attr(int argc, char **argv, struct lfsvol_ctx *ctx)
 	snprintf(what, sizeof(what), "attr %s %s%s%s", argv[1], argv[2], argc > 3 ? " " : "",
 		 argc > 3 ? argv[3] : "");
 	r = lfsvol_lib_request(lib, what, verbs[i].op, args, &res);
-	if (!r)
+	if (!r && lfsvol_json)
+		attr_result(argc, argv, res);
+	else if (!r)
 		attr_print(i, res);
 	json_decref(res);
 	lfsvol_lib_close(lib);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* fabric [--json]: geometry and free / used / zombie books per node. */
+/* fabric [-o FIELDS] [--json]: geometry and free / used / zombie books per node. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 
 #include "lfs_rules.h"
 #include "lfsvol.h"
+#include "report.h"
 #include "session.h"
 
 #define BAR 30
@@ -63,77 +64,78 @@ static json_t *fabric_nodes(struct lfsvol_lib *lib, json_t *geo)
 	return out;
 }
 
-static void fabric_print(json_t *geo, json_t *out)
+/* The node's fields: fabric --json's keys and the columns. */
+static const struct lfsvol_field node_fields[] = {
+	{ "node", "NODE", -12, LFSVOL_F_STR, NULL, NULL, false, "the node's name" },
+	{ "rack", "RACK", -8, LFSVOL_F_STR, NULL, NULL, false, "its rack" },
+	{ "enclosure", "ENCL", -8, LFSVOL_F_STR, NULL, NULL, false, "its enclosure" },
+	{ "power_domain", "POWER", -8, LFSVOL_F_STR, NULL, NULL, false, "its power domain" },
+	{ "state", "STATE", -8, LFSVOL_F_STR, NULL, NULL, false, "online, offline, fencing" },
+	{ "igs", "IGS", -8, LFSVOL_F_LIST, NULL, NULL, false, "its interleave groups (IGs)" },
+	{ "books", "BOOKS", 7, LFSVOL_F_INT, NULL, NULL, false, "books on its IGs" },
+	{ "free", "FREE", 7, LFSVOL_F_INT, NULL, NULL, false, "of them FREE" },
+	{ "used", "USED", 7, LFSVOL_F_INT, NULL, NULL, false, "in shelves" },
+	{ "zombie", "ZOMBIE", 7, LFSVOL_F_INT, NULL, "?", false,
+	  "freed, waiting to be zeroed (? if the librarian does not tell)" },
+};
+
+static const struct lfsvol_report fabric_report = { "fabric", node_fields, ARRAY_SIZE(node_fields),
+						    "node,rack,enclosure,power_domain,state,books,"
+						    "free,used,zombie",
+						    false };
+
+/* On a terminal: a usage bar after the counts. */
+static void bar_tail(json_t *node)
 {
-	bool tty = isatty(STDOUT_FILENO);
+	json_t *z = json_object_get(node, "zombie");
+
+	putchar(' ');
+	bar(json_integer_value(json_object_get(node, "used")),
+	    json_is_integer(z) ? json_integer_value(z) : 0,
+	    json_integer_value(json_object_get(node, "books")));
+}
+
+/* The table; without report options a summary line first and, on a terminal, usage bars. */
+static void fabric_print(const struct lfsvol_report_opts *ro, json_t *geo, json_t *out)
+{
+	bool plain = lfsvol_report_plain(ro) && !lfsvol_json;
+	bool tty = plain && isatty(STDOUT_FILENO);
 	char bs[32];
-	size_t ni;
-	json_t *node;
 
-	printf("book size %s, %lld books in all\n",
-	       lfs_size_human((uint64_t)json_integer_value(json_object_get(geo, "book_size")), bs,
-			      sizeof(bs)),
-	       (long long)json_integer_value(json_object_get(geo, "total_books")));
-	printf("%-12s %-8s %-8s %-8s %-8s %7s %7s %7s %7s\n", "NODE", "RACK", "ENCL", "POWER",
-	       "STATE", "BOOKS", "FREE", "USED", "ZOMBIE");
-	json_array_foreach(out, ni, node) {
-		json_t *z = json_object_get(node, "zombie");
-
-		printf("%-12s %-8s %-8s %-8s %-8s %7lld %7lld %7lld ",
-		       json_string_value(json_object_get(node, "node")),
-		       json_string_value(json_object_get(node, "rack")),
-		       json_string_value(json_object_get(node, "enclosure")),
-		       json_string_value(json_object_get(node, "power_domain")),
-		       json_string_value(json_object_get(node, "state")),
-		       (long long)json_integer_value(json_object_get(node, "books")),
-		       (long long)json_integer_value(json_object_get(node, "free")),
-		       (long long)json_integer_value(json_object_get(node, "used")));
-		if (json_is_integer(z))
-			printf("%7lld", (long long)json_integer_value(z));
-		else
-			printf("%7s", "?");
-		if (tty) {
-			putchar(' ');
-			bar(json_integer_value(json_object_get(node, "used")),
-			    json_is_integer(z) ? json_integer_value(z) : 0,
-			    json_integer_value(json_object_get(node, "books")));
-		}
-		putchar('\n');
-	}
+	if (plain)
+		printf("book size %s, %lld books in all\n",
+		       lfs_size_human(
+			       (uint64_t)json_integer_value(json_object_get(geo, "book_size")), bs,
+			       sizeof(bs)),
+		       (long long)json_integer_value(json_object_get(geo, "total_books")));
+	lfsvol_report_print(ro, out, tty ? bar_tail : NULL);
 	if (tty)
 		printf("bar: # used, z zombie (waiting to be zeroed), . free\n");
 }
 
 int cmd_fabric(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
-	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
-					      { NULL, 0, NULL, 0 } };
+	struct lfsvol_report_opts ro = { 0 };
 	struct lfsvol_lib *lib = NULL;
 	json_t *geo = NULL, *out = NULL;
-	bool json = false;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1) {
-		if (c != 'j')
+	while ((c = getopt_long(argc, argv, LFSVOL_REPORT_SHORT, lfsvol_report_long, NULL)) != -1)
+		if (!lfsvol_report_option(&ro, c, optarg))
 			return LFSVOL_EUSAGE;
-		json = true;
-	}
 	if (optind != argc) {
-		lfsvol_err("usage: %s fabric [--json]", lfsvol_prog);
+		lfsvol_err("usage: %s fabric [-o FIELDS] [--json]", lfsvol_prog);
 		return LFSVOL_EUSAGE;
 	}
+	r = lfsvol_report_select(&fabric_report, &ro);
+	if (r)
+		return r > 0 ? LFSVOL_OK : lfsvol_exit_code(r);
 	r = lfsvol_lib_open(ctx, &lib);
 	if (!r)
 		r = lfsvol_lib_request(lib, "reading the fabric geometry", "geometry", NULL, &geo);
-	if (!r)
+	if (!r) {
 		out = fabric_nodes(lib, geo);
-	if (!r && json) {
-		char *s = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-
-		puts(s ? s : "[]");
-		free(s);
-	} else if (!r) {
-		fabric_print(geo, out);
+		fabric_print(&ro, geo, out);
 	}
 	json_decref(geo);
 	json_decref(out);

@@ -16,6 +16,7 @@
 
 #include "kernel.h"
 #include "lfsvol.h"
+#include "result.h"
 #include "session.h"
 
 /* The book counts of one node's IGs, for the configured ones. */
@@ -91,6 +92,12 @@ static void attach_summary(const struct lfsvol_conf *conf, struct lfs_client *dr
 				    f->labelled ? "labelled" : "no label");
 		else
 			lfsvol_info("IG %u: not attached", conf->fabrics[i].ig);
+		lfsvol_result_append("fabric",
+				     json_pack("{s:i,s:b,s:o,s:o,s:b}", "ig",
+					       (int)conf->fabrics[i].ig, "attached", f != NULL,
+					       "path", f ? json_string(f->path) : json_null(),
+					       "books", f ? json_integer(f->nr_books) : json_null(),
+					       "labelled", f && f->labelled));
 	}
 	free(fv);
 }

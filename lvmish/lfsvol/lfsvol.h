@@ -63,6 +63,17 @@ struct lfsvol_activation {
 int lfsvol_activate_one(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_client *drv,
 			const char *name, const struct lfsvol_activation *how);
 
+/* describe.c: shelves as list and show describe them (kernel shelves here: kv). */
+struct lfsvol_here {
+	struct lfs_shelf_info *kv;
+	size_t kn;
+};
+/* Every shelf, into out; one shelf with its allocation, attrs, owner and map. */
+int lfsvol_list_shelves(struct lfsvol_lib *lib, struct lfsvol_here *h, json_t *out);
+int lfsvol_show_shelf(struct lfsvol_lib *lib, struct lfsvol_here *h, const char *name, json_t *out);
+/* show --json's object of shelf NAME (a new reference), or null if it cannot be read. */
+json_t *lfsvol_shelf_describe(struct lfsvol_lib *lib, const char *name);
+
 /* guard.c: the checks before a shelf's books are given up (remove, shrink). */
 /* Check a shelf name (shared rules); a usage error if it is not one. */
 int lfsvol_check_name(const char *name);

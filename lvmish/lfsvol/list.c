@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* list and show: the librarian's facts about shelves, and this node's. */
+/* list and show: the shelf report (report.h) and show's own page. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -10,128 +10,14 @@
 #include "kernel.h"
 #include "lfs_rules.h"
 #include "lfsvol.h"
+#include "report.h"
 #include "session.h"
-
-/* This node's view of one shelf: the kernel's shelves here, by name. */
-struct here {
-	struct lfs_shelf_info *kv;
-	size_t kn;
-};
-
-/* One shelf as the JSON object of list/show: librarian facts plus this node's. */
-static json_t *shelf_object(json_t *ls, struct lfs_shelf_info *act)
-{
-	json_t *o = json_object(), *nodes = json_array(), *el;
-	struct lfsvol_fsinfo fs = { 0 };
-	char dev[80];
-	size_t i;
-
-	json_object_set(o, "name", json_object_get(ls, "name"));
-	json_object_set(o, "uuid", json_object_get(ls, "uuid"));
-	json_object_set(o, "size", json_object_get(ls, "size"));
-	json_object_set(o, "books", json_object_get(ls, "books"));
-	json_object_set(o, "policy", json_object_get(ls, "policy"));
-	json_array_foreach(json_object_get(ls, "activations"), i, el)
-		json_array_append(nodes, json_object_get(el, "node"));
-	json_object_set_new(o, "active", nodes);
-	json_object_set(o, "activations", json_object_get(ls, "activations"));
-	if (act) {
-		snprintf(dev, sizeof(dev), "/dev/lfs/%s", act->name);
-		json_object_set_new(o, "device", json_string(dev));
-		snprintf(dev, sizeof(dev), "/dev/%s", act->disk);
-		json_object_set_new(o, "disk", json_string(dev));
-		lfsvol_probe_fs(dev, 0, 0, &fs);
-	} else {
-		json_object_set_new(o, "device", json_null());
-		json_object_set_new(o, "disk", json_null());
-	}
-	json_object_set_new(o, "fstype", fs.type[0] ? json_string(fs.type) : json_null());
-	json_object_set_new(o, "label", fs.label[0] ? json_string(fs.label) : json_null());
-	json_object_set_new(o, "fsuuid", fs.uuid[0] ? json_string(fs.uuid) : json_null());
-	return o;
-}
-
-/* Every shelf, a page of shelf.list at a time, into out. */
-static int list_shelves(struct lfsvol_lib *lib, struct here *h, json_t *out)
-{
-	json_int_t off = 0, total;
-	json_t *res = NULL, *el;
-	size_t i;
-	int r;
-
-	do {
-		json_decref(res);
-		r = lfsvol_lib_request(lib, "listing shelves", "shelf.list",
-				       json_pack("{s:I,s:i}", "offset", off, "limit", 1000), &res);
-		if (r)
-			return r;
-		json_array_foreach(json_object_get(res, "shelves"), i, el) {
-			const char *n = json_string_value(json_object_get(el, "name"));
-
-			json_array_append_new(
-				out, shelf_object(el, lfsvol_find_active(h->kv, h->kn, n)));
-		}
-		total = json_integer_value(json_object_get(res, "total"));
-		off += (json_int_t)json_array_size(json_object_get(res, "shelves"));
-	} while (off < total && json_array_size(json_object_get(res, "shelves")));
-	json_decref(res);
-	return 0;
-}
-
-/* One shelf with its allocation, attributes, owner and map, into out. */
-static int show_shelf(struct lfsvol_lib *lib, struct here *h, const char *name, json_t *out)
-{
-	json_t *res = NULL, *a = NULL, *alloc = NULL, *o;
-	char what[128];
-	int r;
-
-	snprintf(what, sizeof(what), "showing shelf `%s'", name);
-	r = lfsvol_lib_request(lib, what, "shelf.get", json_pack("{s:s}", "name", name), &res);
-	if (r)
-		return r;
-	o = shelf_object(res, lfsvol_find_active(h->kv, h->kn, name));
-	if (!lfsvol_lib_call(lib, "attr.get",
-			     json_pack("{s:s,s:s}", "name", name, "key", "lfs.allocation"), &a))
-		alloc = json_loads(json_string_value(json_object_get(a, "value")), 0, NULL);
-	json_decref(a);
-	json_object_set_new(o, "allocation", alloc ? alloc : json_null());
-	json_object_set(o, "attrs", json_object_get(res, "attrs"));
-	json_object_set(o, "owner", json_object_get(res, "owner"));
-	json_object_set(o, "map", json_object_get(res, "map"));
-	json_array_append_new(out, o);
-	json_decref(res);
-	return 0;
-}
 
 static const char *str_or(json_t *o, const char *key, const char *none)
 {
 	json_t *v = json_object_get(o, key);
 
 	return json_is_string(v) ? json_string_value(v) : none;
-}
-
-static void print_list(json_t *out)
-{
-	size_t i, k;
-	json_t *el, *n;
-
-	printf("%-20s %10s %7s %-13s %-14s %-16s %s\n", "NAME", "SIZE", "BOOKS", "POLICY", "ACTIVE",
-	       "DEVICE", "FSTYPE");
-	json_array_foreach(out, i, el) {
-		char sz[32], active[64] = "";
-
-		json_array_foreach(json_object_get(el, "active"), k, n) {
-			if (k)
-				strncat(active, ",", sizeof(active) - strlen(active) - 1);
-			strncat(active, json_string_value(n), sizeof(active) - strlen(active) - 1);
-		}
-		printf("%-20s %10s %7lld %-13s %-14s %-16s %s\n", str_or(el, "name", "?"),
-		       lfs_size_human((uint64_t)json_integer_value(json_object_get(el, "size")), sz,
-				      sizeof(sz)),
-		       (long long)json_integer_value(json_object_get(el, "books")),
-		       str_or(el, "policy", "?"), active[0] ? active : "-",
-		       str_or(el, "device", "-"), str_or(el, "fstype", "-"));
-	}
 }
 
 static void print_allocation(json_t *alloc)
@@ -148,7 +34,7 @@ static void print_allocation(json_t *alloc)
 	printf("\n");
 }
 
-static void print_show(json_t *o)
+static void print_show(json_t *o, bool bytes)
 {
 	json_t *el;
 	char sz[32];
@@ -156,9 +42,13 @@ static void print_show(json_t *o)
 
 	printf("name:        %s\n", str_or(o, "name", "?"));
 	printf("uuid:        %s\n", str_or(o, "uuid", "?"));
+	if (bytes)
+		snprintf(sz, sizeof(sz), "%lld",
+			 (long long)json_integer_value(json_object_get(o, "size")));
 	printf("size:        %s (%lld books)\n",
-	       lfs_size_human((uint64_t)json_integer_value(json_object_get(o, "size")), sz,
-			      sizeof(sz)),
+	       bytes ? sz :
+		       lfs_size_human((uint64_t)json_integer_value(json_object_get(o, "size")), sz,
+				      sizeof(sz)),
 	       (long long)json_integer_value(json_object_get(o, "books")));
 	printf("policy:      %s (requested)\n", str_or(o, "policy", "?"));
 	print_allocation(json_object_get(o, "allocation"));
@@ -175,50 +65,94 @@ static void print_show(json_t *o)
 	printf("\n");
 }
 
-static void print_json(json_t *v)
+/* "node01:rw,node02:ro" */
+static const char *activations_text(json_t *v, char *buf, size_t len)
 {
-	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	size_t i, n = 0;
+	json_t *el;
 
-	if (s)
-		puts(s);
-	free(s);
+	buf[0] = '\0';
+	json_array_foreach(v, i, el) {
+		if (n >= len)
+			break;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s:%s", i ? "," : "",
+				      str_or(el, "node", "?"), str_or(el, "mode", "?"));
+	}
+	return buf;
+}
+
+/* The shelf's fields: list's and show's JSON keys, and their columns. */
+static const struct lfsvol_field shelf_fields[] = {
+	{ "name", "NAME", -20, LFSVOL_F_STR, NULL, "?", false, "the shelf's name" },
+	{ "uuid", "UUID", -36, LFSVOL_F_STR, NULL, NULL, false, "the shelf's UUID" },
+	{ "size", "SIZE", 10, LFSVOL_F_SIZE, NULL, NULL, false, "its size (books x book size)" },
+	{ "books", "BOOKS", 7, LFSVOL_F_INT, NULL, NULL, false, "its number of books" },
+	{ "policy", "POLICY", -13, LFSVOL_F_STR, NULL, "?", false, "the requested policy" },
+	{ "active", "ACTIVE", -14, LFSVOL_F_LIST, NULL, NULL, false,
+	  "the nodes where it is active" },
+	{ "activations", "ACTIVATIONS", -20, LFSVOL_F_JSON, activations_text, NULL, false,
+	  "each activation: node and mode (rw, ro)" },
+	{ "device", "DEVICE", -16, LFSVOL_F_STR, NULL, NULL, false,
+	  "its /dev/lfs name, if active on this node" },
+	{ "disk", "DISK", -10, LFSVOL_F_STR, NULL, NULL, false,
+	  "its /dev/lfsN disk, if active on this node" },
+	{ "fstype", "FSTYPE", -8, LFSVOL_F_STR, NULL, NULL, false,
+	  "the filesystem on it (active here)" },
+	{ "label", "LABEL", -16, LFSVOL_F_STR, NULL, NULL, false, "the filesystem's label" },
+	{ "fsuuid", "FSUUID", -36, LFSVOL_F_STR, NULL, NULL, false, "the filesystem's UUID" },
+	{ "allocation", "ALLOCATION", -24, LFSVOL_F_JSON, NULL, NULL, true,
+	  "books per IG and per node, as placed" },
+	{ "attrs", "ATTRS", -24, LFSVOL_F_JSON, NULL, NULL, true, "the shelf's attributes" },
+	{ "owner", "OWNER", -12, LFSVOL_F_STR, NULL, NULL, true, "the node that created it" },
+	{ "map", "MAP", -24, LFSVOL_F_JSON, NULL, NULL, true,
+	  "its books as [IG, book] (the first page)" },
+};
+
+static int list_options(int argc, char **argv, struct lfsvol_report_opts *ro)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, LFSVOL_REPORT_SHORT, lfsvol_report_long, NULL)) != -1)
+		if (!lfsvol_report_option(ro, c, optarg))
+			return lfsvol_exit_as(LFSVOL_EUSAGE, -EINVAL);
+	return 0;
 }
 
 static int list_or_show(int argc, char **argv, struct lfsvol_ctx *ctx, bool show)
 {
-	static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
-					      { NULL, 0, NULL, 0 } };
+	const struct lfsvol_report rep = { show ? "show" : "list", shelf_fields,
+					   ARRAY_SIZE(shelf_fields),
+					   "name,size,books,policy,active,device,fstype", show };
+	struct lfsvol_report_opts ro = { 0 };
 	const char *name = NULL;
 	struct lfsvol_lib *lib = NULL;
 	struct lfs_client *drv = NULL;
-	struct here h = { 0 };
-	json_t *out = json_array();
-	bool json = false;
-	int c, r;
+	struct lfsvol_here h = { 0 };
+	json_t *out;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1) {
-		if (c != 'j') {
-			json_decref(out);
-			return LFSVOL_EUSAGE;
-		}
-		json = true;
-	}
-	if (show ? optind != argc - 1 : optind != argc)
-		r = lfsvol_usage("usage: %s %s [--json]", lfsvol_prog, show ? "show NAME" : "list");
-	else
-		r = 0;
-	if (!r && show)
+	r = list_options(argc, argv, &ro);
+	if (!r && (show ? optind != argc - 1 : optind != argc))
+		r = lfsvol_usage("usage: %s %s [-o FIELDS] [--json]", lfsvol_prog,
+				 show ? "show NAME" : "list");
+	if (!r)
+		r = lfsvol_report_select(&rep, &ro);
+	if (r)
+		return r > 0 ? LFSVOL_OK : lfsvol_exit_code(r);
+	if (show)
 		r = lfsvol_check_name(name = argv[optind]);
 	if (!r)
 		r = lfsvol_lib_open(ctx, &lib);
+	out = json_array();
 	if (!r) {
 		lfsvol_kernel_shelves(&drv, name, &h.kv, &h.kn);
-		r = show ? show_shelf(lib, &h, name, out) : list_shelves(lib, &h, out);
+		r = show ? lfsvol_show_shelf(lib, &h, name, out) :
+			   lfsvol_list_shelves(lib, &h, out);
 	}
-	if (!r && json)
-		print_json(out);
+	if (!r && show && !lfsvol_json && !ro.spec && !ro.noheadings && !ro.separator)
+		print_show(json_array_get(out, 0), ro.bytes);
 	else if (!r)
-		show ? print_show(json_array_get(out, 0)) : print_list(out);
+		lfsvol_report_print(&ro, out, NULL);
 	json_decref(out);
 	lfsnl_shelf_list_free(h.kv, h.kn);
 	lfs_client_close(drv);

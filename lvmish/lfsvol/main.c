@@ -11,43 +11,55 @@
 
 #include "lfsagent.h"
 #include "lfsvol.h"
+#include "result.h"
+
+/* kind: a report prints its own JSON; the agent has none (it is a daemon) */
+enum { CHANGE, REPORT, DAEMON };
 
 static const struct {
 	const char *name;
 	lfsvol_cmd_fn *fn;
 	const char *usage;
 	const char *help;
+	int kind;
 } commands[] = {
 	{ "create", cmd_create,
-	  "create NAME -s SIZE [-p POLICY] [--ig LIST] [--away-from SHELF] [-a]",
-	  "create a shelf" },
-	{ "remove", cmd_remove, "remove NAME [-f]", "remove a shelf and free its books" },
-	{ "resize", cmd_resize, "resize NAME -s [+|-]SIZE [-f]", "grow or shrink a shelf" },
-	{ "rename", cmd_rename, "rename OLD NEW", "rename a shelf" },
-	{ "list", cmd_list, "list [--json]", "list shelves" },
-	{ "show", cmd_show, "show NAME [--json]", "describe one shelf" },
+	  "create NAME -s SIZE [-p POLICY] [--ig LIST] [--away-from SHELF] [-a]", "create a shelf",
+	  CHANGE },
+	{ "remove", cmd_remove, "remove NAME [-f]", "remove a shelf and free its books", CHANGE },
+	{ "resize", cmd_resize, "resize NAME -s [+|-]SIZE [-f]", "grow or shrink a shelf", CHANGE },
+	{ "rename", cmd_rename, "rename OLD NEW", "rename a shelf", CHANGE },
+	{ "list", cmd_list, "list [-o FIELDS] [--noheadings] [--separator S] [--bytes] [--json]",
+	  "list shelves", REPORT },
+	{ "show", cmd_show,
+	  "show NAME [-o FIELDS] [--noheadings] [--separator S] [--bytes] [--json]",
+	  "describe one shelf", REPORT },
 	{ "activate", cmd_activate, "activate NAME...|--all|--auto [--shared] [--takeover]",
-	  "make shelves block devices here" },
+	  "make shelves block devices here", CHANGE },
 	{ "deactivate", cmd_deactivate, "deactivate NAME...|--all",
-	  "remove shelves' block devices here" },
-	{ "attr", cmd_attr, "attr list|get|set|rm NAME [KEY [VALUE]]", "shelf attributes" },
-	{ "fabric", cmd_fabric, "fabric [--json]", "fabric geometry and book usage per node" },
+	  "remove shelves' block devices here", CHANGE },
+	{ "attr", cmd_attr, "attr list|get|set|rm NAME [KEY [VALUE]]", "shelf attributes", CHANGE },
+	{ "fabric", cmd_fabric, "fabric [-o FIELDS] [--noheadings] [--separator S] [--json]",
+	  "fabric geometry and book usage per node", REPORT },
 	{ "attach", cmd_attach, "attach [--init]",
-	  "attach this node's fabric devices; --init first labels new ones" },
+	  "attach this node's fabric devices; --init first labels new ones", CHANGE },
 	{ "scrub", cmd_scrub, "scrub [--free]",
-	  "zero this node's ZOMBIE books now, with --free also its never-used FREE books" },
+	  "zero this node's ZOMBIE books now, with --free also its never-used FREE books", CHANGE },
 	{ "status", cmd_status, "status [--json | --prometheus]",
-	  "show this node's lease, fabric devices, shelves and agent progress" },
-	{ "agent", cmd_agent, "agent [--once]", "run the node agent" },
+	  "show this node's lease, fabric devices, shelves and agent progress", REPORT },
+	{ "agent", cmd_agent, "agent [--once]", "run the node agent", DAEMON },
 };
 
 static void show_usage(FILE *f)
 {
-	fprintf(f, "Usage: %s [-c FILE] [--librarian ADDR] COMMAND [ARGS...]\n\n", lfsvol_prog);
+	fprintf(f, "Usage: %s [-c FILE] [--librarian ADDR] [--json] COMMAND [ARGS...]\n\n",
+		lfsvol_prog);
 	fprintf(f,
 		"Options:\n"
 		"  -c, --config FILE      configuration (default $LFS_CONF or %s)\n"
 		"  --librarian ADDR       librarian HOST:PORT or unix:PATH (overrides the config)\n"
+		"  --json                 one JSON document on stdout, errors too (also after\n"
+		"                         COMMAND; every command but agent)\n"
 		"  -h, --help             this help; COMMAND --help for a command's help\n"
 		"  -V, --version          the version\n\n"
 		"Commands:\n",
@@ -77,6 +89,7 @@ static int global_options(int argc, char **argv, struct lfsvol_ctx *ctx, int *st
 					      { "librarian", required_argument, NULL, 'L' },
 					      { "help", no_argument, NULL, 'h' },
 					      { "version", no_argument, NULL, 'V' },
+					      { "json", no_argument, NULL, 'J' },
 					      { NULL, 0, NULL, 0 } };
 	int c;
 
@@ -97,6 +110,9 @@ static int global_options(int argc, char **argv, struct lfsvol_ctx *ctx, int *st
 			printf("lfsvol %s\n", LFS_VERSION);
 			*status = LFSVOL_OK;
 			return -1;
+		case 'J':
+			lfsvol_json_on();
+			break;
 		default:
 			show_usage(stderr);
 			*status = LFSVOL_EUSAGE;
@@ -110,11 +126,29 @@ static int global_options(int argc, char **argv, struct lfsvol_ctx *ctx, int *st
 	return -1;
 }
 
+/* --json among a command's arguments (up to `--'): taken out, for every command alike. */
+static int take_json(int argc, char **argv)
+{
+	int i, k = 1;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--json"))
+			lfsvol_json_on();
+		else
+			argv[k++] = argv[i];
+	}
+	while (i < argc)
+		argv[k++] = argv[i++];
+	argv[k] = NULL;
+	return k;
+}
+
 int main(int argc, char **argv)
 {
 	struct lfsvol_ctx ctx = { 0 };
 	int i, r = LFSVOL_EUSAGE;
 
+	lfsvol_json = false; /* lfsvol.a runs main() again and again (nscycle) */
 	lfsvol_trace_init();
 	lfsvol_trace("lfsvol starts");
 	i = global_options(argc, argv, &ctx, &r);
@@ -131,13 +165,19 @@ int main(int argc, char **argv)
 			printf("See lfsvol(8) for the options and exit codes.\n");
 			return LFSVOL_OK;
 		}
+		if (commands[k].kind != DAEMON)
+			argc = take_json(argc, argv);
 		/* the command parses with getopt from its own argv[0] */
 		optind = 0; /* glibc: reinitialise, forget the "+" ordering */
 		r = commands[k].fn(argc, argv, &ctx);
+		if (commands[k].kind != DAEMON)
+			lfsvol_result_print(commands[k].name, r, commands[k].kind == REPORT);
 		lfsvol_conf_free(ctx.conf);
 		lfsvol_trace("%s done: %d", commands[k].name, r);
 		return r;
 	}
+	take_json(argc, argv);
 	lfsvol_err("invalid command `%s'; run `%s --help' for the list", argv[0], lfsvol_prog);
+	lfsvol_result_print(argv[0], LFSVOL_EUSAGE, false);
 	return LFSVOL_EUSAGE;
 }

@@ -13,11 +13,63 @@
 const char *lfsvol_prog = "lfsvol";
 bool lfsvol_tracing;
 
+bool lfsvol_json;
+
 /* The exit code of the failure reported last; 0: none was. */
 static enum lfsvol_exit failed_with;
 
+/* Under --json, the error lines for the error object (a bounded number: the last ones). */
+#define ERR_LINES 16
+static char *err_lines[ERR_LINES + 1];
+static int n_err_lines;
+static char *fail_line; /* the failure reported last (a hint may follow it) */
+
+void lfsvol_json_on(void)
+{
+	lfsvol_json = true;
+}
+
+const char *const *lfsvol_err_lines(void)
+{
+	return n_err_lines ? (const char *const *)err_lines : NULL;
+}
+
+const char *lfsvol_fail_line(void)
+{
+	return fail_line;
+}
+
+static void keep_fail_line(void)
+{
+	if (!lfsvol_json || !n_err_lines)
+		return;
+	free(fail_line);
+	fail_line = strdup(err_lines[n_err_lines - 1]);
+}
+
+static void keep_line(const char *fmt, va_list ap)
+{
+	char *line;
+
+	if (vasprintf(&line, fmt, ap) < 0)
+		return;
+	if (n_err_lines == ERR_LINES) {
+		free(err_lines[0]);
+		memmove(err_lines, err_lines + 1, (ERR_LINES - 1) * sizeof(*err_lines));
+		n_err_lines--;
+	}
+	err_lines[n_err_lines++] = line;
+}
+
 static void vsay(const char *fmt, va_list ap)
 {
+	va_list keep;
+
+	if (lfsvol_json) {
+		va_copy(keep, ap);
+		keep_line(fmt, keep);
+		va_end(keep);
+	}
 	fprintf(stderr, "%s: ", lfsvol_prog);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -35,11 +87,12 @@ void lfsvol_err(const char *fmt, ...)
 void lfsvol_info(const char *fmt, ...)
 {
 	va_list ap;
+	FILE *f = lfsvol_json ? stderr : stdout;
 
 	va_start(ap, fmt);
-	vfprintf(stdout, fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	fputc('\n', stdout);
+	fputc('\n', f);
 }
 
 int lfsvol_fail(enum lfsvol_exit code, int err, const char *fmt, ...)
@@ -49,6 +102,7 @@ int lfsvol_fail(enum lfsvol_exit code, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsay(fmt, ap);
 	va_end(ap);
+	keep_fail_line();
 	failed_with = code;
 	return err < 0 ? err : -err;
 }
@@ -60,6 +114,7 @@ int lfsvol_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsay(fmt, ap);
 	va_end(ap);
+	keep_fail_line();
 	failed_with = LFSVOL_EUSAGE;
 	return -EINVAL;
 }

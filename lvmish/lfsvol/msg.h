@@ -32,9 +32,21 @@ enum lfsvol_exit {
 
 extern const char *lfsvol_prog;
 
-/* "lfsvol: ..." on stderr, and a line on stdout. */
+/*
+ * "lfsvol: ..." on stderr, and a line on stdout (on stderr under --json:
+ * stdout carries one JSON document then, result.h).
+ */
 void lfsvol_err(const char *fmt, ...) __printf(1, 2);
 void lfsvol_info(const char *fmt, ...) __printf(1, 2);
+/*
+ * --json (result.h): on, every error line is kept for the error object.
+ * The lines kept, oldest first, NULL-terminated; NULL if none.
+ */
+extern bool lfsvol_json;
+void lfsvol_json_on(void);
+const char *const *lfsvol_err_lines(void);
+/* The line of the failure reported last (lfsvol_fail, lfsvol_usage); NULL if none. */
+const char *lfsvol_fail_line(void);
 /*
  * Report a failure: print "lfsvol: ...", remember code as the exit code of
  * the command, and return -|err| for the caller to pass up.

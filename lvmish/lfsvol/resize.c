@@ -13,6 +13,7 @@
 #include "kernel.h"
 #include "lfs_rules.h"
 #include "lfsvol.h"
+#include "result.h"
 #include "session.h"
 
 struct resize {
@@ -173,6 +174,11 @@ int cmd_resize(int argc, char **argv, struct lfsvol_ctx *ctx)
 		lfsvol_info("shelf %s already has %llu books", z.name, (unsigned long long)z.cur);
 	else if (!r)
 		r = resize_shelf(&z, lib, sh);
+	if (!r && lfsvol_json) {
+		lfsvol_result_set("books_before", json_integer((json_int_t)z.cur));
+		lfsvol_result_set("changed", json_boolean(z.target != z.cur));
+		lfsvol_result_set("shelf", lfsvol_shelf_describe(lib, z.name));
+	}
 	json_decref(sh);
 	lfsvol_lib_close(lib);
 	return lfsvol_exit_code(r);

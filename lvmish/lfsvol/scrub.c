@@ -18,12 +18,15 @@
 #include "lfsagent.h"
 #include "lfs_rules.h"
 #include "lfsvol.h"
+#include "result.h"
 #include "session.h"
 
 #define SAY_EVERY_MS 2000 /* progress lines of scrub */
 
 static void scrub_done(bool free_too, long long zeroed, long long fresh)
 {
+	lfsvol_result_set("zeroed", zeroed >= 0 ? json_integer(zeroed) : json_null());
+	lfsvol_result_set("never_scrubbed", free_too ? json_integer(fresh) : json_null());
 	if (free_too)
 		lfsvol_info("scrub done: %lld book%s zeroed, %lld of them never scrubbed before",
 			    zeroed, zeroed == 1 ? "" : "s", fresh);
@@ -141,12 +144,14 @@ static int scrub_by_agent(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, bool f
 		r = follow_agent(ctx->conf, json_integer_value(json_object_get(res, "until")),
 				 &zeroed);
 	json_decref(res);
-	if (!r && zeroed < 0)
+	if (!r && zeroed < 0) {
+		lfsvol_result_set("zeroed", json_null());
 		lfsvol_info("scrub done: the node agent's run ended; %d later runs ended before "
 			    "its count was read",
 			    AGENT_RECENT_RUNS);
-	else if (!r)
+	} else if (!r) {
 		scrub_done(free_too, zeroed, fresh);
+	}
 	return r;
 }
 

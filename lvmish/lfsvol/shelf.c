@@ -10,6 +10,7 @@
 #include "kernel.h"
 #include "lfs_rules.h"
 #include "lfsvol.h"
+#include "result.h"
 #include "session.h"
 
 struct create_opts {
@@ -202,6 +203,9 @@ int cmd_create(int argc, char **argv, struct lfsvol_ctx *ctx)
 
 		r = lfsvol_activate_one(ctx, lib, drv, o.name, &how);
 	}
+	/* under --json: the new shelf as show --json has it */
+	if (!r && lfsvol_json)
+		lfsvol_result_set("shelf", lfsvol_shelf_describe(lib, o.name));
 	json_decref(res);
 	lfsvol_lib_close(lib);
 	lfs_client_close(drv);
@@ -249,6 +253,11 @@ static int remove_shelf(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, const ch
 	if (!r)
 		r = lfsvol_lib_request(lib, what, "shelf.destroy", json_pack("{s:s}", "name", name),
 				       &res);
+	if (!r)
+		lfsvol_result_set("removed", json_pack("{s:s,s:O?,s:O?,s:O?}", "name", name, "uuid",
+						       json_object_get(sh, "uuid"), "books",
+						       json_object_get(sh, "books"), "zombies",
+						       json_object_get(res, "zombies")));
 	if (!r)
 		lfsvol_info("removed shelf %s; %lld book%s wait to be zeroed (ZOMBIE)", name,
 			    (long long)json_integer_value(json_object_get(res, "zombies")),
@@ -317,6 +326,10 @@ int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 				       NULL);
 	if (!r)
 		lfsvol_info("renamed shelf %s to %s", argv[1], argv[2]);
+	if (!r && lfsvol_json) {
+		lfsvol_result_set("old_name", json_string(argv[1]));
+		lfsvol_result_set("shelf", lfsvol_shelf_describe(lib, argv[2]));
+	}
 	lfsnl_shelf_list_free(kv, kn);
 	lfs_client_close(drv);
 	lfsvol_lib_close(lib);

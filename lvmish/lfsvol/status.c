@@ -264,7 +264,7 @@ int cmd_status(int argc, char **argv, struct lfsvol_ctx *ctx)
 	struct node_view v = { 0 };
 	json_t *agent, *o;
 	char path[PATH_MAX], *s;
-	int json = 0; /* 1: --json, 2: --prometheus */
+	int json = lfsvol_json; /* 1: --json (also main's), 2: --prometheus */
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, "jp", opts, NULL)) != -1) {

@@ -19,8 +19,12 @@ t_is "$(L status --json | jq -c '[.[0].fabric[].ig]')" "[]" "  and stops there: 
 # wipefs removes the signatures only: mkfs left metadata all over the device,
 # which the agent's check below would rightly find. Start from zeroes.
 wipefs -q -a /dev/pmem1 && blkdiscard -z /dev/pmem1
-out=$(L attach --init 2>&1)
-t_like "$out" "labelled /dev/pmem1 as IG 1 of fabric" "once wiped, attach --init labels it: $(head -n 1 <<<"$out")"
+# (--json: the info lines go to stderr, stdout is what attach did)
+out=$(L attach --init --json 2>/tmp/attach.err)
+t_like "$(cat /tmp/attach.err)" "labelled /dev/pmem1 as IG 1 of fabric" \
+	"once wiped, attach --init labels it: $(head -n 1 /tmp/attach.err)"
+t_is "$(jq -c '[.fabric[] | [.ig, .attached, .path, .labelled]]' <<<"$out")" \
+	'[[0,true,"/dev/pmem0",true],[1,true,"/dev/pmem1",true]]' "attach --init --json: each IG attached and labelled"
 "$LFS_TOP/lvmish/lfsctl/lfsctl" detach /dev/pmem0 && "$LFS_TOP/lvmish/lfsctl/lfsctl" detach /dev/pmem1
 t_is "$(L status --json | jq -c '[.[0].fabric[].ig]')" "[]" "both detached again, for udev"
 
@@ -83,21 +87,31 @@ out=$(L resize db -s -1b -f 2>&1)
 t_is "$?" 7 "shrink is refused while mounted, even with -f"
 out=$(L deactivate db 2>&1)
 t_is "$?" 7 "deactivate is refused while mounted"
+out=$(L deactivate db --json 2>/dev/null)
+t_is "$?/$(jq -c '[.error.code, .error.reason, .shelves]' <<<"$out")" '7/[7,"refused",[]]' \
+	"deactivate --json while mounted: the refusal as an error object"
 
 t_run "umount" umount /tmp/mnt
-t_run "deactivate db" L deactivate db
+disk=$(readlink -f /dev/lfs/db)
+out=$(L deactivate db --json 2>/dev/null)
+t_is "$?/$(jq -c '.shelves' <<<"$out")" "0/[{\"name\":\"db\",\"disk\":\"$disk\",\"fenced\":false}]" \
+	"deactivate db --json: the shelf and the disk it had"
 t_ok "$(wait_for 10 test ! -e /dev/lfs/db; echo $?)" "/dev/lfs/db is gone"
 # a kernel shelf of the same name but another UUID (made behind lfsvol's
 # back) is not taken for db: activate refuses and gives the activation back
-t_run "lfsctl create db 1:14 with another UUID" "$LFS_TOP/lvmish/lfsctl/lfsctl" create db 1:14 \
-	--uuid 00000000-0000-4000-8000-000000000001
+out=$("$LFS_TOP/lvmish/lfsctl/lfsctl" create db 1:14 --uuid 00000000-0000-4000-8000-000000000001 --json)
+t_is "$?/$(jq -c '.shelf | [.name, .uuid, .map]' <<<"$out")" \
+	'0/["db","00000000-0000-4000-8000-000000000001",["1:14"]]' "lfsctl create --json: db 1:14 with another UUID"
 out=$(L activate db 2>&1)
 t_is "$?" 7 "activate db is refused while another shelf named db is active here"
 t_like "$out" "another shelf named .db. is active here as /dev/lfs[0-9]+ \(different UUID\)" "and says why: $out"
 t_is "$(L show db --json | jq -c '.[0].active')" "[]" "the librarian's activation was given back"
-t_run "lfsctl remove db (the impostor)" "$LFS_TOP/lvmish/lfsctl/lfsctl" remove db
-t_run "activate db" L activate db
+t_is "$("$LFS_TOP/lvmish/lfsctl/lfsctl" remove db --json | jq -r .name)" db "lfsctl remove db --json (the impostor)"
+out=$(L activate db --json 2>/dev/null)
+t_is "$?/$(jq -c '.shelves[0] | [.name, .device, .mode, .already]' <<<"$out")" '0/["db","/dev/lfs/db","rw",false]' \
+	"activate db --json: the shelf, its device and mode"
 t_ok "$([ -b /dev/lfs/db ]; echo $?)" "/dev/lfs/db is back"
+t_is "$(jq -r '.shelves[0].disk' <<<"$out")" "$(readlink -f /dev/lfs/db)" "  and the disk /dev/lfs/db leads to"
 out=$(L activate db 2>&1)
 t_is "$?" 0 "activate db again: nothing to do, success"
 t_like "$out" "shelf db is already active as /dev/lfs[0-9]+" "and says so: $out"
@@ -229,8 +243,11 @@ done
 t_ok "$allz" "the new shelf reads only zeros where db's books were"
 t_is "$(zflag all)" 1 "every book is known zero (db's zeroed after use, the others checked by the agent): marked zeroed"
 t_run "remove the all-books shelf (no filesystem, no -f needed)" L remove all
-out=$(L scrub 2>&1)
-t_like "$out" "scrub done: [0-9]+ books? zeroed" "lfsvol scrub follows the agent's zeroing: $out"
+out=$(L scrub --json 2>/tmp/scrub.err)
+t_like "$(cat /tmp/scrub.err)" "scrub done: [0-9]+ books? zeroed" \
+	"lfsvol scrub follows the agent's zeroing: $(tail -n 1 /tmp/scrub.err)"
+t_is "$(jq -c '[.command, .zeroed]' <<<"$out")" "[\"scrub\",$(grep -oE 'scrub done: [0-9]+' /tmp/scrub.err | grep -oE '[0-9]+$')]" \
+	"scrub --json: the count the text gives"
 t_ok "$(wait_for 300 nozombie; echo $?)" "  and the agent zeroes all 30 books"
 t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "  all FREE again"
 
