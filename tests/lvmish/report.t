@@ -1,5 +1,5 @@
 #!/bin/bash
-# LFS-TEST: host alone
+# LFS-TEST: host
 # lfsvol's reports and --json on the host, against a real librarian on
 # loopback (lfs.ko is not loaded here): list/show/fabric -o FIELDS (one
 # field table for text and JSON), --noheadings, --separator, --bytes, and
