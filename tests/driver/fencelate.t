@@ -24,7 +24,7 @@ tests/vm/vmrun --fabric-nodes 1 --fabric-size 512M --timeout 240 --fabric-dir "$
 rc=$?
 t_ok "$rc" "the guest's checks passed (vmrun exit $rc)"
 t_ok "$([ -e "$out/share/watch-armed" ]; echo $?)" "the guest reached the stuck write with the watchdog armed"
-line=$(grep -a 'fence watchdog' "$out/console.log" | tail -n 1)
+line=$(grep -a 'lfs: the fence of the lease of deadline' "$out/console.log" | tail -n 1)
 t_like "$line" "has not ended [0-9]+ ms after it \(fence watchdog 2000 ms\).*restarting" \
 	"the node restarted, its kernel said why: ${line#*lfs: }"
 ms=$(sed -n 's/.*has not ended \([0-9]*\) ms after it.*/\1/p' <<<"$line")

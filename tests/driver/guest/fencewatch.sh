@@ -27,10 +27,10 @@ t_like "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:3000 fence_watchdog_m
 t_is "$(lease_f lease_ms) $(lease_f fence_watchdog_ms)" "0 0" "  none of those renewals was taken"
 
 # --- a normal fence: no restart ----------------------------------------------
-renewer /tmp/norenew2 3000 fence_watchdog_ms=u32:1500 &
+renewer /tmp/norenew2 5000 fence_watchdog_ms=u32:1500 &
 rpid=$!
 wait_for 20 sh -c '[ "$(nlraw -p lease_get | sed -n "s/^fence_watchdog_ms=//p")" = 1500 ]'
-t_ok $? "a 3 s lease, fence action eio, fence watchdog 1500 ms"
+t_ok $? "a 5 s lease, fence action eio, fence watchdog 1500 ms"
 for i in 1 2 3; do
 	nlraw create name=str:w$i books=books:0:$((10 + i)) leased=flag: >/dev/null
 done
@@ -64,11 +64,11 @@ for s in w1 w2 w3 wx; do
 done
 
 # --- a write stuck in dax_iomap_rw: the watchdog restarts the node ------------
-renewer /tmp/norenew3 3000 fence_watchdog_ms=u32:2000 &
+renewer /tmp/norenew3 5000 fence_watchdog_ms=u32:2000 &
 rpid=$!
 wait_for 20 sh -c '[ "$(nlraw -p lease_get | sed -n "s/^fence_watchdog_ms=//p")" = 2000 ] &&
 	[ "$(nlraw -p lease_get | sed -n "s/^lease_left=//p")" -gt 0 ]'
-t_ok $? "a 3 s lease again, fence watchdog 2000 ms"
+t_ok $? "a 5 s lease again, fence watchdog 2000 ms"
 t_is "$(nlraw create name=str:x books=books:0:20-23 leased=flag:)" ok "a leased shelf x"
 x=$(dev_of x)
 mkfs.ext4 -q -F -b 4096 "$x" && mkdir -p /mnt/x && mount -o dax "$x" /mnt/x &&
