@@ -191,7 +191,7 @@
  *                      restarts the node (docs/FENCING.md "The fence
  *                      watchdog"); 0 (until set) is no watchdog, else
  *                      LFS_FENCE_WATCHDOG_MS_MIN .. LFS_FENCE_WATCHDOG_MS_MAX;
- *                      the node agent sends half the librarian's fence_grace
+ *                      the node agent sends 3/4 of the librarian's fence_grace
  *   Errors: EINVAL start in the future, too old, lease out of range,
  *   watchdog out of range (nothing of the renewal is taken);
  *   EBUSY (lease 0 while a leased shelf exists).

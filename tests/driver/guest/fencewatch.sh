@@ -86,10 +86,10 @@ echo $((T_FAILED > 0)) >"$LFS_RESULTS/rc"
 touch "$LFS_RESULTS/watch-armed"
 touch /tmp/norenew3
 wait $rpid
+# The deadline (no poll of the lease here: LFS_CMD_LEASE_GET waits behind
+# the stuck fence), then the watchdog's time, 2 s, and 4 s to spare. No
+# check in between: the restart may come first.
 wait_for 20 sh -c "[ \"\$(cat /sys/block/${x#/dev/}/lfs/state)\" = fenced ]"
-t_ok $? "the renewals stop: x is fenced at the deadline"
-# The watchdog's time: 2 s from the deadline (no poll of the lease here:
-# LFS_CMD_LEASE_GET waits behind the stuck fence).
 sleep 6
 t_ok 1 "the node did not restart within 6 s of the deadline (fence watchdog 2000 ms)"
 echo go >&23
