@@ -164,6 +164,7 @@ static void lfs_fence_leased(struct work_struct *work)
 {
 	u64 started = ktime_get_boottime_ns(), refused = started;
 	u64 deadline = xchg(&lfs_fence_deadline, 0);
+	u64 lapses = lfs_fence_watch_begin();
 	const struct lfs_lease_cover *cover;
 	unsigned int i;
 
@@ -172,6 +173,7 @@ static void lfs_fence_leased(struct work_struct *work)
 		if (cover)
 			cover->fence("the node's lease expired", &refused);
 	}
+	lfs_fence_watch_end(lapses);
 	if (deadline)
 		lfs_fence_note(deadline, started, refused,
 			       ktime_get_boottime_ns());
@@ -186,6 +188,8 @@ static void lfs_fence_queue(u64 deadline)
 	    cmpxchg(&lfs_fence_queued, prev, deadline) == prev) {
 		WRITE_ONCE(lfs_fence_fired, ktime_get_boottime_ns());
 		WRITE_ONCE(lfs_fence_deadline, deadline);
+		/* before the work is queued: its run counts this lapse */
+		lfs_fence_watch_lapse(deadline);
 	}
 	queue_work(system_highpri_wq, &lfs_fence_work);
 }
@@ -254,11 +258,23 @@ static unsigned int lfs_lease_nr_covered(void)
 	return n;
 }
 
-/* A renewal the librarian received, sent at @start (CLOCK_BOOTTIME ns). */
-int lfs_lease_renew(u64 start, u32 ms, int action,
+/*
+ * A renewal the librarian received, sent at @start (CLOCK_BOOTTIME ns);
+ * @action and @watch_ms (the fence watchdog, fence_watch.c) are kept for
+ * the lapses to come unless negative (absent).
+ */
+int lfs_lease_renew(u64 start, u32 ms, int action, s64 watch_ms,
 		    struct netlink_ext_ack *extack)
 {
 	u64 now = ktime_get_boottime_ns(), deadline;
+	int ret;
+
+	/* first, so that nothing of a refused renewal takes effect */
+	if (watch_ms >= 0) {
+		ret = lfs_fence_watch_check(watch_ms, extack);
+		if (ret)
+			return ret;
+	}
 
 	if (!ms) {
 		if (lfs_lease_nr_covered()) {
@@ -291,6 +307,8 @@ int lfs_lease_renew(u64 start, u32 ms, int action,
 	spin_lock(&lfs_lease_lock);
 	if (action >= 0)
 		WRITE_ONCE(lfs_lease_action, action);
+	if (watch_ms >= 0)
+		lfs_fence_watch_set(watch_ms);
 	lfs_lease_extend(deadline);
 	deadline = lfs_lease_deadline;
 	WRITE_ONCE(lfs_lease_ms, ms);
@@ -339,6 +357,7 @@ void lfs_lease_init(void)
 	lfs_hrtimer_setup(&lfs_lease_timer, lfs_lease_fire, CLOCK_BOOTTIME,
 			  HRTIMER_MODE_ABS);
 	INIT_WORK(&lfs_fence_work, lfs_fence_leased);
+	lfs_fence_watch_init();
 }
 
 /* Module unload: no shelf is left (each holds a module reference). */
@@ -346,4 +365,5 @@ void lfs_lease_exit(void)
 {
 	hrtimer_cancel(&lfs_lease_timer);
 	cancel_work_sync(&lfs_fence_work);
+	lfs_fence_watch_exit();
 }

@@ -212,7 +212,7 @@ static inline bool lfs_shelf_fenced(const struct lfs_shelf *shelf)
 	       (shelf->leased && lfs_lease_over(shelf->lease_epoch));
 }
 
-int lfs_lease_renew(u64 start, u32 ms, int action,
+int lfs_lease_renew(u64 start, u32 ms, int action, s64 watch_ms,
 		    struct netlink_ext_ack *extack);
 int lfs_lease_check(struct netlink_ext_ack *extack, u64 *epoch);
 void lfs_lease_get(u32 *ms, s64 *left_ms, u32 *action);
@@ -233,6 +233,16 @@ struct lfs_fence_stats {
 void lfs_fence_stats_get(struct lfs_fence_stats *out);
 void lfs_lease_init(void);
 void lfs_lease_exit(void);
+
+/* fence_watch.c: the fence watchdog */
+int lfs_fence_watch_check(u32 ms, struct netlink_ext_ack *extack);
+void lfs_fence_watch_set(u32 ms);
+u32 lfs_fence_watch_ms(void);
+void lfs_fence_watch_lapse(u64 deadline);
+u64 lfs_fence_watch_begin(void);
+void lfs_fence_watch_end(u64 lapses);
+void lfs_fence_watch_init(void);
+void lfs_fence_watch_exit(void);
 
 /* fence.c */
 void lfs_shelf_fence(struct lfs_shelf *shelf, const char *why);

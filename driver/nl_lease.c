@@ -10,6 +10,7 @@ int lfs_cmd_renew(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
 	int action = -1, ret;
+	s64 watch = -1;
 	u32 ms;
 
 	if (lfs_nl_attr_missing(info, LFS_A_LEASE_START, "renewal start") ||
@@ -17,12 +18,14 @@ int lfs_cmd_renew(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	if (a[LFS_A_FENCE_ACTION])
 		action = nla_get_u32(a[LFS_A_FENCE_ACTION]);
+	if (a[LFS_A_FENCE_WATCHDOG_MS])
+		watch = nla_get_u32(a[LFS_A_FENCE_WATCHDOG_MS]);
 	ms = nla_get_u32(a[LFS_A_LEASE_MS]);
 	/* a renewal must not wait behind a long request: only giving up does */
 	if (!ms)
 		mutex_lock(&lfs_lock);
 	ret = lfs_lease_renew(nla_get_u64(a[LFS_A_LEASE_START]), ms, action,
-			      info->extack);
+			      watch, info->extack);
 	if (!ms)
 		mutex_unlock(&lfs_lock);
 	return lfs_nl_status(info, ret);
@@ -61,6 +64,7 @@ static int lfs_lease_get_act(void *none, struct genl_info *info,
 	if (!hdr || nla_put_u32(msg, LFS_A_LEASE_MS, ms) ||
 	    nla_put_s64(msg, LFS_A_LEASE_LEFT, left, LFS_A_PAD) ||
 	    nla_put_u32(msg, LFS_A_FENCE_ACTION, action) ||
+	    nla_put_u32(msg, LFS_A_FENCE_WATCHDOG_MS, lfs_fence_watch_ms()) ||
 	    nla_put_u32(msg, LFS_A_NR_FENCED, lfs_fenced_shelves()) ||
 	    lfs_put_fence_stats(msg))
 		return -EMSGSIZE;

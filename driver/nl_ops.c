@@ -94,6 +94,8 @@ static const struct nla_policy lfs_renew_policy[LFS_A_MAX + 1] = {
 	[LFS_A_LEASE_START] = { .type = NLA_U64 },
 	[LFS_A_LEASE_MS] = { .type = NLA_U32 },
 	[LFS_A_FENCE_ACTION] = NLA_POLICY_MAX(NLA_U32, LFS_FENCE_EIO),
+	/* its range checked by lfs_fence_watch_check(), naming the value */
+	[LFS_A_FENCE_WATCHDOG_MS] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy lfs_none_policy[LFS_A_MAX + 1] = {};

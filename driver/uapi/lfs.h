@@ -185,12 +185,21 @@
  *                      is refused with EBUSY while a leased shelf exists
  *     LFS_A_FENCE_ACTION u32, optional: enum lfs_fence_action for every
  *                      later fence (LFS_FENCE_RESET until set)
- *   Errors: EINVAL start in the future, too old, lease out of range;
+ *     LFS_A_FENCE_WATCHDOG_MS u32, optional: the fence watchdog's bound
+ *                      for every later lapse: the fence of a lapsed lease
+ *                      that has not ended this long after the deadline
+ *                      restarts the node (docs/FENCING.md "The fence
+ *                      watchdog"); 0 (until set) is no watchdog, else
+ *                      LFS_FENCE_WATCHDOG_MS_MIN .. LFS_FENCE_WATCHDOG_MS_MAX;
+ *                      the node agent sends 3/4 of the librarian's fence_grace
+ *   Errors: EINVAL start in the future, too old, lease out of range,
+ *   watchdog out of range (nothing of the renewal is taken);
  *   EBUSY (lease 0 while a leased shelf exists).
  *
  * LFS_CMD_LEASE_GET: the node's lease. Reply: LFS_A_LEASE_MS (0: not
  *   enforced), LFS_A_LEASE_LEFT (s64 ms until the deadline, negative once it
- *   passed), LFS_A_FENCE_ACTION, LFS_A_NR_FENCED (u32 shelves fenced now),
+ *   passed), LFS_A_FENCE_ACTION, LFS_A_FENCE_WATCHDOG_MS (u32, 0: none),
+ *   LFS_A_NR_FENCED (u32 shelves fenced now),
  *   and the fence latency of the lease's lapses since the module was loaded
  *   (docs/FENCING.md "Fence latency"): LFS_A_FENCE_COUNT (u32 lapses
  *   measured), LFS_A_FENCE_LAST_NS and LFS_A_FENCE_MAX_NS (u64 ns from the
@@ -425,6 +434,8 @@
 #define LFS_LEASE_MS_MIN 1000
 #define LFS_LEASE_MS_MAX 3600000
 #define LFS_FENCE_HIST_BUCKETS 8 /* LFS_A_FENCE_HIST */
+#define LFS_FENCE_WATCHDOG_MS_MIN 100 /* LFS_A_FENCE_WATCHDOG_MS, but for 0 */
+#define LFS_FENCE_WATCHDOG_MS_MAX 600000
 
 /* The filesystem "lfs" and its upcalls. */
 #define LFS_FS_MAGIC 0x4c465331 /* "LFS1", statfs f_type */
@@ -592,6 +603,7 @@ enum lfs_attr {
 	LFS_A_FENCE_DONE_LAST_NS,
 	LFS_A_FENCE_DONE_MAX_NS,
 	LFS_A_FENCE_HIST,
+	LFS_A_FENCE_WATCHDOG_MS,
 	__LFS_A_MAX
 };
 #define LFS_A_MAX (__LFS_A_MAX - 1)

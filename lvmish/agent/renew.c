@@ -86,6 +86,7 @@ int lfsvol_renew_start(const struct lfsvol_conf *conf, struct lfsvol_renewer **o
 	rn->suspect = -1;
 	rn->interval = 5;
 	rn->lease_s = 30;
+	rn->grace_s = -1;
 	rn->fenced = json_array();
 	snprintf(rn->state, sizeof(rn->state), "starting");
 	pthread_mutex_init(&rn->mu, NULL);

@@ -25,15 +25,44 @@ static bool drv_ready(struct lfsvol_renewer *rn)
 	return rn->drv || !lfs_client_open(&rn->drv);
 }
 
+/*
+ * The fence watchdog's bound (docs/FENCING.md "The fence watchdog"): three
+ * quarters of the librarian's fence_grace, so that a node whose fence cannot
+ * end has restarted before the librarian may grant its shelves to another
+ * node, the last quarter for what the grace covered before (clock rates,
+ * timer latency); never under the kernel's least. -1 (sent as nothing)
+ * until the librarian told its fence_grace.
+ */
+int64_t renew_watchdog_ms(const struct lfsvol_renewer *rn)
+{
+	int64_t ms = (int64_t)rn->grace_s * 750;
+
+	if (rn->grace_s < 0)
+		return -1;
+	if (ms < LFS_FENCE_WATCHDOG_MS_MIN)
+		return LFS_FENCE_WATCHDOG_MS_MIN;
+	return ms > LFS_FENCE_WATCHDOG_MS_MAX ? LFS_FENCE_WATCHDOG_MS_MAX : ms;
+}
+
+static int renew_lease(struct lfsvol_renewer *rn, uint64_t sent)
+{
+	uint32_t ms = lfsvol_lease_ms(rn->lease_s);
+	int r = lfsnl_lease_renew_watch(rn->drv, sent, ms, rn->conf->fence_action,
+					renew_watchdog_ms(rn));
+
+	lfsvol_trace("kernel lease renewed (sent %.3f s ago, %u ms, fence watchdog %lld ms): %d",
+		     (double)(lfs_boottime_ns() - sent) / 1e9, ms, (long long)renew_watchdog_ms(rn),
+		     r);
+	return r;
+}
+
 /* Tell the kernel: the librarian heard a heartbeat sent at sent. */
 void renew_kernel(struct lfsvol_renewer *rn, uint64_t sent, bool by_ack)
 {
 	struct renew_log *l = &rn->log;
 	uint64_t now;
 	int64_t gap;
-	int r = drv_ready(rn) ?
-			lfsvol_lease_renew(rn->conf, rn->drv, sent, lfsvol_lease_ms(rn->lease_s)) :
-			-ENOENT;
+	int r = drv_ready(rn) ? renew_lease(rn, sent) : -ENOENT;
 
 	if (r) {
 		renew_error(rn, "renewing the kernel's lease failed: %s",

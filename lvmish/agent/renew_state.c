@@ -64,7 +64,7 @@ static json_t *log_json(struct lfsvol_renewer *rn)
 	const struct renew_log *l = &rn->log;
 
 	return json_pack(
-		"{s:i,s:I,s:s,s:b,s:b,s:I,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s}",
+		"{s:i,s:I,s:s,s:b,s:b,s:I,s:i,s:i,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s,s:I}",
 		"pid", (int)getpid(), "updated", (json_int_t)time(NULL), "librarian", rn->state,
 		"probing", rn->probing, "leader_row", rn->replicated, "epoch",
 		(json_int_t)rn->epoch, "heartbeat_interval", renew_interval(rn), "lease_time",
@@ -75,7 +75,8 @@ static json_t *log_json(struct lfsvol_renewer *rn)
 		(json_int_t)l->late, "longest_gap_ms", (json_int_t)l->longest_gap_ms,
 		"heartbeat_rtt_last_us", (json_int_t)l->rtt_last_us, "heartbeat_rtt_max_us",
 		(json_int_t)l->rtt_max_us, "last_renewal", (json_int_t)l->last_wall, "errors",
-		(json_int_t)l->errors, "fenced", rn->fenced, "last_error", l->last_error);
+		(json_int_t)l->errors, "fenced", rn->fenced, "last_error", l->last_error,
+		"fence_watchdog_ms", (json_int_t)renew_watchdog_ms(rn));
 }
 
 void renew_log_write(struct lfsvol_renewer *rn)
@@ -110,10 +111,16 @@ void renew_numbers(struct lfsvol_renewer *rn, json_t *res)
 {
 	json_int_t hb = json_integer_value(json_object_get(res, "heartbeat_interval"));
 	json_int_t lt = json_integer_value(json_object_get(res, "lease_time"));
+	json_t *g = json_object_get(res, "fence_grace");
 	json_t *z = json_object_get(res, "zombies");
 
 	if (lt > 0 && lt != rn->lease_s) {
 		rn->lease_s = (int)lt;
+		rn->dirty = true;
+	}
+	if (json_is_integer(g) && json_integer_value(g) >= 0 &&
+	    json_integer_value(g) != rn->grace_s) {
+		rn->grace_s = (int)json_integer_value(g);
 		rn->dirty = true;
 	}
 	pthread_mutex_lock(&rn->mu);

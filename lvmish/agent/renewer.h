@@ -64,6 +64,7 @@ struct lfsvol_renewer {
 	int nq;
 	uint64_t next_send;
 	int ack_wait_ms, backoff_ms, lease_s;
+	int grace_s; /* the librarian's fence_grace, -1 until known */
 	bool probing, dirty;
 	bool replicated; /* the leader row: only a leader's reply renews */
 	int64_t epoch; /* the newest leader epoch seen */
@@ -92,6 +93,7 @@ void renew_numbers(struct lfsvol_renewer *rn, json_t *res);
 
 /* renew_lease.c: the kernel's side */
 void renew_kernel(struct lfsvol_renewer *rn, uint64_t sent, bool by_ack);
+int64_t renew_watchdog_ms(const struct lfsvol_renewer *rn);
 /*
  * Fence the leased, active shelves here that the librarian does not list
  * (activations) although they existed when the heartbeat was sent; every

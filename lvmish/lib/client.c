@@ -41,6 +41,7 @@ static const char *const attr_names[LFS_A_MAX + 1] = {
 	[LFS_A_LEASE_START] = "LFS_A_LEASE_START (renewal start)",
 	[LFS_A_LEASE_MS] = "LFS_A_LEASE_MS (lease length)",
 	[LFS_A_FENCE_ACTION] = "LFS_A_FENCE_ACTION (fence action)",
+	[LFS_A_FENCE_WATCHDOG_MS] = "LFS_A_FENCE_WATCHDOG_MS (fence watchdog)",
 	[LFS_A_FABRIC_UUID] = "LFS_A_FABRIC_UUID (fabric UUID)",
 };
 

@@ -134,9 +134,12 @@ int lfsnl_books_check_zero(struct lfs_client *c, const struct lfs_book *books, s
 /*
  * The lease: renewed with the CLOCK_BOOTTIME time (ns) a request the
  * librarian received was sent, the lease length (0 gives it up) and the
- * fence action (negative: unchanged).
+ * fence action (negative: unchanged); lfsnl_lease_renew_watch() also the
+ * fence watchdog's bound in ms (0: none; negative: unchanged).
  */
 int lfsnl_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action);
+int lfsnl_lease_renew_watch(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action,
+			    int64_t watch_ms);
 int lfsnl_lease_get(struct lfs_client *c, struct lfs_lease_info *out);
 /* A fence action's name ("reset", "eio"; "?" for a value this liblfsnl does not know). */
 const char *lfs_fence_action_name(uint32_t action);

@@ -413,15 +413,22 @@ int lfsnl_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_in
 	return 0;
 }
 
-int lfsnl_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action)
+int lfsnl_lease_renew_watch(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action,
+			    int64_t watch_ms)
 {
 	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_LEASE_RENEW, NLM_F_ACK, MSG_SMALL);
 
 	if (!msg || nla_put_u64(msg, LFS_A_LEASE_START, start_ns) ||
 	    nla_put_u32(msg, LFS_A_LEASE_MS, lease_ms) ||
-	    (action >= 0 && nla_put_u32(msg, LFS_A_FENCE_ACTION, (uint32_t)action)))
+	    (action >= 0 && nla_put_u32(msg, LFS_A_FENCE_ACTION, (uint32_t)action)) ||
+	    (watch_ms >= 0 && nla_put_u32(msg, LFS_A_FENCE_WATCHDOG_MS, (uint32_t)watch_ms)))
 		return put_failed(c, msg);
 	return lfs_request(c, msg, NULL, NULL);
+}
+
+int lfsnl_lease_renew(struct lfs_client *c, uint64_t start_ns, uint32_t lease_ms, int action)
+{
+	return lfsnl_lease_renew_watch(c, start_ns, lease_ms, action, -1);
 }
 
 static uint64_t get_u64_or_0(struct nlattr *a)

@@ -17,6 +17,7 @@
  *            up_unregister up_get up_request up_reply, or a number
  *   ATTR     path ig book_size offset nr_books name uuid books books_start
  *            more zeroed leased lease_start lease_ms fence_action
+ *            fence_watchdog_ms
  *            fabric_uuid, the upcall attributes (up_id, up_errno, size,
  *            ino...: the names of uapi/lfs.h in lower case), or a number
  *   TYPE     u8 u16 u32 u64 (decimal), str (NUL-terminated), raw (no NUL),
@@ -75,6 +76,7 @@ static const char *const attrs[LFS_A_MAX + 1] = {
 	[LFS_A_FENCE_COUNT] = "fence_count", [LFS_A_FENCE_LAST_NS] = "fence_last_ns",
 	[LFS_A_FENCE_MAX_NS] = "fence_max_ns", [LFS_A_FENCE_DONE_LAST_NS] = "fence_done_last_ns",
 	[LFS_A_FENCE_DONE_MAX_NS] = "fence_done_max_ns", [LFS_A_FENCE_HIST] = "fence_hist",
+	[LFS_A_FENCE_WATCHDOG_MS] = "fence_watchdog_ms",
 };
 
 static int lookup(const char *const *names, int max, const char *s)

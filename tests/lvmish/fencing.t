@@ -103,6 +103,9 @@ t_is "$(jq -c '.[0].lease | [.enforced, .expired, .fence_action]' <<<"$j")" '[tr
 	"status --json: the lease is enforced, not expired, fence action eio"
 t_ok "$(jq '.[0].lease.left_ms > 0 and .[0].lease.left_ms <= 4000' <<<"$j" | grep -q true; echo $?)" \
 	"  lease left: $(jq .[0].lease.left_ms <<<"$j") ms of $((LEASE * 1000))"
+t_is "$(n1 'jq .fence_watchdog_ms /run/lfs/renewal.json
+$LFS_TOP/build/driver-tests/nlraw -p lease_get | sed -n "s/^fence_watchdog_ms=//p"' | tr '\n' ' ')" "1500 1500 " \
+	"  the agent gives the kernel three quarters of fence_grace (2 s) as the fence watchdog's bound"
 # the fence latency of the lapses so far (docs/FENCING.md): none may have come yet
 lat0=$(jq '.[0].lease.fence_latency.count // 0' <<<"$j")
 

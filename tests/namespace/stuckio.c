@@ -4,6 +4,8 @@
  * use, across the lease's deadline (issue 30, docs/FENCING.md).
  *
  * usage: stuckio G H
+ *        stuckio G -     (no H: the stuck write alone, for a DAX
+ *                         filesystem on a shelf, tests/driver/fencelate.t)
  *
  * A thread writes 4 KiB into G from a page of a userfaultfd that nobody
  * serves: the kernel's copy from it stalls. Meanwhile H is open and mapped;
@@ -11,14 +13,14 @@
  * into the mapping, at most 1500 times (30 s), until both are refused.
  * Then it reads a line from standard input (the test renews the lease
  * late), tries both once more, serves the userfaultfd page and reports
- * what the stuck write returned. Lines printed:
+ * what the stuck write returned (the page holds 4096 'X'). Lines printed:
  *   stuck                           the write waits for the page
  *   h write refused store refused store_after_ms N
  *       (N: the last store that went through, in ms after the first
  *       refused pwrite; or "store never refused")
  *   fenced                          waiting for a line
- *   after write ok|error ENAME
- *   after store ok|SIGBUS
+ *   after write ok|error ENAME      (not without H)
+ *   after store ok|SIGBUS           (not without H)
  *   stuck write ok N|error ENAME
  * Exit status 0 if it could run the scenario, 1 if not.
  */
@@ -153,6 +155,14 @@ static void use_h(void)
 	fflush(stdout);
 }
 
+static void report(void)
+{
+	if (stuck_ret >= 0)
+		printf("stuck write ok %zd\n", stuck_ret);
+	else
+		printf("stuck write error %s\n", strerrorname_np(stuck_errno));
+}
+
 static void serve(int uffd)
 {
 	static char page[PAGE] __attribute__((aligned(PAGE)));
@@ -162,6 +172,24 @@ static void serve(int uffd)
 	memset(page, 'X', sizeof(page));
 	if (ioctl(uffd, UFFDIO_COPY, &copy))
 		die("UFFDIO_COPY");
+}
+
+/* The stuck write alone: serve its page once a line comes. */
+static int stuck_alone(void)
+{
+	char line[64];
+	pthread_t thr;
+	int uffd = uffd_page();
+
+	if (pthread_create(&thr, NULL, stuck_writer, NULL))
+		die("pthread_create");
+	wait_stuck(uffd);
+	if (!fgets(line, sizeof(line), stdin))
+		die("standard input ended");
+	serve(uffd);
+	pthread_join(thr, NULL);
+	report();
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -179,6 +207,8 @@ int main(int argc, char **argv)
 	gfd = open(argv[1], O_RDWR);
 	if (gfd < 0)
 		die("open G");
+	if (!strcmp(argv[2], "-"))
+		return stuck_alone();
 	hfd = open(argv[2], O_RDWR);
 	if (hfd < 0)
 		die("open H");
@@ -202,9 +232,6 @@ int main(int argc, char **argv)
 	printf("after store %s\n", try_store(7) ? "SIGBUS" : "ok");
 	serve(uffd);
 	pthread_join(thr, NULL);
-	if (stuck_ret >= 0)
-		printf("stuck write ok %zd\n", stuck_ret);
-	else
-		printf("stuck write error %s\n", strerrorname_np(stuck_errno));
+	report();
 	return 0;
 }

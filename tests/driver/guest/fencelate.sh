@@ -12,18 +12,20 @@ lo=$(losetup --find --show /tmp/ff/fab)
 t_is "$(nlraw attach path=str:$lo ig=u32:2 book_size=u64:$((2 << 20)) offset=u64:0)" ok \
 	"attach $lo, a fabric without DAX, as IG 2"
 
-# Renew a 10 s lease every 0.5 s (at most 240 times) until /tmp/norenew.
+# renewer STOP MS [ATTR...]: renew an MS lease (fence action eio) every
+# 0.5 s (at most 240 times) until the file STOP exists.
 renewer() {
-	local i
+	local i stop=$1 ms=$2
+	shift 2
 	for i in $(seq 240); do
-		[ -e /tmp/norenew ] && return 0
-		nlraw lease_renew lease_start=now:0 lease_ms=u32:10000 fence_action=u32:1 >/dev/null
+		[ -e "$stop" ] && return 0
+		nlraw lease_renew lease_start=now:0 lease_ms=u32:"$ms" fence_action=u32:1 "$@" >/dev/null
 		sleep 0.5
 	done
 }
 t_is "$(nlraw lease_renew lease_start=now:0 lease_ms=u32:10000 fence_action=u32:1)" ok \
 	"a 10 s lease, fence action eio"
-renewer &
+renewer /tmp/norenew 10000 &
 rpid=$!
 # slow first: the fence work meets it first
 t_is "$(nlraw create name=str:slow books=books:2:0 leased=flag:)" ok "leased shelf slow on the loop fabric"
@@ -68,4 +70,5 @@ done
 t_is "$(nlraw detach ig=u32:2)" ok "detach IG 2"
 losetup -d "$lo" && umount /tmp/ff
 t_ok $? "loop device and ext4 gone"
-t_done
+. "$LFS_TOP/tests/driver/guest/fencewatch.sh"
+
