@@ -18,7 +18,7 @@ usage_error() { # DESC REGEX ARGS...: exit status 2 and the message
 	t_is "$rc" 2 "$desc: exit 2"
 	t_like "$out" "$re" "$desc: says why"
 }
-usage_error "no command" "^usage: lfsctl COMMAND"
+usage_error "no command" "^usage: lfsctl \[--json\] COMMAND"
 usage_error "unknown command" "unknown command \`frob'" frob
 usage_error "create without books" "usage: lfsctl create NAME BOOKS" create a
 usage_error "bad book token" "invalid book \`0-1': expected IG:BOOK" create a 0:0,0-1
