@@ -28,9 +28,12 @@
  * many frames. Each checkpoint syncs the WAL and the database once more,
  * and the pages several requests touch are copied once: at 256 frames (3.7
  * cycles of the bench) a cycle cost 3.77 fdatasync calls and 32 pwrite
- * calls, at 2,000 it costs 3.10 and 22 (docs/bench-librarian.md).
+ * calls, at 2,000 3.10 and 23.5 (plus 20.4 pread), at 8,000 (8 MiB of
+ * 1 KiB pages, ~116 cycles) 3.03 and 17.6 (14.6 pread): a checkpoint then
+ * copies most of a 40,000-book catalogue's pages, so more frames gain
+ * little (docs/bench-librarian.md).
  */
-#define CKPT_FULL_FRAMES 2000
+#define CKPT_FULL_FRAMES 8000
 
 struct lib_ckpt {
 	pthread_t thread;
