@@ -112,13 +112,15 @@ LT_FABRIC='racks = (
 lt_start() {
 	"$LIB" -c "$T/lib.conf" "$@" >>"$T/server.log" 2>&1 &
 	LPID=$!
-	local i
-	for i in $(seq 1 200); do
+	# bounded by time, not turns: on a loaded host a PostgreSQL catalogue's
+	# first start (its schema made) takes seconds
+	local end=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$end" ]; do
 		"$CLI" client --connect "unix:$SOCK" stats >/dev/null 2>&1 && return 0
 		kill -0 "$LPID" 2>/dev/null || break
 		sleep 0.02
 	done
-	t_diag "librarian did not come up; log:"
+	t_diag "librarian did not come up within 30 s (or exited); log:"
 	sed 's/^/#   /' "$T/server.log" | tail -n 20
 	return 1
 }

@@ -130,6 +130,6 @@ for f in ops checkfree scrubfree; do
 	LFS_TEST_STORE=pg bash "tests/librarian/$f.t" >"$T/$f.log" 2>&1
 	rc=$?
 	t_ok "$rc" "$f.t against PostgreSQL: $(grep -c '^ok' "$T/$f.log") passed, $(grep -c '^not ok' "$T/$f.log") failed"
-	[ "$rc" -eq 0 ] || grep -A4 '^not ok' "$T/$f.log" | head -n 40 | sed 's/^/#   /'
+	[ "$rc" -eq 0 ] || grep -B12 -A4 '^not ok' "$T/$f.log" | head -n 60 | sed 's/^/#   /'
 done
 lt_done
