@@ -103,4 +103,11 @@ const char *lfs_size_short(uint64_t bytes, char *buf, size_t len);
 /* IG lists "0,1,3" and "0-3": at most max IGs, each valid, none twice. Returns the count. */
 int lfs_ig_list_parse(const char *s, uint32_t *igs, int max, char *msg, size_t len);
 
+/*
+ * Takes every FLAG standing before a "--" out of argv[1..] (lfsvol's and
+ * lfsctl's --json, anywhere among a command's words), keeping the order of
+ * the rest: the new argc; *seen is set if there was one.
+ */
+int lfs_args_take(int argc, char **argv, const char *flag, bool *seen);
+
 #endif /* LFS_RULES_H */

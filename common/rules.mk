@@ -2,7 +2,8 @@
 # compiles these sources in; include this file and add $(RULES_SRCS) and
 # $(RULES_CFLAGS).
 RULES_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-RULES_SRCS := $(RULES_DIR)/names.c $(RULES_DIR)/policy.c $(RULES_DIR)/size.c $(RULES_DIR)/text.c
+RULES_SRCS := $(RULES_DIR)/names.c $(RULES_DIR)/policy.c $(RULES_DIR)/size.c $(RULES_DIR)/text.c \
+	$(RULES_DIR)/args.c
 RULES_HDRS := $(RULES_DIR)/lfs_rules.h $(RULES_DIR)/../driver/uapi/lfs.h
 # the release (VERSION at the top), which every program's --version prints
 LFS_VERSION := $(shell cat $(RULES_DIR)/../VERSION 2>/dev/null || echo 0)

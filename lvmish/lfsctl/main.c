@@ -143,18 +143,7 @@ int lfsctl_size(const char *cmd, const char *opt, const char *arg, uint64_t *byt
 /* --json anywhere before `--' (or before COMMAND): taken out of argv. */
 static int take_json(int argc, char **argv)
 {
-	int i, k = 1;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "--json"))
-			lfsctl_json = true;
-		else
-			argv[k++] = argv[i];
-	}
-	while (i < argc)
-		argv[k++] = argv[i++];
-	argv[k] = NULL;
-	return k;
+	return lfs_args_take(argc, argv, "--json", &lfsctl_json);
 }
 
 int main(int argc, char **argv)

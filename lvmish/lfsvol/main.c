@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lfs_rules.h"
 #include "lfsagent.h"
 #include "lfsvol.h"
 #include "result.h"
@@ -129,18 +130,12 @@ static int global_options(int argc, char **argv, struct lfsvol_ctx *ctx, int *st
 /* --json among a command's arguments (up to `--'): taken out, for every command alike. */
 static int take_json(int argc, char **argv)
 {
-	int i, k = 1;
+	bool json = false;
 
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "--json"))
-			lfsvol_json_on();
-		else
-			argv[k++] = argv[i];
-	}
-	while (i < argc)
-		argv[k++] = argv[i++];
-	argv[k] = NULL;
-	return k;
+	argc = lfs_args_take(argc, argv, "--json", &json);
+	if (json)
+		lfsvol_json_on();
+	return argc;
 }
 
 int main(int argc, char **argv)
