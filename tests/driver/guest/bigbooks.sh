@@ -60,8 +60,10 @@ fput() { dd if="$1" of=$M/f bs=$K512 seek="$2" oflag=seek_bytes conv=notrunc,fsy
 t_run "write 1 MiB at file offsets 0, 8 GiB - 512 KiB and 15 GiB - 1 MiB" eval \
 	"fput /tmp/p1 0 && fput /tmp/p2 $((G8 - K512)) && fput /tmp/p3 $(((15 << 30) - MB))"
 t_run "MAP_SHARED_VALIDATE|MAP_SYNC mapping of it allowed" mapsync $M/f
-last=$(($(filefrag -v $M/f | awk '$1 ~ /^[0-9]+:$/ { e = $5 } END { sub(/:$/, "", e); print e }')))
-t_ok "$([ "$last" -ge $((G8 / 4096)) ]; echo $?)" "  its blocks reach the second book (last physical block $last)"
+# The highest physical block of any extent: ext4 may place the file's last
+# logical extent low on the disk, so the last line of filefrag is not it.
+last=$(filefrag -v $M/f | awk '$1 ~ /^[0-9]+:$/ { sub(/:$/, "", $5); if ($5 + 0 > m) m = $5 + 0 } END { print m + 0 }')
+t_ok "$([ "$last" -ge $((G8 / 4096)) ]; echo $?)" "  its blocks reach the second book (highest physical block $last)"
 t_run "umount" umount $M
 t_run "mount -o dax again" mount -o dax,noinit_itable "$dev" $M
 t_is "$(stat -c %s $M/f)" $((15 << 30)) "the file is 15 GiB"
