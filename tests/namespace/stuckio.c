@@ -90,8 +90,7 @@ static int uffd_page(void)
 		die("userfaultfd");
 	if (ioctl(uffd, UFFDIO_API, &api))
 		die("UFFDIO_API");
-	ubuf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ubuf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ubuf == MAP_FAILED)
 		die("mmap anonymous");
 	reg.range.start = (uintptr_t)ubuf;
@@ -109,8 +108,7 @@ static void wait_stuck(int uffd)
 
 	if (poll(&p, 1, 10000) != 1)
 		die("no fault on the userfaultfd page in 10 s");
-	if (read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
-	    msg.event != UFFD_EVENT_PAGEFAULT)
+	if (read(uffd, &msg, sizeof(msg)) != sizeof(msg) || msg.event != UFFD_EVENT_PAGEFAULT)
 		die("read userfaultfd");
 	printf("stuck\n");
 	fflush(stdout);
@@ -131,8 +129,7 @@ static void use_h(void)
 	const struct timespec tick = { 0, 20 * 1000 * 1000 };
 	int i;
 
-	for (i = 0; i < ROUNDS && (write_refused < 0 || store_refused < 0);
-	     i++) {
+	for (i = 0; i < ROUNDS && (write_refused < 0 || store_refused < 0); i++) {
 		t = now_ms();
 		if (write_refused < 0 && pwrite(hfd, "w", 1, 1) != 1)
 			write_refused = t;
@@ -149,8 +146,7 @@ static void use_h(void)
 	if (store_refused < 0 || write_refused < 0)
 		printf("store never refused\n");
 	else
-		printf("store_after_ms %lld\n",
-		       (long long)(store_ok - write_refused));
+		printf("store_after_ms %lld\n", (long long)(store_ok - write_refused));
 	printf("fenced\n");
 	fflush(stdout);
 }
@@ -166,8 +162,7 @@ static void report(void)
 static void serve(int uffd)
 {
 	static char page[PAGE] __attribute__((aligned(PAGE)));
-	struct uffdio_copy copy = { .dst = (uintptr_t)ubuf, .len = PAGE,
-				    .src = (uintptr_t)page };
+	struct uffdio_copy copy = { .dst = (uintptr_t)ubuf, .len = PAGE, .src = (uintptr_t)page };
 
 	memset(page, 'X', sizeof(page));
 	if (ioctl(uffd, UFFDIO_COPY, &copy))
