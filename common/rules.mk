@@ -4,7 +4,7 @@
 RULES_DIR := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 RULES_SRCS := $(RULES_DIR)/names.c $(RULES_DIR)/policy.c $(RULES_DIR)/size.c $(RULES_DIR)/text.c \
 	$(RULES_DIR)/args.c
-RULES_HDRS := $(RULES_DIR)/lfs_rules.h $(RULES_DIR)/../driver/uapi/lfs.h
+RULES_HDRS := $(RULES_DIR)/lfs_rules.h $(RULES_DIR)/../driver/uapi/lfs.h $(RULES_DIR)/../driver/uapi/lfs_fs.h
 # the release (VERSION at the top), which every program's --version prints
 LFS_VERSION := $(shell cat $(RULES_DIR)/../VERSION 2>/dev/null || echo 0)
 RULES_CFLAGS := -I$(RULES_DIR) -I$(RULES_DIR)/../driver -DLFS_VERSION='"$(LFS_VERSION)"'

@@ -25,25 +25,6 @@ static bool drv_ready(struct lfsvol_renewer *rn)
 	return rn->drv || !lfs_client_open(&rn->drv);
 }
 
-/*
- * The fence watchdog's bound (docs/FENCING.md "The fence watchdog"): three
- * quarters of the librarian's fence_grace, so that a node whose fence cannot
- * end has restarted before the librarian may grant its shelves to another
- * node, the last quarter for what the grace covered before (clock rates,
- * timer latency); never under the kernel's least. -1 (sent as nothing)
- * until the librarian told its fence_grace.
- */
-int64_t renew_watchdog_ms(const struct lfsvol_renewer *rn)
-{
-	int64_t ms = (int64_t)rn->grace_s * 750;
-
-	if (rn->grace_s < 0)
-		return -1;
-	if (ms < LFS_FENCE_WATCHDOG_MS_MIN)
-		return LFS_FENCE_WATCHDOG_MS_MIN;
-	return ms > LFS_FENCE_WATCHDOG_MS_MAX ? LFS_FENCE_WATCHDOG_MS_MAX : ms;
-}
-
 static int renew_lease(struct lfsvol_renewer *rn, uint64_t sent)
 {
 	uint32_t ms = lfsvol_lease_ms(rn->lease_s);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The renewal thread's numbers and its log: the interval, the lease time
- * and ZOMBIE count of the librarian's replies, the state line, errors, the
- * shelves fenced, and STATE_DIR/renewal.json (`lfsvol status' shows it).
+ * The renewal thread's numbers and its log: the interval, the fence
+ * watchdog's bound, the lease time and ZOMBIE count of the librarian's
+ * replies, the state line, errors, the shelves fenced, and
+ * STATE_DIR/renewal.json (`lfsvol status' shows it).
  */
 #include <limits.h>
 #include <poll.h>
@@ -17,6 +18,25 @@
 bool renew_stopping(struct lfsvol_renewer *rn)
 {
 	return __atomic_load_n(&rn->stop, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The fence watchdog's bound (docs/FENCING.md "The fence watchdog"): three
+ * quarters of the librarian's fence_grace, so that a node whose fence cannot
+ * end has restarted before the librarian may grant its shelves to another
+ * node, the last quarter for what the grace covered before (clock rates,
+ * timer latency); never under the kernel's least. -1 (sent as nothing)
+ * until the librarian told its fence_grace.
+ */
+int64_t renew_watchdog_ms(const struct lfsvol_renewer *rn)
+{
+	int64_t ms = (int64_t)rn->grace_s * 750;
+
+	if (rn->grace_s < 0)
+		return -1;
+	if (ms < LFS_FENCE_WATCHDOG_MS_MIN)
+		return LFS_FENCE_WATCHDOG_MS_MIN;
+	return ms > LFS_FENCE_WATCHDOG_MS_MAX ? LFS_FENCE_WATCHDOG_MS_MAX : ms;
 }
 
 int renew_interval(struct lfsvol_renewer *rn)

@@ -16,7 +16,7 @@ $(B)/upcalld: $(NS_DIR)/upcalld.c $(NS_DIR)/catalog.c $(NS_DIR)/attrs.c $(NS_DIR
 	$(CC) $(CFLAGS) $(NS_CFLAGS) -o $@ $(NS_DIR)/upcalld.c $(NS_DIR)/catalog.c \
 		$(NS_DIR)/attrs.c $(NS_DIR)/state.c $(RULES_SRCS) $(NS_LIBLFS) $(NS_LIBS)
 
-$(B)/fsops $(B)/lfsfuzz: $(B)/%: $(NS_DIR)/%.c $(TOP)/driver/uapi/lfs.h
+$(B)/fsops $(B)/lfsfuzz: $(B)/%: $(NS_DIR)/%.c $(TOP)/driver/uapi/lfs.h $(TOP)/driver/uapi/lfs_fs.h
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) $(NS_CFLAGS) -o $@ $< $(NS_LIBLFS) $(NS_LIBS)
 
