@@ -36,7 +36,7 @@
 #include "kernel.h"
 #include "lfsvol.h"
 #include "session.h"
-#include "upcall.h"
+#include "upserver.h"
 
 /* agent.sock clients served at once, and how long one may stay silent */
 #define AGENT_CLIENTS 64

@@ -2,7 +2,7 @@
 /*
  * The node agent as lfsvol's commands see it: `lfsvol agent' itself, and
  * the zeroing that `lfsvol scrub' does in its own process when no agent
- * runs. Everything else of the agent (agent.h, upcall.h) is its own.
+ * runs. Everything else of the agent (agent.h, upserver.h) is its own.
  */
 #ifndef LFSVOL_LFSAGENT_H
 #define LFSVOL_LFSAGENT_H

@@ -12,7 +12,7 @@
 #include "kernel.h"
 #include "msg.h"
 #include "renewer.h"
-#include "upcall.h"
+#include "upserver.h"
 
 static void drv_reset(struct lfsvol_renewer *rn)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "liblfsnl.h"
-#include "upcall.h"
+#include "upserver.h"
 
 struct upactive {
 	struct upactive *next;

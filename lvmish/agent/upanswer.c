@@ -8,7 +8,7 @@
 #include <netlink/genl/genl.h>
 
 #include "msg.h"
-#include "upcall.h"
+#include "upserver.h"
 
 /* Entries of a LIST per message: a name and an inode number each, well under a page. */
 #define UP_LIST_BATCH 256

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The upcall server's threads (upcall.h, docs/NAMESPACE.md "What the node
+ * The upcall server's threads (upserver.h, docs/NAMESPACE.md "What the node
  * agent does").
  *
  * A receiver thread owns the registered generic netlink socket: it
@@ -32,7 +32,7 @@
 #include "client.h"
 #include "lfs_librarian.h"
 #include "msg.h"
-#include "upcall.h"
+#include "upserver.h"
 
 #define UP_CHECK_MS 2000
 #define UP_WATCH 256 /* OPEN replies remembered until the kernel may refuse them */

@@ -15,7 +15,7 @@
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "msg.h"
-#include "upcall.h"
+#include "upserver.h"
 
 /* The shelf's current name: the one it is open under here, else the librarian's. */
 int up_name_of(struct up_worker *w, const struct up_req *r, char *name, size_t len)

@@ -14,7 +14,7 @@
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "msg.h"
-#include "upcall.h"
+#include "upserver.h"
 
 /*
  * Is the shelf a block device on this node? Its activation at the librarian

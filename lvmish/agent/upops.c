@@ -13,7 +13,7 @@
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "msg.h"
-#include "upcall.h"
+#include "upserver.h"
 
 #define UP_LIST_PAGE 10000
 

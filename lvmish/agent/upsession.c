@@ -14,7 +14,7 @@
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "msg.h"
-#include "upcall.h"
+#include "upserver.h"
 
 /* Between requests nothing may arrive: a readable session was closed by the librarian. */
 static bool hung_up(struct lfs_lib *lib)

@@ -13,7 +13,7 @@
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "session.h"
-#include "upcall.h"
+#include "upserver.h"
 
 /* The inode number: the UUID folded, stable for the shelf's life, never 0 or 1. */
 uint64_t up_uuid_ino(const uint8_t *u)

@@ -17,7 +17,7 @@
 #include "lfs_librarian.h"
 #include "lfs_rules.h"
 #include "msg.h"
-#include "upcall.h"
+#include "upserver.h"
 
 #define X_POLICY "user.LFS.AllocationPolicy"
 #define X_LIST "user.LFS.AllocationPolicyList"

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The node agent as the upcall server of the lfs filesystem
- * (docs/NAMESPACE.md, driver/uapi/lfs.h "The Library File System and its
- * upcalls"). upcall.c owns the registered generic netlink socket, a
- * receiver thread and a pool of workers, each with its own librarian
- * session; upanswer.c builds the replies; upops.c maps the operations to
- * the librarian, upxattr.c the extended attributes; upactive.c remembers
- * the files this node has open, for the renewal thread's fencing.
+ * (docs/NAMESPACE.md, driver/uapi/lfs_fs.h): what its files share.
+ * upcall.c owns the registered generic netlink socket, a receiver thread
+ * and a pool of workers, each with its own librarian session; upanswer.c
+ * builds the replies; upops.c maps the operations to the librarian,
+ * upxattr.c the extended attributes; upactive.c remembers the files this
+ * node has open, for the renewal thread's fencing.
  */
-#ifndef LFSVOL_UPCALL_H
-#define LFSVOL_UPCALL_H
+#ifndef LFSVOL_UPSERVER_H
+#define LFSVOL_UPSERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -138,4 +138,4 @@ void lfsvol_upactive_fence(json_t *activations, uint64_t sent,
 			   void (*fence)(const char *name, const uint8_t *uuid, void *arg),
 			   void *arg);
 
-#endif /* LFSVOL_UPCALL_H */
+#endif /* LFSVOL_UPSERVER_H */
