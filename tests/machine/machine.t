@@ -1,10 +1,14 @@
 #!/bin/bash
-# LFS-TEST: vm
+# LFS-TEST: vm once
 # The emulated Machine (issue 6 acceptance): a librarian on the host, two node
 # VMs on the same fabric files. Handover with identical data; exclusive
 # activation refused naming the holder; shared read-only on both nodes at
 # once; a librarian restart under I/O, shorter than the lease; takeover
 # after a node dies, once its lease and the grace have passed.
+# "vm once": the same stack (librarian, two nodes' agents, a shelf made with
+# lfsvol, ext4 -o dax and MAP_SYNC on it, a takeover after the holder's
+# lease and node2 reading node1's bytes) runs on every kernel in
+# tests/fencing/reset.t; the rest here is the librarian's and the agent's.
 . tests/lib/tap.sh
 . tests/lib/machine.sh
 . tests/lib/emachine.sh
