@@ -134,6 +134,20 @@ static int take_over(struct req *rq, struct lib_shelf *sh, const char *node, con
 	}
 }
 
+/* A copy under way (lfsvol copy), or one whose copier died: its bytes are not whole. */
+static int refuse_incomplete(struct req *rq, const struct lib_shelf *sh)
+{
+	char mark[256], b[200];
+	int r = lib_store_attr_get(rq->s, sh->id, "lfs.incomplete", mark, sizeof(mark), &rq->err);
+
+	if (r == -ENODATA)
+		return 0;
+	if (r < 0)
+		return r;
+	return FAIL(rq, EBUSY, "shelf '%s' is incomplete (lfs.incomplete: %s); remove it", sh->name,
+		    lib_shown(mark, b, sizeof(b)));
+}
+
 int lib_op_activate(struct req *rq)
 {
 	const char *mode = "rw", *node;
@@ -154,7 +168,8 @@ int lib_op_activate(struct req *rq)
 	if (force && !rq->who->admin)
 		return FAIL(rq, EPERM, "forced takeover needs the admin identity");
 	snprintf(what, sizeof(what), "activate (%s)", mode);
-	if ((r = lib_require_access(rq, &sh, lib_mode_access(mode), what)) < 0)
+	if ((r = lib_require_access(rq, &sh, lib_mode_access(mode), what)) < 0 ||
+	    (r = refuse_incomplete(rq, &sh)) < 0)
 		return r;
 	node = rq->c->nodes[k].name;
 	if ((r = take_over(rq, &sh, node, mode, takeover || force)) < 0 ||

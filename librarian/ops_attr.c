@@ -297,6 +297,10 @@ int lib_attr_set(struct req *rq, const struct lib_shelf *sh, const char *key, js
 		return set_igs(rq, shelf, v);
 	if (!strcmp(key, "lfs.anti_affinity"))
 		return set_partners(rq, shelf, v);
+	if (!strcmp(key, "lfs.incomplete"))
+		return FAIL(
+			rq, EPERM,
+			"attribute 'lfs.incomplete' is set only by shelf.create (lfsvol copy); attr.remove takes it off");
 	if (!strcmp(key, "lfs.access"))
 		return lib_access_set(rq, shelf, v);
 	if (!strcmp(key, LIB_ATTR_SIZE))
@@ -304,7 +308,7 @@ int lib_attr_set(struct req *rq, const struct lib_shelf *sh, const char *key, js
 	if (!strncmp(key, "lfs.", 4))
 		return FAIL(
 			rq, EINVAL,
-			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.access, lfs.size, lfs.allocation)",
+			"unknown system attribute '%s' (lfs.policy, lfs.igs, lfs.anti_affinity, lfs.access, lfs.size, lfs.allocation, lfs.incomplete)",
 			key);
 	return set_user(rq, shelf, key, v);
 }

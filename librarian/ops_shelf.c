@@ -127,6 +127,11 @@ static int create_attrs(struct req *rq, const struct lib_shelf *sh, json_t *attr
 	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]) && r == 0; i++)
 		if ((v = json_object_get(rq->args, sys[i][0])))
 			r = lib_attr_set(rq, sh, sys[i][1], v);
+	/* lfsvol copy's mark, set here only: activate refuses the shelf until it is removed */
+	if (r == 0 && (v = json_object_get(rq->args, "incomplete")))
+		r = json_is_string(v) ? lib_store_attr_put(rq->s, sh->id, "lfs.incomplete",
+							   json_string_value(v), &rq->err) :
+					FAIL(rq, EINVAL, "argument 'incomplete' must be a string");
 	if (r < 0)
 		return r;
 	json_object_foreach(attrs, key, v) {

@@ -33,6 +33,8 @@ lfsvol_cmd_fn cmd_activate, cmd_deactivate, cmd_attr, cmd_fabric, cmd_scrub, cmd
 /* status_prom.c: the object status --json prints, as Prometheus metrics on stdout */
 void lfsvol_status_prometheus(json_t *st);
 lfsvol_cmd_fn cmd_attach;
+/* copy.c (the bytes: copy_data.c, copy.h) */
+lfsvol_cmd_fn cmd_copy;
 
 /*
  * activate.c: activate NAME here, librarian first (it arbitrates), then

@@ -37,7 +37,8 @@ lv_free_port() {
 # The librarian allocates only books known to read as zeroes; new memory is
 # taken as zeroes (new_books = "zero") unless LV_NEW_BOOKS=unknown: then the
 # node agent checks or zeroes it first. LV_LEASE sets lease_time (default 5
-# heartbeats), LV_GRACE fence_grace.
+# heartbeats), LV_GRACE fence_grace, LV_NODES the nodes (node01, node02, ...;
+# only node01 has a key).
 lv_start_librarian() {
 	PORT=$(lv_free_port) || return 1
 	mkdir -p "$LV/keys"
@@ -55,7 +56,7 @@ librarian = {
 	fence_grace = ${LV_GRACE:-2};
 	new_books = "${LV_NEW_BOOKS:-zero}";
 };
-fabric = { compact = { nodes = 1; igs = $3; books = $2; }; };
+fabric = { compact = { nodes = ${LV_NODES:-1}; igs = $3; books = $2; }; };
 EOC
 	lv_run_librarian
 }
