@@ -128,6 +128,28 @@ static int dst_check(struct copy *c)
 	return 0;
 }
 
+/*
+ * udev's probe of a new device is over once it has made the name. Waited
+ * for in steps, so that a signal ends the wait (the copy's handler only
+ * sets copy_stop).
+ */
+static int link_ready(struct copy *c, const char *name, const char *disk)
+{
+	int64_t end = lfsvol_now_ms() + LINK_TIMEOUT_MS;
+	int r;
+
+	do
+		r = lfsvol_dev_link_wait(name, disk, 100);
+	while (r == -ETIMEDOUT && !copy_stop && lfsvol_now_ms() < end);
+	if (copy_stop)
+		return lfsvol_fail(LFSVOL_EFAIL, -EINTR, "%s: interrupted by a signal", c->what);
+	if (r)
+		return lfsvol_fail(LFSVOL_EFAIL, r,
+				   "%s: udev made no /dev/lfs/%s for /dev/%s within %d s", c->what,
+				   name, disk, LINK_TIMEOUT_MS / 1000);
+	return 0;
+}
+
 /* The disk of an active shelf here (lfsN) and its bytes, once udev has named it. */
 static int disk_of(struct copy *c, const char *name, char *disk, size_t len, uint64_t *bytes)
 {
@@ -140,12 +162,7 @@ static int disk_of(struct copy *c, const char *name, char *disk, size_t len, uin
 	snprintf(disk, len, "%s", kv[0].disk);
 	*bytes = kv[0].book_size * kv[0].nr_books;
 	lfsnl_shelf_list_free(kv, kn);
-	/* udev's probe of the new device is over once it has made the name */
-	return lfsvol_dev_link_wait(name, disk, LINK_TIMEOUT_MS) ?
-		       lfsvol_fail(LFSVOL_EFAIL, -ETIMEDOUT,
-				   "%s: udev made no /dev/lfs/%s for /dev/%s within %d s", c->what,
-				   name, disk, LINK_TIMEOUT_MS / 1000) :
-		       0;
+	return link_ready(c, name, disk);
 }
 
 /* SRC read-only here (a shared activation), unless it is already. */
@@ -253,6 +270,49 @@ static void dst_drop(struct copy *c)
 	lfsvol_result_set("removed", json_boolean(!r));
 }
 
+/*
+ * Our ro activation keeps rw holders out, but the librarian lets a
+ * "shared" (writing) one in beside it, and a grow needs no activation: SRC
+ * is read again after the bytes, and a writer or a new size fails the copy.
+ */
+static int src_recheck(struct copy *c)
+{
+	json_t *now = NULL, *books = json_incref(json_object_get(c->ssh, "books"));
+	int r = lfsvol_lib_request(c->lib, c->what, "shelf.get",
+				   json_pack("{s:s,s:i}", "name", c->src, "limit", 1), &now);
+
+	json_decref(c->ssh);
+	c->ssh = now;
+	if (!r && !json_equal(books, json_object_get(now, "books")))
+		r = lfsvol_fail(LFSVOL_EFAIL, -ESTALE,
+				"%s: shelf `%s' was resized during the copy; copy it again",
+				c->what, c->src);
+	if (!r)
+		r = src_writers(c);
+	json_decref(books);
+	return r;
+}
+
+/* lfs.size, the size of the file a shelf is under /lfs (unset: the whole shelf), then the mark off. */
+static int dst_finish(struct copy *c)
+{
+	json_t *size;
+	int r;
+
+	r = src_recheck(c);
+	size = json_object_get(json_object_get(c->ssh, "attrs"), "lfs.size");
+	if (!r && size)
+		r = lfsvol_lib_request(c->lib, c->what, "attr.set",
+				       json_pack("{s:s,s:s,s:O}", "name", c->dst, "key", "lfs.size",
+						 "value", size),
+				       NULL);
+	if (!r)
+		r = lfsvol_lib_request(
+			c->lib, c->what, "attr.remove",
+			json_pack("{s:s,s:s}", "name", c->dst, "key", LFSVOL_INCOMPLETE_KEY), NULL);
+	return r;
+}
+
 /* The bytes, then the mark off: DST is whole. */
 static int copy_bytes(struct copy *c)
 {
@@ -269,9 +329,7 @@ static int copy_bytes(struct copy *c)
 	if (!r && copy_stop)
 		r = lfsvol_fail(LFSVOL_EFAIL, -EINTR, "%s: interrupted by a signal", c->what);
 	if (!r)
-		r = lfsvol_lib_request(
-			c->lib, c->what, "attr.remove",
-			json_pack("{s:s,s:s}", "name", c->dst, "key", LFSVOL_INCOMPLETE_KEY), NULL);
+		r = dst_finish(c);
 	lfsvol_result_set("bytes", json_integer((json_int_t)io.done));
 	lfsvol_result_set("seconds", json_real((double)io.ms / 1000));
 	lfsvol_result_set("mib_per_s", json_real(lfsvol_copy_rate(&io)));

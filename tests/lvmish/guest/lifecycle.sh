@@ -250,6 +250,7 @@ t_is "$(jq -c '[.command, .zeroed]' <<<"$out")" "[\"scrub\",$(grep -oE 'scrub do
 	"scrub --json: the count the text gives"
 t_ok "$(wait_for 300 nozombie; echo $?)" "  and the agent zeroes all 30 books"
 t_is "$(L fabric --json | jq -c '.[0] | [.zombie, .free]')" "[0,30]" "  all FREE again"
+. "$LFS_TOP/tests/lvmish/guest/copy.sh"
 
 # shelves for the auto-assembly boot: auto1 is configured auto_activate, manual is not
 t_run "create auto1 -a" L create auto1 -s 2b -a

@@ -1,0 +1,72 @@
+# lfsvol copy (issue 33 item 2) in lifecycle.sh's first boot, with the agent
+# running and every book FREE (sourced; L, wait_for, nozombie are the
+# caller's). The bytes: cmp of the two devices and an ext4 -o dax file read
+# back from the copy; the attributes; a read-only SRC left so; Ctrl-C
+# removing DST; a copier killed leaving DST marked lfs.incomplete, which
+# activate refuses until it is removed. The refusals that need no kernel
+# are tests/lvmish/copy.t's.
+t_run "create src -s 2b -p RandomBooks -a" L create src -s 2b -p RandomBooks -a
+L attr set src user.app pg >/dev/null && L attr set src user.tier gold >/dev/null
+mkfs.ext4 -q -b 4096 -L srcfs /dev/lfs/src && mount -o dax /dev/lfs/src /tmp/mnt &&
+	head -c 8M /dev/urandom >/tmp/mnt/data
+ssum=$(sha256sum </tmp/mnt/data)
+umount /tmp/mnt
+before=$(L list --json)
+out=$(L copy src dst 2>&1)
+t_is "$?" 7 "copy of a shelf active here read-write is refused (exit 7)"
+t_like "$out" "shelf .src' is active on this node for writing" "  naming it: $out"
+t_is "$(L list --json)" "$before" "  and nothing changed"
+t_run "deactivate src" L deactivate src
+
+out=$(L copy src dst --json 2>/tmp/copy.err)
+t_is "$?" 0 "copy src dst" || t_diag "$(cat /tmp/copy.err)"
+t_like "$(cat /tmp/copy.err)" "^copied shelf src to dst: 128 MiB in [0-9.]+ s, [0-9]+ MiB/s$" \
+	"not on a terminal: one final line: $(cat /tmp/copy.err)"
+t_is "$(jq -c '[.command, .source, .bytes, .shelf.name, .shelf.books, (.seconds | type), (.mib_per_s | type)]' <<<"$out")" \
+	'["copy","src",134217728,"dst",2,"number","number"]' "copy --json: the result object"
+attrs() { L attr list "$1" | grep -v '^lfs.allocation=' | sort | paste -sd' '; }
+t_is "$(attrs dst)" "$(attrs src)" "dst has src's attributes: $(attrs dst)"
+t_is "$(L list --json | jq -c '[.[] | select(.name == "src" or .name == "dst") | .activations]')" '[[],[]]' \
+	"both are inactive afterwards, as src was"
+t_run "activate src --shared, dst" L activate --shared src dst
+t_ok "$(cmp /dev/lfs/src /dev/lfs/dst; echo $?)" "dst's bytes are src's (cmp of the devices)"
+mount -o dax /dev/lfs/dst /tmp/mnt
+t_is "$(sha256sum </tmp/mnt/data)" "$ssum" "ext4 -o dax mounted from dst: the file is intact"
+umount /tmp/mnt
+L deactivate dst >/dev/null
+out=$(L copy src dst2 2>&1)
+t_ok $? "copy of src while it is active here read-only" || t_diag "$out"
+t_is "$(L list --json | jq -c '[.[] | select(.name == "src" or .name == "dst2") | [.name, .activations[0].mode]]')" \
+	'[["dst2",null],["src","ro"]]' "  src stays active read-only, dst2 is not active"
+
+# Without the naming rule the copy waits (up to 10 s) for udev's
+# /dev/lfs/DST once the kernel has DST, made with its lfs.incomplete mark:
+# a signal sent then reaches the copy in the middle, every time.
+# copy_to DST SIGNAL: start a copy, send it SIGNAL there; its exit status
+copy_to() {
+	# the program itself, not L in a subshell: the signal is for lfsvol
+	"$LFSVOL_BIN" -c "$CONF" copy src "$1" 2>/tmp/copy.err &
+	cpid=$!
+	has_dst() { grep -qx "$1" /sys/block/lfs*/lfs/name; }
+	wait_for 20 has_dst "$1" || t_diag "the kernel never had $1"
+	kill -"$2" "$cpid"
+	wait "$cpid"
+}
+mv /run/udev/rules.d/60-lfs.rules /tmp/60-lfs.rules.off && udevadm control --reload
+before=$(L list --json | jq -c '[.[] | .name]')
+copy_to dst3 INT
+t_is "$?" 1 "Ctrl-C (SIGINT) ends a copy: exit 1"
+t_like "$(cat /tmp/copy.err)" "interrupted by a signal" "  saying so"
+t_like "$(cat /tmp/copy.err)" "removed the incomplete copy dst3" "  and removing dst3"
+t_is "$(L list --json | jq -c '[.[] | .name]')" "$before" "  which is gone"
+copy_to dst4 KILL
+mv /tmp/60-lfs.rules.off /run/udev/rules.d/60-lfs.rules && udevadm control --reload
+t_like "$(L attr get dst4 lfs.incomplete)" "^copy of src \($(L list --json | jq -r '.[] | select(.name == "src") | .uuid')\) by node node01 started at [0-9]+$" \
+	"a copier killed leaves dst4 marked lfs.incomplete"
+L deactivate dst4 >/dev/null 2>&1
+out=$(L activate dst4 2>&1)
+t_is "$?" 7 "activate refuses the incomplete dst4 (exit 7)"
+t_like "$out" "shelf 'dst4' is incomplete \(lfs.incomplete: copy of src" "  saying why: $out"
+t_run "remove -f dst4" L remove -f dst4
+for s in src dst dst2; do L remove -f "$s" >/dev/null || t_diag "remove $s failed"; done
+t_ok "$(wait_for 300 nozombie; echo $?)" "the agent zeroes the copies' books"
