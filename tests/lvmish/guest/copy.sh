@@ -5,6 +5,7 @@
 # removing DST; a copier killed leaving DST marked lfs.incomplete, which
 # activate refuses until it is removed. The refusals that need no kernel
 # are tests/lvmish/copy.t's.
+copy_t0=$(date +%s%N)
 t_run "create src -s 2b -p RandomBooks -a" L create src -s 2b -p RandomBooks -a
 L attr set src user.app pg >/dev/null && L attr set src user.tier gold >/dev/null
 mkfs.ext4 -q -b 4096 -L srcfs /dev/lfs/src && mount -o dax /dev/lfs/src /tmp/mnt &&
@@ -38,6 +39,10 @@ out=$(L copy src dst2 2>&1)
 t_ok $? "copy of src while it is active here read-only" || t_diag "$out"
 t_is "$(L list --json | jq -c '[.[] | select(.name == "src" or .name == "dst2") | [.name, .activations[0].mode]]')" \
 	'[["dst2",null],["src","ro"]]' "  src stays active read-only, dst2 is not active"
+# on a terminal, the progress line: done of total, percent, rate
+out=$(script -qec "$LFSVOL_BIN -c $CONF copy src dst5" /dev/null)
+t_like "$out" "copying src: 128 MiB of 128 MiB \(100%\), [0-9]+ MiB/s" \
+	"on a terminal: a progress line, done of total and the rate"
 
 # Without the naming rule the copy waits (up to 10 s) for udev's
 # /dev/lfs/DST once the kernel has DST, made with its lfs.incomplete mark:
@@ -45,7 +50,7 @@ t_is "$(L list --json | jq -c '[.[] | select(.name == "src" or .name == "dst2") 
 # copy_to DST SIGNAL: start a copy, send it SIGNAL there; its exit status
 copy_to() {
 	# the program itself, not L in a subshell: the signal is for lfsvol
-	"$LFSVOL_BIN" -c "$CONF" copy src "$1" 2>/tmp/copy.err &
+	"$LFSVOL_BIN" -c "$CONF" copy src "$1" >/tmp/copy.err 2>&1 &
 	cpid=$!
 	has_dst() { grep -qx "$1" /sys/block/lfs*/lfs/name; }
 	wait_for 20 has_dst "$1" || t_diag "the kernel never had $1"
@@ -68,5 +73,6 @@ out=$(L activate dst4 2>&1)
 t_is "$?" 7 "activate refuses the incomplete dst4 (exit 7)"
 t_like "$out" "shelf 'dst4' is incomplete \(lfs.incomplete: copy of src" "  saying why: $out"
 t_run "remove -f dst4" L remove -f dst4
-for s in src dst dst2; do L remove -f "$s" >/dev/null || t_diag "remove $s failed"; done
+for s in src dst dst2 dst5; do L remove -f "$s" >/dev/null || t_diag "remove $s failed"; done
 t_ok "$(wait_for 300 nozombie; echo $?)" "the agent zeroes the copies' books"
+t_diag "the copy checks took $(( ($(date +%s%N) - copy_t0) / 1000000 )) ms"
