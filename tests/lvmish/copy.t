@@ -34,6 +34,7 @@ refused "copy of a shelf that does not exist: exit 6, named" 6 "no shelf named '
 refused "copy onto itself: exit 2, named" 2 "SRC and DST are both .src'" L copy src src
 refused "copy onto a shelf that exists: exit 2, DST named" 2 "shelf .taken' exists already" L copy src taken
 refused "a bad DST name: exit 2" 2 "dst/x" L copy src dst/x
+refused "copy without DST: exit 2, the usage" 2 "usage: lfsvol copy SRC DST" L copy src
 A shelf.activate '{"name":"busy","mode":"rw","node":"node02"}' >/dev/null
 t_ok $? "(the admin activates busy for writing on node02)"
 before=$(L list --json)

@@ -85,7 +85,7 @@ fi
 lv_expect "unknown command" 2 "invalid command \`frobnicate'" L frobnicate
 lv_expect "unknown attr verb" 2 "invalid attr verb \`del'" L attr del db k
 lv_expect "activate without a name" 2 "usage: lfsvol activate" L activate
-for c in create remove resize rename list show activate deactivate attr fabric scrub status agent; do
+for c in create remove resize rename copy list show activate deactivate attr fabric scrub status agent; do
 	lv_expect "$c --help" 0 "^Usage: lfsvol $c" L $c --help
 done
 # the version is the release's (VERSION), as the librarian's is
