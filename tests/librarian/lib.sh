@@ -22,6 +22,9 @@ LT_STORE=${LFS_TEST_STORE:-sqlite}
 LT_DB=$T/cat.db
 lt_sql() { sqlite3 "file:$T/cat.db?mode=ro" "$1"; }
 lt_sqlw() { sqlite3 "$T/cat.db" "$1"; } # changes it (the librarian stopped)
+# audit records a start writes: on PostgreSQL the leader's leader.took (docs/AUDIT.md)
+LT_START_AUDIT=0
+[ "$LT_STORE" = pg ] && LT_START_AUDIT=1
 # lt_fresh: an empty catalogue in place of this file's (the librarian stopped)
 lt_fresh() { rm -f "$T/cat.db" "$T/cat.db-wal" "$T/cat.db-shm"; }
 # lt_db_copy NAME: a copy of the catalogue (the librarian stopped); prints
