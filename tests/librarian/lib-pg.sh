@@ -66,4 +66,9 @@ lt_db_put() {
 		lt_sqlw_db postgres "ALTER DATABASE ${LT_PG_DB}_$1 RENAME TO $LT_PG_DB"
 }
 # lt_sqlw_db DB SQL: SQL on another database of the cluster
-lt_sqlw_db() { lt_pg_as "$PGBIN/psql" -X -q -A -t -h "$LT_PG_HOST" -U postgres -d "$1" -c "$2" >/dev/null; }
+lt_sql_db() { lt_pg_as "$PGBIN/psql" -X -q -A -t -h "$LT_PG_HOST" -U postgres -d "$1" -c "$2"; }
+lt_sqlw_db() { lt_sql_db "$@" >/dev/null; }
+lt_sql_copy() { lt_sql_db "${LT_PG_DB}_$1" "$2"; }
+lt_sqlw_copy() { lt_sqlw_db "${LT_PG_DB}_$1" "$2"; }
+# (without pg_dump's \restrict lines: their key is random)
+lt_db_sum() { lt_pg_cmd pg_dump -d "${LT_PG_DB}_$1" | grep -v '^\\\(un\)\?restrict ' | md5sum; }

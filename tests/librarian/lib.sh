@@ -31,6 +31,11 @@ lt_fresh() { rm -f "$T/cat.db" "$T/cat.db-wal" "$T/cat.db-shm"; }
 # its --db; lt_db_put NAME: that copy becomes the catalogue again
 lt_db_copy() { cp "$T/cat.db" "$T/$1.db" && echo "$T/$1.db"; }
 lt_db_put() { lt_fresh && mv "$T/$1.db" "$T/cat.db"; }
+# lt_sql_copy NAME SQL, lt_sqlw_copy NAME SQL: lt_sql and lt_sqlw on a copy
+lt_sql_copy() { sqlite3 "file:$T/$1.db?mode=ro" "$2"; }
+lt_sqlw_copy() { sqlite3 "$T/$1.db" "$2"; }
+# lt_db_sum NAME: a checksum of a copy's content
+lt_db_sum() { md5sum <"$T/$1.db"; }
 # lt_sqlite_only N WHY: true on SQLite; on PostgreSQL, N checks of SQLite's
 # own (its files, its backup API, its schema history) are skipped naming why
 lt_sqlite_only() {
