@@ -276,12 +276,21 @@ static int self_check(struct lib_store *store, const char *path)
 	return bad ? -EIO : 0;
 }
 
-/* Checked and matching the fabric: at start, and when a standby takes the lead. */
+/*
+ * Checked and matching the fabric: at start, and when a standby takes the
+ * lead. With the leader row, the preparation's commit renews it (store.c):
+ * the first start on a big fabric may take longer than leader_ttl_ms.
+ */
 int lib_serve_prepare(struct lib_store *store, const struct lib_config *cfg, struct lib_err *e)
 {
+	int r;
+
 	if (self_check(store, cfg->db_path) < 0)
 		return lib_fail(e, EIO, "%s: not served (its check failed)", cfg->db_path);
-	return lib_store_sync_geometry(store, e);
+	store->prepare_ttl_ms = cfg->leader_ttl_ms;
+	r = lib_store_sync_geometry(store, e);
+	store->prepare_ttl_ms = 0;
+	return r;
 }
 
 /*

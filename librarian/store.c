@@ -228,14 +228,26 @@ void lib_store_end_read(struct lib_store *s)
 /*
  * With the leader row, the check of the epoch and the COMMIT go in one round
  * trip: a failed check aborts the transaction (the caller rolls it back).
+ * While the catalogue is prepared (s->prepare_ttl_ms), the row is renewed
+ * first in the same transaction: a preparation longer than the row's ttl (a
+ * big fabric's books made at the first start) serves nobody and commits if
+ * no standby took the row meanwhile; the renewal's row lock orders it
+ * against a takeover, which either came first (the epoch moved: the check
+ * fails) or finds the row renewed.
  */
 int lib_store_commit(struct lib_store *s)
 {
-	char sql[96];
+	char sql[256];
+	int o = 0;
 
 	if (!s->pg || !s->leader)
 		return control(s, "COMMIT");
-	snprintf(sql, sizeof(sql), "SELECT lfs_leader_check(%lld, true); COMMIT",
+	if (s->prepare_ttl_ms > 0)
+		o = snprintf(sql, sizeof(sql),
+			     "UPDATE leader SET expiry = clock_timestamp() + %d *"
+			     " interval '1 millisecond' WHERE one = 1 AND epoch = %lld; ",
+			     s->prepare_ttl_ms, (long long)s->epoch);
+	snprintf(sql + o, sizeof(sql) - o, "SELECT lfs_leader_check(%lld, true); COMMIT",
 		 (long long)s->epoch);
 	return control(s, sql);
 }

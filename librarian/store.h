@@ -70,6 +70,12 @@ struct lib_store {
 	 */
 	bool leader;
 	int64_t epoch;
+	/*
+	 * > 0 while the catalogue is prepared (main.c, lib_serve_prepare):
+	 * each commit first renews the row for that many ms, in the same
+	 * transaction, if it still holds epoch (store.c).
+	 */
+	int prepare_ttl_ms;
 };
 
 static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)

@@ -252,9 +252,13 @@ static int check_pg(const char *uri, FILE *rep, char *msg, size_t len)
 {
 	struct lib_store *s = NULL;
 	struct lib_err e = { 0 };
-	int bad;
+	int bad = lib_store_open(uri, NULL, false, &s, &e);
 
-	if (lib_store_open(uri, NULL, false, &s, &e) < 0) {
+	if (bad == -EPROTO) { /* a schema version it does not know: a violation, as on SQLite */
+		fprintf(rep, "%s\n", e.msg);
+		return 1;
+	}
+	if (bad < 0) {
 		snprintf(msg, len, "%s", e.msg);
 		return -EIO;
 	}

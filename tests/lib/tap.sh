@@ -5,6 +5,7 @@
 #   t_is GOT WANT "description"         string equality, shows both on failure
 #   t_like GOT REGEX "description"      extended-regex match
 #   t_diag "text"                       a comment line
+#   t_skip "why"                        a check not run here (TAP "# SKIP why")
 #   t_done                              print the plan, exit 0 iff all passed
 # LFS_TAP_TIMES=1 prints "# Ns", the seconds since the start, before each check.
 # Every failure prints what was expected and what was seen.
@@ -75,6 +76,11 @@ t_like() {
 	t_diag "expected to match: $2"
 	t_diag "                got: $1"
 	return 1
+}
+
+t_skip() {
+	T_N=$((T_N + 1))
+	printf 'ok %d # SKIP %s\n' "$T_N" "$*"
 }
 
 t_done() {

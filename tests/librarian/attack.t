@@ -88,8 +88,8 @@ t_run "the catalogue is consistent" lt_check_db
 lt_stop
 
 # a catalogue with one flipped book state is refused at start, naming the book
-sqlite3 "$T/cat.db" "UPDATE books SET state = 0 WHERE id = (SELECT min(id) FROM books WHERE state = 1)"
-book=$(sqlite3 "$T/cat.db" "SELECT (id >> 32) || ' ' || (id & 4294967295) FROM books WHERE state = 0 AND shelf IS NOT NULL")
+lt_sqlw "UPDATE books SET state = 0 WHERE id = (SELECT min(id) FROM books WHERE state = 1)"
+book=$(lt_sql "SELECT (id >> 32) || ' ' || (id & 4294967295) FROM books WHERE state = 0 AND shelf IS NOT NULL")
 out=$(timeout 30 "$LIB" -c "$T/lib.conf" 2>&1)
 t_is "$?" "1" "the librarian refuses to serve a catalogue with a flipped book state"
 t_like "$out" "INUSE book not on exactly one shelf: $book 0" "naming the book ($book)"
@@ -97,20 +97,23 @@ t_like "$out" "the catalogue failed its check at start \([0-9]+ violations above
 t_ok "$([ ! -S "$SOCK" ]; echo $?)" "it never listened"
 
 # a commit that fails (here: the file size limit) is answered with EIO, not a bare close
-mv "$T/cat.db" "$T/flipped.db"
-rm -f "$T"/cat.db-*
-(ulimit -f 1500; exec "$LIB" -c "$T/lib.conf" >>"$T/server.log" 2>&1) &
-LPID=$!
-d=$((SECONDS + 10))
-until lc stats >/dev/null 2>&1 || [ $SECONDS -ge $d ]; do sleep 0.1; done
-v=$(head -c 4000 /dev/zero | tr '\0' v)
-attrs=$(for k in $(seq 1 20); do printf '"user.k%d":"%s",' "$k" "$v"; done)
-for i in $(seq 1 300); do echo "{\"op\":\"shelf.create\",\"name\":\"big-$i\",\"attrs\":{${attrs%,}}}"; done >"$T/fill.json"
-"$CLI" client --connect "unix:$SOCK" --stdin <"$T/fill.json" >"$T/fill.out" 2>/dev/null
-t_like "$(grep -m1 '"ok":false' "$T/fill.out")" '"code":"EIO".*"the transaction of this request failed to commit and it was not applied \(database error: ' \
-	"when the commit fails (file size limit) the request is answered EIO, saying it was not applied"
-t_run "the librarian keeps serving" lc stats
-t_is "$(lc shelf.list '{"limit":1}' | jq -r .total)" "$(grep -c '"ok":true' "$T/fill.out")" "exactly the acknowledged shelves exist"
+lt_fresh
+if lt_sqlite_only 3 "a commit failing at the librarian's file size limit (PostgreSQL's failed commits: pg.t)"; then
+	(ulimit -f 1500; exec "$LIB" -c "$T/lib.conf" >>"$T/server.log" 2>&1) &
+	LPID=$!
+	d=$((SECONDS + 10))
+	until lc stats >/dev/null 2>&1 || [ $SECONDS -ge $d ]; do sleep 0.1; done
+	v=$(head -c 4000 /dev/zero | tr '\0' v)
+	attrs=$(for k in $(seq 1 20); do printf '"user.k%d":"%s",' "$k" "$v"; done)
+	for i in $(seq 1 300); do echo "{\"op\":\"shelf.create\",\"name\":\"big-$i\",\"attrs\":{${attrs%,}}}"; done >"$T/fill.json"
+	"$CLI" client --connect "unix:$SOCK" --stdin <"$T/fill.json" >"$T/fill.out" 2>/dev/null
+	t_like "$(grep -m1 '"ok":false' "$T/fill.out")" '"code":"EIO".*"the transaction of this request failed to commit and it was not applied \(database error: ' \
+		"when the commit fails (file size limit) the request is answered EIO, saying it was not applied"
+	t_run "the librarian keeps serving" lc stats
+	t_is "$(lc shelf.list '{"limit":1}' | jq -r .total)" "$(grep -c '"ok":true' "$T/fill.out")" "exactly the acknowledged shelves exist"
+else
+	lt_start
+fi
 lt_stop
 t_run "the catalogue is consistent" lt_check_db
 lt_done

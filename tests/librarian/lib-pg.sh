@@ -31,7 +31,11 @@ lt_pg_cluster() {
 }
 
 lt_pg_stop() {
-	[ -n "$LT_PG_OWN" ] || return 0
+	if [ -z "$LT_PG_OWN" ]; then # a cluster shared by several files: drop this file's databases
+		lt_sql "SELECT datname FROM pg_database WHERE datname LIKE '${LT_PG_DB}%'" 2>/dev/null |
+			while read -r d; do lt_pg_cmd dropdb --force "$d" >/dev/null 2>&1; done
+		return 0
+	fi
 	lt_pg_as "$PGBIN/pg_ctl" -D "$LT_PG_HOST/data" -m immediate -w -t 60 stop >/dev/null 2>&1
 	rm -rf "$LT_PG_HOST"
 	LT_PG_OWN=
@@ -50,3 +54,21 @@ LT_DB="postgresql:///$LT_PG_DB?host=$LT_PG_HOST&user=postgres"
 # lt_sql SQL: the rows of a query on the catalogue (columns joined by |, as sqlite3 prints them)
 lt_sql() { lt_pg_as "$PGBIN/psql" -X -q -A -t -h "$LT_PG_HOST" -U postgres -d "$LT_PG_DB" -c "$1"; }
 lt_sqlw() { lt_sql "$1" >/dev/null; }
+lt_pg_cmd() { lt_pg_as "$PGBIN/$1" -h "$LT_PG_HOST" -U postgres "${@:2}"; }
+lt_fresh() { lt_pg_cmd dropdb --force "$LT_PG_DB" && lt_pg_cmd createdb "$LT_PG_DB"; }
+# a copy is a database made from the catalogue as its template
+lt_db_copy() {
+	lt_pg_cmd createdb -T "$LT_PG_DB" "${LT_PG_DB}_$1" &&
+		echo "postgresql:///${LT_PG_DB}_$1?host=$LT_PG_HOST&user=postgres"
+}
+lt_db_put() {
+	lt_pg_cmd dropdb --force "$LT_PG_DB" &&
+		lt_sqlw_db postgres "ALTER DATABASE ${LT_PG_DB}_$1 RENAME TO $LT_PG_DB"
+}
+# lt_sqlw_db DB SQL: SQL on another database of the cluster
+lt_sql_db() { lt_pg_as "$PGBIN/psql" -X -q -A -t -h "$LT_PG_HOST" -U postgres -d "$1" -c "$2"; }
+lt_sqlw_db() { lt_sql_db "$@" >/dev/null; }
+lt_sql_copy() { lt_sql_db "${LT_PG_DB}_$1" "$2"; }
+lt_sqlw_copy() { lt_sqlw_db "${LT_PG_DB}_$1" "$2"; }
+# (without pg_dump's \restrict lines: their key is random)
+lt_db_sum() { lt_pg_cmd pg_dump -d "${LT_PG_DB}_$1" | grep -v '^\\\(un\)\?restrict ' | md5sum; }

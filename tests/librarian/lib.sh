@@ -22,6 +22,28 @@ LT_STORE=${LFS_TEST_STORE:-sqlite}
 LT_DB=$T/cat.db
 lt_sql() { sqlite3 "file:$T/cat.db?mode=ro" "$1"; }
 lt_sqlw() { sqlite3 "$T/cat.db" "$1"; } # changes it (the librarian stopped)
+# audit records a start writes: on PostgreSQL the leader's leader.took (docs/AUDIT.md)
+LT_START_AUDIT=0
+[ "$LT_STORE" = pg ] && LT_START_AUDIT=1
+# lt_fresh: an empty catalogue in place of this file's (the librarian stopped)
+lt_fresh() { rm -f "$T/cat.db" "$T/cat.db-wal" "$T/cat.db-shm"; }
+# lt_db_copy NAME: a copy of the catalogue (the librarian stopped); prints
+# its --db; lt_db_put NAME: that copy becomes the catalogue again
+lt_db_copy() { cp "$T/cat.db" "$T/$1.db" && echo "$T/$1.db"; }
+lt_db_put() { lt_fresh && mv "$T/$1.db" "$T/cat.db"; }
+# lt_sql_copy NAME SQL, lt_sqlw_copy NAME SQL: lt_sql and lt_sqlw on a copy
+lt_sql_copy() { sqlite3 "file:$T/$1.db?mode=ro" "$2"; }
+lt_sqlw_copy() { sqlite3 "$T/$1.db" "$2"; }
+# lt_db_sum NAME: a checksum of a copy's content
+lt_db_sum() { md5sum <"$T/$1.db"; }
+# lt_sqlite_only N WHY: true on SQLite; on PostgreSQL, N checks of SQLite's
+# own (its files, its backup API, its schema history) are skipped naming why
+lt_sqlite_only() {
+	[ "$LT_STORE" = sqlite ] && return 0
+	local i
+	for ((i = 0; i < $1; i++)); do t_skip "SQLite only: $2"; done
+	return 1
+}
 LPID=
 PORT=
 export ASAN_OPTIONS="log_path=$T/asan:detect_leaks=1"

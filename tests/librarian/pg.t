@@ -3,8 +3,9 @@
 # test's own (initdb and pg_ctl in a temporary directory, a unix socket
 # there only; tests/librarian/lib-pg.sh). The store's own checks (grow,
 # release, destroy, zeroing, restart, kill -9, librarian check finding a
-# damaged row, backup pointing to pg_dump), then the core host test files
-# run against the same cluster, each in a database of its own.
+# damaged row, backup pointing to pg_dump), then every store-neutral host
+# test file of tests/librarian runs against the same cluster, each in a
+# database of its own (docs/TESTING.md, "The librarian on both stores").
 [ -x "${PGBIN:-/usr/lib/postgresql/15/bin}/initdb" ] || { echo "1..0 # SKIP no PostgreSQL 15 (apt-get install postgresql-15)"; exit 77; }
 export LFS_TEST_STORE=pg
 . tests/lib/tap.sh
@@ -124,12 +125,28 @@ t_like "$("$LIB" check --db "$LT_DB")" "consistent" "repaired: consistent again"
 t_like "$("$LIB" backup --db "$LT_DB" "$T/copy.db" 2>&1)" "pg_dump" "librarian backup points to pg_dump"
 t_ok "$([ ! -e "$T/copy.db" ]; echo $?)" "  and writes nothing"
 
-# the core host test files against the same cluster
+# every store-neutral host file against the same cluster, but for
+# - the files about PostgreSQL itself (this one, leader.t, roundtrip.t,
+#   ha.t: they make their own cluster or formation);
+# - those marked "alone" (attack, beat, budgets, fence, security: their
+#   checks measure time against bounds that work beside them could break;
+#   tests/run runs them with nothing beside, and pg.t is not alone);
+# - tsan.t (beat.t and fence.t again, under ThreadSanitizer: alone's);
+# - wal.t (its checks are SQLite's WAL; its PostgreSQL part, writes that
+#   survive kill -9, is crash.t's, here with 10 rounds of kill -9 not 50).
+# A file's checks of SQLite's own are TAP skips naming why (lt_sqlite_only).
 export LT_PG_HOST
-for f in ops checkfree scrubfree; do
-	LFS_TEST_STORE=pg bash "tests/librarian/$f.t" >"$T/$f.log" 2>&1
+skip=" pg leader roundtrip ha tsan wal "
+for path in tests/librarian/*.t; do
+	f=$(basename "$path" .t)
+	[[ $skip == *" $f "* ]] && continue
+	head -n 5 "$path" | grep -qE '^# LFS-TEST: .*\<alone\>' && continue
+	t0=$SECONDS
+	LFS_TEST_STORE=pg LT_CRASH_ROUNDS=10 bash "$path" >"$T/$f.log" 2>&1
 	rc=$?
-	t_ok "$rc" "$f.t against PostgreSQL: $(grep -c '^ok' "$T/$f.log") passed, $(grep -c '^not ok' "$T/$f.log") failed"
-	[ "$rc" -eq 0 ] || grep -B12 -A4 '^not ok' "$T/$f.log" | head -n 60 | sed 's/^/#   /'
+	t_ok "$rc" "$f.t against PostgreSQL: $(grep -c '^ok [0-9]* -' "$T/$f.log") passed," \
+		"$(grep -c '^ok [0-9]* # SKIP' "$T/$f.log") skipped (SQLite's own)," \
+		"$(grep -c '^not ok' "$T/$f.log") failed ($((SECONDS - t0)) s)"
+	[ "$rc" -eq 0 ] || grep -B12 -A4 '^not ok\|^Bail' "$T/$f.log" | head -n 60 | sed 's/^/#   /'
 done
 lt_done

@@ -8,7 +8,7 @@
 lt_keys admin n1 n2 n3 n4 n5 n6
 fresh() {
 	[ -n "$LPID" ] && lt_stop
-	rm -f "$T/cat.db" "$T/cat.db-wal" "$T/cat.db-shm"
+	lt_fresh
 	lt_conf "$LT_FABRIC" "share = \"rw\"; $1" # the nodes use each other's shelves
 	lt_start
 }
