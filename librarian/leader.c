@@ -38,7 +38,74 @@ struct lib_leader {
 	pthread_mutex_t mu; /* row */
 	struct lib_leader_row row; /* the row as last seen: who leads */
 	char hostname[LFS_NODE_NAME_MAX + 1];
+	char instance[LIB_LEADER_INSTANCE_MAX]; /* this process: "host boot_id pid start" */
 };
+
+/* Field 22 of /proc/PID/stat: the process's start, in clock ticks since boot; 0 if none. */
+static unsigned long long proc_start(long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p || sscanf(p + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
+			 " %*d %*d %llu",
+			 &start) != 1)
+		return 0;
+	return start;
+}
+
+static void boot_id(char *out, size_t size)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (!f || !fgets(out, (int)size, f))
+		snprintf(out, size, "unknown");
+	out[strcspn(out, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Who holds the row, as a process: "host boot_id pid start". A librarian
+ * starting under the row's name takes it before its expiry (a restart) only
+ * if that process is certainly gone: the same host and boot, and no process
+ * with that pid and start. Another host's process cannot be seen from here:
+ * it counts as alive, and the row is taken at its expiry as by any standby.
+ */
+static void leader_instance(struct lib_leader *l)
+{
+	char boot[64];
+
+	boot_id(boot, sizeof(boot));
+	snprintf(l->instance, sizeof(l->instance), "%s %s %ld %llu", l->hostname, boot,
+		 (long)getpid(), proc_start(getpid()));
+}
+
+static bool leader_instance_dead(struct lib_leader *l, const char *instance)
+{
+	char host[LFS_NODE_NAME_MAX + 1], boot[64], mine[64];
+	unsigned long long start;
+	long pid;
+
+	if (sscanf(instance, "%64s %63s %ld %llu", host, boot, &pid, &start) != 4 ||
+	    strcmp(host, l->hostname))
+		return false;
+	boot_id(mine, sizeof(mine));
+	if (strcmp(boot, mine))
+		return true; /* the host restarted since */
+	return pid <= 0 || proc_start(pid) != start;
+}
 
 static void leader_addresses(struct lib_leader *l, const struct lib_config *cfg)
 {
@@ -57,7 +124,39 @@ static void leader_seen(struct lib_leader *l, const struct lib_leader_row *row)
 	pthread_mutex_unlock(&l->mu);
 }
 
-/* At start: the lead if the row expired (or names this librarian), else a standby. */
+/*
+ * At start: the lead if the row expired, or names this librarian and its
+ * process is gone (a restart: no wait for the expiry). A row of this name
+ * whose process may live (another librarian given the same name, here or
+ * on another host) is not taken from it: a standby, saying so.
+ */
+static int leader_take_at_start(struct lib_leader *l, struct lib_store *s,
+				const struct lib_config *cfg, struct lib_leader_row *row,
+				struct lib_err *e)
+{
+	const char *restart_of = NULL;
+	int r = lib_store_leader_read(s, row, e);
+
+	if (r < 0)
+		return r;
+	if (r == 1 && row->live_ms && !strcmp(row->holder, l->name)) {
+		if (leader_instance_dead(l, row->instance))
+			restart_of = row->instance;
+		else
+			lib_log("warning: the leader row names '%s' and is live for %lld ms more, held by another process (%s; this one is %s): not taken before it expires; give every librarian its own name",
+				l->name, (long long)row->live_ms,
+				row->instance[0] ? row->instance :
+						   "a librarian of an earlier version",
+				l->instance);
+	}
+	r = lib_store_leader_take(s, l->name, l->addresses, l->instance, cfg->leader_ttl_ms,
+				  restart_of, row, e);
+	if (r == 0)
+		r = lib_store_leader_read(s, row, e);
+	return r;
+}
+
+/* At start: the lead (leader_take_at_start()), else a standby. */
 int lib_leader_open(struct lib_config *cfg, struct lib_store *s, struct lib_leader **out,
 		    struct lib_err *e)
 {
@@ -72,10 +171,9 @@ int lib_leader_open(struct lib_config *cfg, struct lib_store *s, struct lib_lead
 		snprintf(l->hostname, sizeof(l->hostname), "librarian");
 	l->name = cfg->name ? cfg->name : l->hostname;
 	leader_addresses(l, cfg);
+	leader_instance(l);
 	s->leader = true;
-	r = lib_store_leader_take(s, l->name, l->addresses, cfg->leader_ttl_ms, true, &row, e);
-	if (r == 0)
-		r = lib_store_leader_read(s, &row, e);
+	r = leader_take_at_start(l, s, cfg, &row, e);
 	if (r < 0) {
 		lib_leader_free(l);
 		return r;
@@ -198,8 +296,8 @@ void lib_leader_tick(struct lib_server *srv)
 			leader_retry_soon(srv, "cannot renew the leader row", &e);
 		return;
 	}
-	r = lib_store_leader_take(srv->store, l->name, l->addresses, srv->cfg->leader_ttl_ms, false,
-				  &row, &e);
+	r = lib_store_leader_take(srv->store, l->name, l->addresses, l->instance,
+				  srv->cfg->leader_ttl_ms, NULL, &row, &e);
 	if (r == 1)
 		leader_become(srv, &row);
 	else if (r == 0 && lib_store_leader_read(srv->store, &row, &e) == 1)

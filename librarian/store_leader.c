@@ -5,7 +5,8 @@
  * database's clock (clock_timestamp()), never a librarian's.
  *
  * A librarian takes the lead only when the row has expired (or, at its own
- * start, when the row names it: a restart), and taking it bumps the epoch.
+ * start, when the row names it and the process that held it is dead: a
+ * restart; leader.c decides), and taking it bumps the epoch.
  * The leader renews the expiry every leader_refresh_ms while its epoch is
  * still the row's. Every commit of the leader's writing connection runs
  * lfs_leader_check(epoch, true) in the same round trip as the COMMIT: the
@@ -27,6 +28,10 @@ const char lib_pg_leader_sql[] =
 	" epoch bigint NOT NULL, holder text COLLATE \"C\" NOT NULL,"
 	" addresses text COLLATE \"C\" NOT NULL, expiry timestamptz NOT NULL);"
 	"INSERT INTO leader VALUES (1, 0, '', '', '-infinity') ON CONFLICT DO NOTHING;"
+	/* the holder's process (leader.c), added to catalogues made before it */
+	"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'leader'::regclass"
+	" AND attname = 'instance') THEN ALTER TABLE leader ADD COLUMN"
+	" instance text COLLATE \"C\" NOT NULL DEFAULT ''; END IF; END $$;"
 	"CREATE OR REPLACE FUNCTION lfs_leader_check(e bigint, lock boolean) RETURNS void"
 	" LANGUAGE plpgsql AS $$ DECLARE r record; BEGIN"
 	" IF lock THEN SELECT epoch, holder, expiry > clock_timestamp() AS live INTO r"
@@ -55,22 +60,25 @@ static int leader_row(struct lib_store *s, lib_st *st, struct lib_leader_row *ro
 	snprintf(row->holder, sizeof(row->holder), "%s", lib_col_text(st, 1) ?: "");
 	snprintf(row->addresses, sizeof(row->addresses), "%s", lib_col_text(st, 2) ?: "");
 	row->live_ms = lib_col_int64(st, 3);
+	snprintf(row->instance, sizeof(row->instance), "%s", lib_col_text(st, 4) ?: "");
 	lib_reset(st);
 	return 1;
 }
 
 #define LEADER_COLS                                                       \
 	" epoch, holder, addresses, greatest(0, floor(extract(epoch FROM" \
-	" expiry - clock_timestamp()) * 1000))::bigint"
+	" greatest(expiry, clock_timestamp()) - clock_timestamp()) * 1000))::bigint, instance"
 
-int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses, int ttl_ms,
-			  bool restart, struct lib_leader_row *row, struct lib_err *e)
+int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses,
+			  const char *instance, int ttl_ms, const char *restart_of,
+			  struct lib_leader_row *row, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(
-		s, "UPDATE leader SET epoch = epoch + 1, holder = ?1, addresses = ?2,"
-		   " expiry = clock_timestamp() + ?3 * interval '1 millisecond'"
-		   " WHERE one = 1 AND (expiry <= clock_timestamp() OR (?4 = 1 AND holder = ?1))"
-		   " RETURNING" LEADER_COLS);
+		s,
+		"UPDATE leader SET epoch = epoch + 1, holder = ?1, addresses = ?2, instance = ?5,"
+		" expiry = clock_timestamp() + ?3 * interval '1 millisecond'"
+		" WHERE one = 1 AND (expiry <= clock_timestamp() OR (?4 = 1 AND holder = ?1"
+		" AND instance = ?6)) RETURNING" LEADER_COLS);
 	int r;
 
 	if (!st)
@@ -78,7 +86,9 @@ int lib_store_leader_take(struct lib_store *s, const char *name, const char *add
 	lib_bind_text(st, 1, name);
 	lib_bind_text(st, 2, addresses);
 	lib_bind_int64(st, 3, ttl_ms);
-	lib_bind_int64(st, 4, restart);
+	lib_bind_int64(st, 4, restart_of != NULL);
+	lib_bind_text(st, 5, instance);
+	lib_bind_text(st, 6, restart_of ? restart_of : "");
 	r = leader_row(s, st, row, e);
 	if (r == 1)
 		s->epoch = row->epoch;

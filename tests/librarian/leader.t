@@ -13,8 +13,8 @@ export LFS_TEST_STORE=pg
 . tests/librarian/lib.sh
 
 LEASE=5 GRACE=2 TTL=2500 REFRESH=500
-PA= PB=
-trap 'for p in $PA $PB; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done; lt_cleanup' EXIT
+PA= PB= PD=
+trap 'for p in $PA $PB $PD; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done; lt_cleanup' EXIT
 
 lt_keys admin n1 n2
 # conf NAME: $T/NAME.conf listening on its own port and socket
@@ -184,6 +184,38 @@ t_like "$(cat "$T/libA.log")" "'libA' gave up the lead \\(epoch 3\\)" "  giving 
 start libB B || t_diag "libB did not start"
 t_is "$(row)" "4 libB" "libB takes it at its start (epoch 4)"
 t_like "$("$LIB" check --db "$LT_DB")" "consistent" "librarian check: consistent"
+
+# A second librarian given libB's name while libB lives: a standby, never a
+# "restart" that deposes the live leader (it did before the row named its process)
+conf dup
+sed -i 's/name = "dup";/name = "libB";/' "$T/dup.conf"
+start dup D || t_diag "dup did not start"
+t_is "$(row)" "4 libB" "a second librarian named libB, while libB lives: the row stays libB's (epoch 4)"
+t_like "$(cat "$T/dup.log")" "held by another process .*give every librarian its own name" "  it says why it waits"
+t_is "$(on dup auth | jq -r .role)" standby "  it is a standby"
+t_is "$(on libB shelf.create '{"name":"dup1","books":1}' | jq -r .name)" dup1 "  libB still serves a write"
+kill -TERM "$PD"
+wait "$PD"
+PD=
+# kill -9, then a restart of libB: the row names a dead process of this host,
+# taken at once (its expiry pushed an hour away, so only the restart can take it)
+kill -9 "$PB"
+wait "$PB" 2>/dev/null
+PB=
+lt_sql "UPDATE leader SET expiry = clock_timestamp() + interval '1 hour'" >/dev/null
+start libB B || t_diag "libB did not start again"
+t_is "$(row)" "5 libB" "libB restarted after kill -9 takes its row back at once (epoch 5)"
+until_serves libB || t_diag "libB does not serve"
+t_is "$(on libB shelf.get '{"name":"dup1"}' | jq -r .name)" dup1 "  and serves the catalogue"
+# a row of the same name held on another host: not taken before its expiry
+kill -9 "$PB"
+wait "$PB" 2>/dev/null
+PB=
+lt_sql "UPDATE leader SET instance = 'otherhost ' || substr(instance, strpos(instance, ' ') + 1), expiry = clock_timestamp() + interval '3 seconds'" >/dev/null
+start libB B || t_diag "libB did not start a third time"
+t_is "$(grep -c 'held by another process (otherhost ' "$T/libB.log")" 1 "a row of libB's name held on another host: not taken at start"
+until_row "6 libB" || t_diag "libB never took the row"
+t_is "$(row)" "6 libB" "  taken at its expiry (epoch 6)"
 kill -TERM "$PB"
 wait "$PB"
 PB=
