@@ -41,11 +41,15 @@ struct lib_leader {
 	char instance[LIB_LEADER_INSTANCE_MAX]; /* this process: "host boot_id pid start" */
 };
 
-/* Field 22 of /proc/PID/stat: the process's start, in clock ticks since boot; 0 if none. */
+/*
+ * Field 22 of /proc/PID/stat: the process's start, in clock ticks since
+ * boot; 0 if there is no such process, or only its zombie (it ran its last).
+ */
 static unsigned long long proc_start(long pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
+	char state = 0;
 	FILE *f;
 	size_t n;
 
@@ -58,11 +62,11 @@ static unsigned long long proc_start(long pid)
 	buf[n] = 0;
 	p = strrchr(buf, ')'); /* the command name may hold spaces */
 	if (!p || sscanf(p + 1,
-			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
 			 " %*d %*d %llu",
-			 &start) != 1)
+			 &state, &start) != 2)
 		return 0;
-	return start;
+	return state == 'Z' || state == 'X' ? 0 : start;
 }
 
 static void boot_id(char *out, size_t size)
