@@ -69,6 +69,7 @@ lvmish/lfsvol: lvmish/agent lvmish librarian
 deps:
 	@tools/install-deps
 	@tools/kernels install $(KERNELS)
+	@tools/qemu10 install
 	@tools/bootroot install
 
 # check and demo install dependencies first, then build, then run.

@@ -48,3 +48,24 @@ start_udev_recording() {
 	udevadm trigger --subsystem-match=block --action=add
 	udevadm settle --timeout=120
 }
+
+# A RAM (volatile) region on MEMDEV, through sysfs: Debian 12's cxl tool
+# (ndctl 76) refuses `create-region -t ram` ("not supported yet"). Linux
+# 6.3 and later (create_ram_region); prints the region's name. The region's
+# dax device comes up without a driver (dax_cxl asks for kmem): bind it
+# with `daxctl reconfigure-device -m devdax -f daxN.0`.
+cxl_make_ram_region() {
+	local B=/sys/bus/cxl/devices root ep edec region size
+	root=$(cxl list -D -d root -m "$1" | jq -r '.[0].decoder // empty')
+	ep=$(cxl list -E -m "$1" | jq -r '.[0].endpoint // empty')
+	size=$(cxl list -M -m "$1" | jq -r '.[0].ram_size // 0')
+	[ -n "$root" ] && [ -n "$ep" ] && [ "$size" -gt 0 ] && [ -e "$B/$root/create_ram_region" ] || return 1
+	edec=$(basename "$(ls -d "$B/$ep"/decoder* | head -n 1)")
+	echo ram >"$B/$edec/mode" && echo "$size" >"$B/$edec/dpa_size" || return 1
+	region=$(cat "$B/$root/create_ram_region") && echo "$region" >"$B/$root/create_ram_region" || return 1
+	cat "$B/$root/interleave_granularity" >"$B/$region/interleave_granularity" &&
+		echo 1 >"$B/$region/interleave_ways" && echo "$size" >"$B/$region/size" &&
+		echo "$edec" >"$B/$region/target0" && echo 1 >"$B/$region/commit" &&
+		echo "$region" >/sys/bus/cxl/drivers/cxl_region/bind || return 1
+	echo "$region"
+}
