@@ -103,7 +103,7 @@ json_t *lfsvol_shelf_describe(struct lfsvol_lib *lib, const char *name)
 	struct lfsvol_here h = { 0 };
 	json_t *out = json_array(), *o;
 
-	lfsvol_kernel_shelves(&drv, name, &h.kv, &h.kn);
+	lfsvol_kernel_shelves(&drv, name, &h.kv, &h.kn, false);
 	if (lfsvol_show_shelf(lib, &h, name, out))
 		o = json_null();
 	else

@@ -10,21 +10,28 @@
 #include "kernel.h"
 #include "msg.h"
 
-int lfsvol_drv_open(struct lfs_client **out)
+/* A session that did not open, reported (exit code 5): r from lfs_client_open(). */
+static int drv_open_fail(int r)
 {
-	int r = lfs_client_open(out);
-
-	lfsvol_trace("netlink session: %d", r);
 	if (r == -ENOENT)
 		return lfsvol_fail(
 			LFSVOL_EDRIVER, r,
 			"the lfs kernel module is not loaded (no generic netlink family `lfs'); run `modprobe lfs'");
 	if (r == -EPROTONOSUPPORT)
-		return lfsvol_fail(LFSVOL_EDRIVER, r, "%s", lfs_client_open_error());
-	if (r)
-		return lfsvol_fail(LFSVOL_EDRIVER, r, "cannot talk to the lfs kernel module: %s",
-				   strerror(-r));
-	return 0;
+		return lfsvol_fail(
+			LFSVOL_EDRIVER, r,
+			"%s: the loaded lfs.ko is another version than this lfsvol (reload it when no shelf is active: `rmmod lfs; modprobe lfs')",
+			lfs_client_open_error());
+	return lfsvol_fail(LFSVOL_EDRIVER, r, "cannot talk to the lfs kernel module: %s",
+			   strerror(-r));
+}
+
+int lfsvol_drv_open(struct lfs_client **out)
+{
+	int r = lfs_client_open(out);
+
+	lfsvol_trace("netlink session: %d", r);
+	return r ? drv_open_fail(r) : 0;
 }
 
 int lfsvol_drv_fail(struct lfs_client *c, int err, const char *what)
@@ -49,16 +56,22 @@ int lfsvol_need_root(const char *what)
 }
 
 int lfsvol_kernel_shelves(struct lfs_client **drv, const char *name, struct lfs_shelf_info **v,
-			  size_t *n)
+			  size_t *n, bool must_know)
 {
+	int r = lfs_client_open(drv);
+
 	*v = NULL;
 	*n = 0;
-	if (lfs_client_open(drv)) {
+	if (r) {
 		*drv = NULL;
-		return 0; /* driver not loaded: nothing is active here */
+		/* not loaded: nothing is active here; loaded but mute: unknown */
+		return r == -ENOENT || !must_know ? 0 : drv_open_fail(r);
 	}
-	if (lfsnl_shelf_list(*drv, name, v, n))
-		*n = 0; /* none of that name, or none the kernel would tell */
+	r = lfsnl_shelf_list(*drv, name, v, n);
+	if (r == -ENOENT && name)
+		return 0; /* none of that name active here */
+	if (r && must_know)
+		return lfsvol_drv_fail(*drv, r, "listing the shelves active on this node");
 	return 0;
 }
 

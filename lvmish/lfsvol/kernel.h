@@ -20,9 +20,14 @@ int lfsvol_need_root(const char *what);
  * The kernel's shelves, all (name NULL) or the one named: an empty list if
  * the module is not loaded or no such shelf is active here. *drv is the
  * session opened for it (NULL without the module), for what follows.
+ * A module that is loaded but cannot say (another version of the netlink
+ * family than this lfsvol's, a failed query) is not "nothing active here":
+ * with must_know, a failure reported (exit code 5), for a command that
+ * would otherwise change a shelf the kernel still maps; without, an empty
+ * list (a display only).
  */
 int lfsvol_kernel_shelves(struct lfs_client **drv, const char *name, struct lfs_shelf_info **v,
-			  size_t *n);
+			  size_t *n, bool must_know);
 /* The kernel shelf by name in a list; NULL if not active here. */
 struct lfs_shelf_info *lfsvol_find_active(struct lfs_shelf_info *v, size_t n, const char *name);
 /*

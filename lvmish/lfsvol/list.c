@@ -144,11 +144,11 @@ static int list_or_show(int argc, char **argv, struct lfsvol_ctx *ctx, bool show
 	if (!r)
 		r = lfsvol_lib_open(ctx, &lib);
 	out = json_array();
-	if (!r) {
-		lfsvol_kernel_shelves(&drv, name, &h.kv, &h.kn);
+	if (!r)
+		r = lfsvol_kernel_shelves(&drv, name, &h.kv, &h.kn, true);
+	if (!r)
 		r = show ? lfsvol_show_shelf(lib, &h, name, out) :
 			   lfsvol_list_shelves(lib, &h, out);
-	}
 	if (!r && show && !lfsvol_json && !ro.spec && !ro.noheadings && !ro.separator)
 		print_show(json_array_get(out, 0), ro.bytes);
 	else if (!r)

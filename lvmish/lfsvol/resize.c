@@ -125,9 +125,10 @@ static int resize_shelf(struct resize *z, struct lfsvol_lib *lib, json_t *sh)
 	char a[32];
 	int r;
 
-	lfsvol_kernel_shelves(&drv, z->name, &kv, &kn);
+	r = lfsvol_kernel_shelves(&drv, z->name, &kv, &kn, true);
 	act = lfsvol_find_active(kv, kn, z->name);
-	r = act ? lfsvol_need_root("resizing an active shelf") : 0;
+	if (!r && act)
+		r = lfsvol_need_root("resizing an active shelf");
 	if (!r && z->target < z->cur)
 		r = shrink_kernel(z, drv, act, sh);
 	if (!r)

@@ -243,9 +243,10 @@ static int remove_shelf(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, const ch
 			       json_pack("{s:s,s:i}", "name", name, "limit", 1), &sh);
 	if (r)
 		return r;
-	lfsvol_kernel_shelves(&drv, name, &kv, &kn);
+	r = lfsvol_kernel_shelves(&drv, name, &kv, &kn, true);
 	act = lfsvol_find_active(kv, kn, name);
-	r = lfsvol_check_unused(act, name, "unmount it first");
+	if (!r)
+		r = lfsvol_check_unused(act, name, "unmount it first");
 	if (!r && !force)
 		r = lfsvol_fs_guard(drv, act, sh, name, "remove");
 	if (!r && act)
@@ -311,8 +312,8 @@ int cmd_rename(int argc, char **argv, struct lfsvol_ctx *ctx)
 		r = lfsvol_check_name(argv[2]);
 	if (r)
 		return lfsvol_exit_code(r);
-	lfsvol_kernel_shelves(&drv, argv[1], &kv, &kn);
-	if (lfsvol_find_active(kv, kn, argv[1]))
+	r = lfsvol_kernel_shelves(&drv, argv[1], &kv, &kn, true);
+	if (!r && lfsvol_find_active(kv, kn, argv[1]))
 		r = lfsvol_fail(
 			LFSVOL_EREFUSED, -EBUSY,
 			"shelf `%s' is active on this node; deactivate it, rename it, then activate `%s'",

@@ -4,6 +4,7 @@
  * shelves (as the kernel has them now), and the agent's progress
  * (STATE_DIR/agent.json) and renewal log (STATE_DIR/renewal.json).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -24,13 +25,25 @@ struct node_view {
 	size_t kn;
 	struct lfs_lease_info lease;
 	bool loaded, have_lease;
+	char mute[256]; /* loaded, but lfsvol cannot talk to it: why */
 };
+
+/* lfs.ko's state as status shows it. */
+static const char *driver_state(const struct node_view *v)
+{
+	return v->loaded ? "loaded" : v->mute[0] ? "unusable" : "not loaded";
+}
 
 static void node_view_read(struct node_view *v)
 {
 	struct lfs_client *drv = NULL;
 
-	v->loaded = !lfs_client_open(&drv);
+	int r = lfs_client_open(&drv);
+
+	v->loaded = !r;
+	if (r && r != -ENOENT)
+		snprintf(v->mute, sizeof(v->mute), "%s",
+			 r == -EPROTONOSUPPORT ? lfs_client_open_error() : strerror(-r));
 	if (!v->loaded)
 		return;
 	lfsnl_fabric_list(drv, &v->fv, &v->nf);
@@ -105,7 +118,9 @@ static json_t *status_json(const struct lfsvol_conf *conf, const struct node_vie
 		if (v->kv[i].state == LFS_SHELF_FENCED)
 			json_array_append_new(fenced, json_string(v->kv[i].name));
 	}
-	json_object_set_new(o, "driver", json_string(v->loaded ? "loaded" : "not loaded"));
+	json_object_set_new(o, "driver", json_string(driver_state(v)));
+	if (v->mute[0])
+		json_object_set_new(o, "driver_error", json_string(v->mute));
 	json_object_set_new(o, "node", conf->node ? json_string(conf->node) : json_null());
 	json_object_set_new(o, "lease", lease_json(v));
 	json_object_set_new(o, "fabric", fab);
@@ -218,8 +233,8 @@ static void status_print(const struct lfsvol_conf *conf, const struct node_view 
 {
 	char a[32], u[37];
 
-	printf("node %s, lfs.ko %s\n", conf->node ? conf->node : "(unnamed)",
-	       v->loaded ? "loaded" : "not loaded");
+	printf("node %s, lfs.ko %s%s%s\n", conf->node ? conf->node : "(unnamed)", driver_state(v),
+	       v->mute[0] ? ": " : "", v->mute);
 	lease_print(v);
 	for (size_t i = 0; i < v->nf; i++) {
 		lfs_format_uuid(v->fv[i].fabric_uuid, u);

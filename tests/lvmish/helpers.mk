@@ -22,3 +22,15 @@ $(B)/test_parsers: $(TOP)/tests/lvmish/test_parsers.c $(LFSVOL_PARSE_SRCS) $(LFS
 	$(CC) $(CFLAGS) $(SAN) -I$(LFSVOL_DIR) -I$(TOP)/librarian/client $(RULES_CFLAGS) \
 		$(shell pkg-config --cflags $(LFSVOL_PKGS)) -o $@ $< $(LFSVOL_PARSE_SRCS) $(RULES_SRCS) \
 		$(shell pkg-config --libs $(LFSVOL_PKGS))
+
+# lfsvol with every driver session failing as with an lfs.ko of another
+# netlink version (tests/lvmish/skew.t)
+HELPERS += $(B)/lfsvol-skew
+LFSVOL_ARCHIVE := $(LFSVOL_DIR)/lfsvol.a
+$(B)/lfsvol-skew: $(TOP)/tests/lvmish/lfsvol_skew.c $(LFSVOL_ARCHIVE)
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) $(LIBLFS_CFLAGS) -o $@ $< -Wl,--wrap=lfs_client_open \
+		-Wl,--wrap=lfs_client_open_error $$(cat $(LFSVOL_DIR)/lfsvol-libs.txt)
+
+$(LFSVOL_ARCHIVE): FORCE
+	$(MAKE) -C $(LFSVOL_DIR) lfsvol.a
