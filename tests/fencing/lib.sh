@@ -150,3 +150,18 @@ fw_restore() {
 	esac || return 1
 	fw_node 1 "wait_for 30 sh -c '\$LFS_TOP/lvmish/lfsctl/lfsctl lease | grep -q \"ends in\"'"
 }
+
+# fw_start: the librarian and two nodes (1 GiB of fabric each, 16 MiB books),
+# fence action eio. The lease (4 s: a lapse needs 4 s without a renewal) and
+# the grace (the margin between node1's fence and node2's takeover that the
+# checks see from the host) grow with the files tests/run runs side by side
+# (LFS_VM_TIMEOUT_FACTOR), which slow the guests. Sets LEASE, GRACE, SHARE
+# (node1's share directory) and MARK (node2's marker record); ends the test
+# if they do not come up.
+fw_start() {
+	LEASE=$((4 * ${LFS_VM_TIMEOUT_FACTOR:-1})) GRACE=$((3 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
+	EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2
+	t_ok $? "librarian (lease ${LEASE} s, grace ${GRACE} s) and two nodes up ($MACHINE_OUT)" || t_done
+	SHARE=$MACHINE_OUT/node1/share
+	MARK="0 node2mrk"
+}

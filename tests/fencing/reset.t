@@ -19,13 +19,7 @@
 trap 'fw_watch_stop; em_cleanup' EXIT
 command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 
-# takeover.t's lease and grace, grown the same way with the files run side
-# by side
-LEASE=$((4 * ${LFS_VM_TIMEOUT_FACTOR:-1})) GRACE=$((3 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
-EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2
-t_ok $? "librarian (lease ${LEASE} s, grace ${GRACE} s) and two nodes up ($MACHINE_OUT)" || t_done
-SHARE=$MACHINE_OUT/node1/share
-MARK="0 node2mrk"
+fw_start # takeover.t's librarian, nodes, lease and grace
 
 # --- fence_action reset: a DAX mapping, node1 restarts -------------------------
 em_agent_stop 1 >/dev/null

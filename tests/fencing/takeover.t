@@ -24,16 +24,8 @@
 trap 'fw_watch_stop; em_cleanup' EXIT
 command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
 
-# The lease (4 s: a lapse needs 4 s without a renewal) and the grace (the
-# margin between node1's fence and node2's takeover that the checks below
-# see from the host) grow with the files tests/run runs side by side
-# (LFS_VM_TIMEOUT_FACTOR), which slow the guests.
-LEASE=$((4 * ${LFS_VM_TIMEOUT_FACTOR:-1})) GRACE=$((3 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
 export MACHINE_MONITOR=1 # QEMU's stop and cont (tests/vm/vmmon)
-EM_LEASE=$LEASE EM_GRACE=$GRACE EM_FENCE_ACTION=eio em_start 2 1G 16M >&2
-t_ok $? "librarian (lease ${LEASE} s, grace ${GRACE} s) and two nodes up ($MACHINE_OUT)" || t_done
-SHARE=$MACHINE_OUT/node1/share
-MARK="0 node2mrk"
+fw_start # lease 4 s, grace 3 s, grown with the files run side by side
 
 # --- node1 loses its lease: cut, stop, kill; node2 takes over ----------------
 takeover_case() {
