@@ -157,6 +157,7 @@ static void job_take(struct lfsvol_job *j, const struct job_record *rec)
 		j->result[rec->index] = (uint8_t)rec->result;
 		j->done++;
 		j->zeroed += rec->result == LFSVOL_BOOK_ZEROED;
+		j->bad += rec->result == LFSVOL_BOOK_BAD;
 	}
 }
 
@@ -236,6 +237,11 @@ static int child_book(struct lfs_client *c, const struct job_book *b)
 	if (!(b->flags & LFSVOL_JOB_ZERO))
 		return LFSVOL_BOOK_UNTOUCHED;
 	r = lfsnl_books_zero(c, &book, 1, &yes);
+	if (r == -EIO) {
+		fprintf(stderr, "lfsvol agent: book %u:%u not zeroed: %s\n", b->ig, b->book,
+			lfs_client_error(c));
+		return LFSVOL_BOOK_BAD;
+	}
 	if (r)
 		return r;
 	return yes ? LFSVOL_BOOK_ZEROED : LFSVOL_BOOK_UNTOUCHED;

@@ -21,6 +21,12 @@ enum lfsvol_book_result {
 	LFSVOL_BOOK_ZERO = 1, /* read as zeroes; nothing written */
 	LFSVOL_BOOK_ZEROED = 2, /* zeroed and flushed */
 	LFSVOL_BOOK_REPORTED = 3, /* zeroed, and the librarian told so */
+	/*
+	 * BOOK_ZERO refused it with EIO: it holds memory the kernel reports
+	 * bad (the fabric's bad ranges, `lfsctl fabric'). Left as it was: a
+	 * ZOMBIE book stays ZOMBIE, so it is never handed out again.
+	 */
+	LFSVOL_BOOK_BAD = 4,
 	LFSVOL_BOOK_PENDING = 0xff, /* not done yet */
 };
 
@@ -30,7 +36,7 @@ struct lfsvol_job {
 	int fd; /* its results, non-blocking; -1 once it ended */
 	struct lfs_book *books;
 	uint8_t *result; /* enum lfsvol_book_result per book */
-	size_t n, done, zeroed;
+	size_t n, done, zeroed, bad;
 	uint64_t book_size;
 	int status; /* 0, or -errno: why it stopped */
 	bool finished;

@@ -89,7 +89,7 @@ static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 	uint64_t bs = lfsvol_lib_book_size(lib);
 	struct lfs_book *books;
 	uint8_t *result;
-	size_t n, nz = 0;
+	size_t n, nz = 0, nbad = 0;
 	char line[256];
 	int r = list_zombies(conf, lib, conf->scrub_batch, &books, &n);
 
@@ -101,6 +101,13 @@ static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 
 		r = lfsnl_books_zero(drv, &books[i], 1, &z);
 		result[i] = z ? LFSVOL_BOOK_ZEROED : LFSVOL_BOOK_UNTOUCHED;
+		if (r == -EIO) { /* bad memory: left ZOMBIE (job.h) */
+			lfsvol_err("book %u:%u not zeroed: %s", books[i].ig, books[i].book,
+				   lfs_client_error(drv));
+			result[i] = LFSVOL_BOOK_BAD;
+			nbad++;
+			r = 0;
+		}
 		nz += z;
 		lfsvol_progress_add(&st->zeroing, 1, z ? bs : 0);
 		if (verbose && lfsvol_now_ms() - *said >= SAY_EVERY_MS) {
@@ -118,8 +125,10 @@ static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 		r = lfsvol_lib_fail(lib, "reporting zeroed books", -EIO);
 	st->zeroed += (long long)nz;
 	if (!r && nz < n)
-		snprintf(st->scrub, sizeof(st->scrub), "waiting: %zu books held by shelves here",
-			 n - nz);
+		snprintf(
+			st->scrub, sizeof(st->scrub),
+			"waiting: %zu books held by shelves here, %zu holding bad memory (lfsctl fabric): left ZOMBIE",
+			n - nz - nbad, nbad);
 	free(books);
 	free(result);
 	return r ? r : nz == n && !lfsvol_agent_stop;
@@ -209,14 +218,18 @@ int lfsvol_zero_start(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 /* The batch has ended: the run goes on with the next batch unless it stopped. */
 static void zero_end(struct agent_state *st, struct lfsvol_job *job)
 {
-	char why[96];
-	size_t held = job->done - job->zeroed;
+	char why[160];
+	size_t held = job->done - job->zeroed - job->bad;
 
 	if (job->status) {
 		run_end(st, "zeroing failed: %s; next try at the next pass",
 			strerror(-job->status));
-	} else if (held) {
-		snprintf(why, sizeof(why), "%zu books held by shelves here", held);
+	} else if (held || (job->bad && !job->zeroed)) {
+		/* bad books come back in every list: a batch of nothing else ends the run */
+		snprintf(
+			why, sizeof(why),
+			"%zu books held by shelves here, %zu holding bad memory (lfsctl fabric): left ZOMBIE",
+			held, job->bad);
 		run_end(st, "waiting: %s", why);
 	} else {
 		st->pending -= (long long)job->zeroed;

@@ -182,6 +182,32 @@ out=$(n1 'L create all2 -s $(('"$total"' - 1))b -a >/dev/null &&
 	echo "book '"$first"' zero" && echo "$(patzero all2 | wc -l) places not zero"')
 t_is "$out" "$(printf 'book %s zero\n0 places not zero' "$first")" \
 	"the zeroed books make a shelf that reads as zeroes (book $first, written through all, and the patterned places)"
+# --- a ZOMBIE book with bad memory stays ZOMBIE; the others are zeroed ----------
+# all2's last 4 books go ZOMBIE; the first of them in book order (the first the
+# agent meets) gets a page poisoned (the kernel's hwpoison injector; pmemN's
+# data starts at its pfn device's resource, the books 2 MiB after it). Before,
+# BOOK_ZERO's EIO failed the agent's whole batch at it, every pass again.
+# The agent is stopped meanwhile, so that it zeroes nothing before the poison.
+out=$(n1 'p=$(cat /tmp/agent.pid); kill $p; wait_for 20 sh -c "! kill -0 $p 2>/dev/null" || echo "agent still runs"
+L deactivate all2 >/dev/null && L resize all2 -s -4b -f >/dev/null || echo "shrink failed"
+modprobe hwpoison_inject; mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+echo ok')
+t_is "$out" ok "(set-up)"
+bad=$(em_admin zombie.list '{"limit":100}' | jq -c '.books | sort | .[0]')
+zbefore=$(em_admin stats | jq .books.zombie)
+out=$(n1 'ig='"$(jq '.[0]' <<<"$bad")"' book='"$(jq '.[1]' <<<"$bad")"'
+dev=$(lfsctl fabric --json | jq -r ".[] | select(.ig == $ig) | .path")
+res=$(cat /sys/block/$(basename $dev)/device/resource)
+echo $(( (res + (2 << 20) + book * ('"$BMB"' << 20) + 3 * 4096) / 4096 )) >/sys/kernel/debug/hwpoison/corrupt-pfn 2>/dev/null
+lfsctl fabric --json | jq -c "[.[] | .ig as \$i | .bad[]? | [\$i, .book, .offset]]"')
+em_agent_start 1 >/dev/null
+out+=$'\n'$(n1 'L scrub >/tmp/scrub3.out 2>&1; L status | grep -m1 "bad memory"')
+t_is "$(head -n 1 <<<"$out")" "[[$(jq '.[0]' <<<"$bad"),$(jq '.[1]' <<<"$bad"),12288]]" \
+	"book $bad, ZOMBIE, gets page 3 poisoned: the node lists that bad range"
+t_is "$(em_admin stats | jq .books.zombie)" 1 "  the agent zeroed the other $((zbefore - 1)) ZOMBIE books; one is left"
+t_is "$(em_admin zombie.list '{"limit":100}' | jq -c .books)" "[$bad]" \
+	"  the one left is $bad: never FREE, never handed out"
+t_like "$out" "1 holding bad memory" "  status says why: $(tail -n 1 <<<"$out")"
 n1 'L deactivate --all >/dev/null; kill $(cat /tmp/agent.pid)' >/dev/null
 machine_stop_node 1
 t_ok $? "the node powers off with no kernel warning"
