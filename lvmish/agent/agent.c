@@ -462,6 +462,7 @@ static void agent_close(struct agent *a)
 	/* a copy does not outlive the agent: its DST stays marked incomplete */
 	lfsvol_copies_stop(&a->copies);
 	json_decref(a->st.copies);
+	a->st.copies = NULL;
 	lfsvol_job_free(&a->job);
 	if (a->job_lock >= 0)
 		close(a->job_lock);

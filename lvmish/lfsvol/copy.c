@@ -546,7 +546,11 @@ int cmd_copy(int argc, char **argv, struct lfsvol_ctx *ctx)
 
 	if (!r && !c.wait && !strcmp(c.src, c.dst))
 		r = lfsvol_usage("copy: SRC and DST are both `%s'; name a new shelf", c.src);
-	snprintf(c.what, sizeof(c.what), "copying shelf `%s' to `%s'", c.src ?: "?", c.dst ?: "?");
+	if (c.wait)
+		snprintf(c.what, sizeof(c.what), "following the copy to `%s'", c.dst);
+	else
+		snprintf(c.what, sizeof(c.what), "copying shelf `%s' to `%s'", c.src ?: "?",
+			 c.dst ?: "?");
 	if (!r && c.wait) {
 		r = copy_rejoin(&c);
 	} else if (!r) {

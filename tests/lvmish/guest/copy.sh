@@ -80,7 +80,7 @@ t_run "remove -f dst4" L remove -f dst4
 agent_t0=$(date +%s%N)
 L deactivate src >/dev/null
 # bg_copy DST CMD...: a copy of src to DST in the background ($cpid);
-# once status shows it running, CMD
+# once status shows it running, CMD (a function: $cpid is set by then)
 bg_copy() {
 	local dst=$1 i seen=no
 	shift
@@ -98,7 +98,8 @@ bg_copy() {
 	done
 	t_is "$seen" yes "lfsvol status --json shows the agent's copy of src to $dst running, bytes of total"
 }
-bg_copy dst5 kill -KILL "$cpid"
+kill_copier() { kill -KILL "$cpid"; }
+bg_copy dst5 kill_copier
 wait "$cpid" 2>/dev/null
 t_like "$(L status | grep 'agent: copy')" \
 	"^agent: copy src to dst5: [0-9.]+ [KMG]?i?B of 64 MiB \([0-9 ]+%\), [0-9]+ MiB/s, (running|done)$" \
