@@ -116,6 +116,17 @@ L activate --shared src dst5 >/dev/null
 t_ok "$(cmp /dev/lfs/src /dev/lfs/dst5; echo $?)" "dst5's bytes are src's (cmp), copied by the agent after its command died"
 L deactivate src dst5 >/dev/null
 
+# Ctrl-C of lfsvol copy during the agent's copy: the agent stops it, DST goes
+before=$(L list --json | jq -c '[.[] | [.name, .activations]]')
+int_copier() { kill -INT "$cpid"; }
+bg_copy dst7 int_copier
+wait "$cpid"
+t_is "$?" 1 "Ctrl-C (SIGINT) during the agent's copy: exit 1"
+t_like "$(cat /tmp/copy.err)" "stopped the node agent's copy.*removed the incomplete copy dst7" \
+	"  the agent's copy stopped, dst7 removed: $(tr '\n' ' ' </tmp/copy.err)"
+t_is "$(L list --json | jq -c '[.[] | [.name, .activations]]')" "$before" "  shelves and activations as before"
+t_is "$(L status --json | jq -c '.[0].agent.copies')" '[]' "  and the agent has forgotten the copy"
+
 # The agent stopped (restarted) mid-copy: its copy stops, the command says
 # so, and dst6 stays marked, refused by activate
 bg_copy dst6 kill "$apid"
