@@ -122,8 +122,9 @@ int_copier() { kill -INT "$cpid"; }
 bg_copy dst7 int_copier
 wait "$cpid"
 t_is "$?" 1 "Ctrl-C (SIGINT) during the agent's copy: exit 1"
-t_like "$(cat /tmp/copy.err)" "stopped the node agent's copy.*removed the incomplete copy dst7" \
-	"  the agent's copy stopped, dst7 removed: $(tr '\n' ' ' </tmp/copy.err)"
+out=$(tr '\n' ' ' </tmp/copy.err)
+t_like "$out" "stopped the node agent's copy.*removed the incomplete copy dst7" \
+	"  the agent's copy stopped, dst7 removed: $out"
 t_is "$(L list --json | jq -c '[.[] | [.name, .activations]]')" "$before" "  shelves and activations as before"
 t_is "$(L status --json | jq -c '.[0].agent.copies')" '[]' "  and the agent has forgotten the copy"
 
