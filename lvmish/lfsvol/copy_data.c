@@ -105,11 +105,12 @@ static int move_all(struct mover *m)
 					   (unsigned long long)io->done,
 					   (unsigned long long)io->bytes);
 		r = move_chunk(m, io->done, len);
-		if (!r)
+		if (!r) {
 			io->done += len;
+			pace(m); /* before the progress: its rate is then the paced one */
+		}
 		if (io->progress)
 			io->progress(io, io->arg);
-		pace(m);
 	}
 	/* the driver's flush reaches every fabric device under the shelf */
 	if (!r && fsync(m->out))

@@ -115,6 +115,7 @@ t_is "$(L status --json | jq -c '.[0].agent.copies')" '[]' "  and the agent forg
 L activate --shared src dst5 >/dev/null
 t_ok "$(cmp /dev/lfs/src /dev/lfs/dst5; echo $?)" "dst5's bytes are src's (cmp), copied by the agent after its command died"
 L deactivate src dst5 >/dev/null
+t_diag "  lap: SIGKILL + --wait $(( ($(date +%s%N) - agent_t0) / 1000000 )) ms"
 
 # Ctrl-C of lfsvol copy during the agent's copy: the agent stops it, DST goes
 before=$(L list --json | jq -c '[.[] | [.name, .activations]]')
@@ -127,6 +128,8 @@ t_like "$out" "stopped the node agent's copy.*removed the incomplete copy dst7" 
 	"  the agent's copy stopped, dst7 removed: $out"
 t_is "$(L list --json | jq -c '[.[] | [.name, .activations]]')" "$before" "  shelves and activations as before"
 t_is "$(L status --json | jq -c '.[0].agent.copies')" '[]' "  and the agent has forgotten the copy"
+
+t_diag "  lap: + Ctrl-C $(( ($(date +%s%N) - agent_t0) / 1000000 )) ms"
 
 # The agent stopped (restarted) mid-copy: its copy stops, the command says
 # so, and dst6 stays marked, refused by activate
