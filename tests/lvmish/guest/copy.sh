@@ -136,6 +136,7 @@ t_diag "  lap: + Ctrl-C $(( ($(date +%s%N) - agent_t0) / 1000000 )) ms"
 bg_copy dst6 kill "$apid"
 wait "$apid"
 t_is "$?" 0 "the agent stops cleanly (SIGTERM) in the middle of a copy"
+t_diag "  lap: + agent stopped $(( ($(date +%s%N) - agent_t0) / 1000000 )) ms"
 wait "$cpid"
 t_is "$?" 1 "  lfsvol copy fails (exit 1)"
 t_like "$(cat /tmp/copy.err)" "the node agent went away during the copy: shelf .dst6' stays marked lfs.incomplete" \
@@ -144,6 +145,7 @@ t_like "$(cat /tmp/copy.err)" "the node agent went away during the copy: shelf .
 apid=$!
 agent_up() { [ -S /run/lfs/agent.sock ] && [ "$(jq .pid /run/lfs/agent.json 2>/dev/null)" = "$apid" ]; }
 t_ok "$(wait_for 60 agent_up; echo $?)" "the agent starts again"
+t_diag "  lap: + agent started $(( ($(date +%s%N) - agent_t0) / 1000000 )) ms"
 out=$(L copy --wait dst6 2>&1)
 t_is "$?" 6 "copy --wait dst6: the new agent has no such copy (exit 6)"
 t_like "$out" "remove -f dst6" "  and says to remove dst6"
