@@ -61,6 +61,7 @@ struct agent {
 	int backoff; /* seconds before the next try while unreachable */
 	struct lfsvol_job job;
 	enum agent_job_kind job_kind;
+	struct agent_copies copies; /* the copies of shelves, each a child (copyjob.c) */
 	int job_lock; /* agent.lock, held while a zeroing job runs; -1 */
 	int64_t zero_retry; /* when to try for the lock again (ms) */
 	bool scrub_asked; /* agent.scrub: zero now */
@@ -278,9 +279,21 @@ static void job_collect(struct agent *a)
 	a->job_kind = JOB_NONE;
 }
 
-/* What poll() returned: client requests, the child's output, a new client. */
+/* agent.json with the copies as they are now, if a copy started, ended or progressed. */
+static void copies_publish(struct agent *a)
+{
+	if (!lfsvol_copies_due(&a->copies))
+		return;
+	json_decref(a->st.copies);
+	a->st.copies = lfsvol_copies_json(&a->copies);
+	lfsvol_state_write(a->ctx->conf, &a->st);
+}
+
+/* What poll() returned: client requests, the children's output, a new client. */
 static void serve(struct agent *a, const struct pollfd *p)
 {
+	struct proxy_copy pc = { &a->copies, a->drv };
+
 	/* from the last: dropping one moves the last into its place */
 	for (int k = a->nclients - 1; k >= 0; k--) {
 		if (!p[2 + k].revents)
@@ -293,11 +306,13 @@ static void serve(struct agent *a, const struct pollfd *p)
 				a->lib = NULL;
 		}
 		a->seen[k] = lfsvol_now_ms();
-		if (lfsvol_proxy_serve_one(a->clients[k], a->lib, &a->st, &a->scrub_asked))
+		if (lfsvol_proxy_serve_one(a->clients[k], a->lib, &a->st, &a->scrub_asked, &pc))
 			client_drop(a, k);
 	}
 	if (p[1].revents && a->job_kind != JOB_NONE)
 		job_collect(a);
+	lfsvol_copies_collect(&a->copies, p + 2 + AGENT_CLIENTS);
+	copies_publish(a);
 	if (p[0].revents && a->nclients < AGENT_CLIENTS) {
 		int fd = accept4(a->lfd, NULL, NULL, SOCK_CLOEXEC);
 
@@ -325,7 +340,8 @@ static int wait_ms(struct agent *a, int64_t now, int64_t left)
 static void agent_wait(struct agent *a, int64_t end)
 {
 	while (!lfsvol_agent_stop) {
-		struct pollfd p[2 + AGENT_CLIENTS];
+		/* agent.sock, the job, the clients (a fixed room), the copies */
+		struct pollfd p[2 + AGENT_CLIENTS + AGENT_COPIES];
 		int64_t now = lfsvol_now_ms();
 
 		if (end - now <= 0)
@@ -336,9 +352,11 @@ static void agent_wait(struct agent *a, int64_t end)
 					.events = POLLIN };
 		p[1] = (struct pollfd){ .fd = a->job_kind != JOB_NONE ? a->job.fd : -1,
 					.events = POLLIN };
-		for (int k = 0; k < a->nclients; k++)
-			p[2 + k] = (struct pollfd){ .fd = a->clients[k], .events = POLLIN };
-		if (poll(p, 2 + (nfds_t)a->nclients, wait_ms(a, now, end - now)) > 0)
+		for (int k = 0; k < AGENT_CLIENTS; k++)
+			p[2 + k] = (struct pollfd){ .fd = k < a->nclients ? a->clients[k] : -1,
+						    .events = POLLIN };
+		lfsvol_copies_fds(&a->copies, p + 2 + AGENT_CLIENTS);
+		if (poll(p, ARRAY_SIZE(p), wait_ms(a, now, end - now)) > 0)
 			serve(a, p);
 		if (a->lib && !lfsvol_lib_alive(a->lib))
 			break; /* the session was dropped: a pass makes a new one */
@@ -441,6 +459,10 @@ static int agent_open(struct agent *a)
 
 static void agent_close(struct agent *a)
 {
+	/* a copy does not outlive the agent: its DST stays marked incomplete */
+	lfsvol_copies_stop(&a->copies);
+	json_decref(a->st.copies);
+	a->st.copies = NULL;
 	lfsvol_job_free(&a->job);
 	if (a->job_lock >= 0)
 		close(a->job_lock);
@@ -463,6 +485,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	static const struct option opts[] = { { "once", no_argument, NULL, 'o' },
 					      { "job", no_argument, NULL, 'j' },
+					      { "copy", no_argument, NULL, 'c' },
 					      { NULL, 0, NULL, 0 } };
 	struct agent a = { .ctx = ctx, .lfd = -1, .interval = 5, .backoff = 1, .job_lock = -1 };
 	int c, r;
@@ -470,6 +493,8 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'j')
 			return lfsvol_job_child(); /* the agent's child (job.c), not for users */
+		if (c == 'c') /* the agent's copy (copyjob.c), not for users either */
+			return lfsvol_copy_child(argc - optind, argv + optind);
 		if (c != 'o')
 			return LFSVOL_EUSAGE;
 		a.once = true;
@@ -480,6 +505,7 @@ int cmd_agent(int argc, char **argv, struct lfsvol_ctx *ctx)
 	}
 	a.st = (struct agent_state){ .scrub = "idle", .daemon = !a.once };
 	a.job.fd = -1;
+	lfsvol_copies_init(&a.copies);
 	r = agent_open(&a);
 	if (r) {
 		agent_close(&a);

@@ -4,8 +4,9 @@
  * that serialises passes (state.c), the renewal thread that keeps the
  * node's lease (renew.c), the work on books in a child process (job.c),
  * the zeroing of ZOMBIE books (zero.c), the read-only check and the
- * background zeroing of never-used FREE books (check.c), and the session
- * it lends on STATE_DIR/agent.sock (proxy.c). agent.c runs them.
+ * background zeroing of never-used FREE books (check.c), the copies of
+ * shelves (copyjob.c), and the session it lends on STATE_DIR/agent.sock
+ * (proxy.c). agent.c runs them.
  */
 #ifndef LFSVOL_AGENT_H
 #define LFSVOL_AGENT_H
@@ -23,6 +24,7 @@
 
 struct lfsvol_lib;
 
+#include "copyjob.h"
 #include "job.h"
 #include "state.h"
 
@@ -66,8 +68,13 @@ void lfsvol_check_stop(struct agent_state *st);
 /* proxy.c: STATE_DIR/agent.sock (mode 0600); one request of a client, on lib (NULL: none). */
 int lfsvol_proxy_listen(const char *state_dir);
 void lfsvol_proxy_unlink(const char *state_dir);
-/* agent.info and agent.scrub are answered here; agent.scrub sets *scrub. */
+/* The copies the requests of copy.h act on, and the driver session that finds the shelves. */
+struct proxy_copy {
+	struct agent_copies *copies;
+	struct lfs_client *drv;
+};
+/* agent.info, agent.scrub and agent.copy.* are answered here; agent.scrub sets *scrub. */
 int lfsvol_proxy_serve_one(int fd, struct lfsvol_lib *lib, const struct agent_state *st,
-			   bool *scrub);
+			   bool *scrub, struct proxy_copy *pc);
 
 #endif /* LFSVOL_AGENT_H */

@@ -54,17 +54,23 @@ static json_t *refusal(int err, const char *message)
 
 /*
  * The reply to one request: agent.info and agent.scrub from here, the rest
- * from the librarian. agent.scrub starts zeroing this node's ZOMBIE books
+ * from the librarian; agent.copy.* from copyjob.c. agent.scrub starts zeroing this node's ZOMBIE books
  * now; its "until" is the agent's `runs' count (agent.json) once the run
  * that zeroes them has ended.
  */
 static json_t *answer(json_t *req, struct lfsvol_lib *lib, const struct agent_state *st,
-		      bool *scrub)
+		      bool *scrub, struct proxy_copy *pc)
 {
 	const char *op = json_string_value(json_object_get(req, "op"));
 	json_t *args = json_object_get(req, "args"), *res = NULL;
+	char msg[COPY_RECORD_SIZE + 64];
 	int r;
 
+	/* the copies are the agent's own: answered without a librarian session */
+	if (op && !strncmp(op, "agent.copy.", 11)) {
+		res = lfsvol_copy_answer(pc->copies, pc->drv, op, args, &r, msg, sizeof(msg));
+		return res ? json_pack("{s:b,s:o}", "ok", 1, "result", res) : refusal(-r, msg);
+	}
 	if (!lib)
 		return refusal(ENOTCONN, "the node agent has no librarian session right now");
 	if (!op)
@@ -91,14 +97,14 @@ static json_t *answer(json_t *req, struct lfsvol_lib *lib, const struct agent_st
  * session gets ENOTCONN: the command then opens its own.
  */
 int lfsvol_proxy_serve_one(int fd, struct lfsvol_lib *lib, const struct agent_state *st,
-			   bool *scrub)
+			   bool *scrub, struct proxy_copy *pc)
 {
 	json_t *req = NULL, *rep;
 	int r = lfsvol_frame_recv(fd, &req, LFSVOL_SOCK_TIMEOUT_MS);
 
 	if (r)
 		return r;
-	rep = answer(req, lib, st, scrub);
+	rep = answer(req, lib, st, scrub, pc);
 	json_decref(req);
 	r = rep ? lfsvol_frame_send(fd, rep) : -ENOMEM;
 	json_decref(rep);

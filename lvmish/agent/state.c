@@ -63,6 +63,8 @@ static json_t *state_json(const struct lfsvol_conf *conf, const struct agent_sta
 		json_object_set_new(o, "sweep", lfsvol_progress_json(&st->sweep));
 		json_object_set_new(o, "runs", json_integer(st->runs));
 		json_object_set_new(o, "recent_runs", recent_runs(st));
+		json_object_set_new(o, "copies",
+				    st->copies ? json_incref(st->copies) : json_array());
 	}
 	return o;
 }

@@ -46,6 +46,7 @@ struct agent_state {
 	int64_t next_sweep; /* ms (lfsvol_now_ms); 0: at once */
 	uint64_t fabric_sig; /* attached devices at the last pass */
 	json_t *sweep_books; /* the batch being read, as listed */
+	json_t *copies; /* the copies of shelves (copyjob.c), as agent.json shows them */
 	char sweep_token[64];
 };
 

@@ -4,12 +4,15 @@
  * user attributes, and SRC's bytes. SRC must not be active for writing
  * anywhere; it is activated read-only here for the copy (unless it is
  * already), DST is created with the lfs.incomplete mark and activated
- * read-write here, the bytes move (copy_data.c), the mark is removed and
- * both go back to how they were. A copy that fails or is interrupted
- * removes DST; a copy whose process died leaves DST marked, and the
- * librarian refuses to activate it until it is removed.
+ * read-write here, the node agent moves the bytes (copyjob.c, followed
+ * by copy_follow.c), the mark is removed and both go back to how they
+ * were. A copy that fails or is interrupted removes DST. The copy
+ * outlives its command: `copy --wait DST' follows it again and finishes
+ * DST. A copy whose agent stopped leaves DST marked, and the librarian
+ * refuses to activate it until it is removed.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +34,10 @@ struct copy {
 	struct lfsvol_lib *lib;
 	struct lfs_client *drv;
 	const char *src, *dst;
+	char srcname[LFS_NAME_MAX + 1]; /* --wait: SRC as the agent's copy has it */
+	uint64_t max_rate; /* --max-rate: bytes per second, 0 for none */
+	bool wait; /* --wait: follow a copy an earlier command started */
+	bool agent_lost; /* the agent went away during the copy */
 	json_t *ssh; /* shelf.get of SRC */
 	bool src_ro_here; /* SRC was active read-only here before: it stays so */
 	bool src_ours; /* activated here for the copy: deactivated after it */
@@ -313,31 +320,52 @@ static int dst_finish(struct copy *c)
 	return r;
 }
 
-/* The bytes, then the mark off: DST is whole. */
-static int copy_bytes(struct copy *c)
+/* The copy's figures, from the agent's record. */
+static void copy_report(struct copy *c, json_t *rec)
 {
-	struct lfsvol_copy_io io = { .src = c->src,
-				     .dst = c->dst,
-				     .src_disk = c->sdisk,
-				     .dst_disk = c->ddisk,
-				     .stop = &copy_stop };
+	double secs = json_real_value(json_object_get(rec, "seconds"));
+	double rate = json_real_value(json_object_get(rec, "mib_per_s"));
+	json_int_t bytes = json_integer_value(json_object_get(rec, "bytes"));
 	char a[32];
-	int r;
 
-	io.bytes = c->bytes;
-	r = lfsvol_copy_bytes(&io);
-	if (!r && copy_stop)
-		r = lfsvol_fail(LFSVOL_EFAIL, -EINTR, "%s: interrupted by a signal", c->what);
+	lfsvol_result_set("bytes", json_integer(bytes));
+	lfsvol_result_set("seconds", json_real(secs));
+	lfsvol_result_set("mib_per_s", json_real(rate));
+	lfsvol_info("copied shelf %s to %s: %s in %.1f s, %.0f MiB/s", c->src, c->dst,
+		    lfs_size_human((uint64_t)bytes, a, sizeof(a)), secs, rate);
+}
+
+/*
+ * The agent's copy followed to its end (started already, or by an earlier
+ * command), then the mark off: DST is whole, and the agent forgets it.
+ */
+static int copy_follow(struct copy *c)
+{
+	json_t *rec = NULL;
+	int r = lfsvol_copy_follow(c->lib, c->what, c->dst, &copy_stop, !c->wait, &rec);
+
+	c->agent_lost = !lfsvol_lib_alive(c->lib);
 	if (!r)
 		r = dst_finish(c);
-	lfsvol_result_set("bytes", json_integer((json_int_t)io.done));
-	lfsvol_result_set("seconds", json_real((double)io.ms / 1000));
-	lfsvol_result_set("mib_per_s", json_real(lfsvol_copy_rate(&io)));
 	if (!r)
-		lfsvol_info("copied shelf %s to %s: %s in %.1f s, %.0f MiB/s", c->src, c->dst,
-			    lfs_size_human(io.done, a, sizeof(a)), (double)io.ms / 1000,
-			    lfsvol_copy_rate(&io));
+		copy_report(c, rec);
+	json_decref(rec);
+	if (!c->agent_lost && !(r == -EINTR && c->wait))
+		lfsvol_lib_call(c->lib, LFSVOL_COPY_OP_FORGET, json_pack("{s:s}", "dst", c->dst),
+				NULL);
 	return r;
+}
+
+/* The bytes are the node agent's to copy: asked here, followed until done. */
+static int copy_bytes(struct copy *c)
+{
+	int r = lfsvol_lib_request(c->lib, c->what, LFSVOL_COPY_OP_START,
+				   json_pack("{s:s,s:s,s:b,s:I}", "src", c->src, "dst", c->dst,
+					     "src_ours", c->src_ours, "max_rate",
+					     (json_int_t)c->max_rate),
+				   NULL);
+
+	return r ? r : copy_follow(c);
 }
 
 /* A shelf of no books has no bytes: its copy is the shelf.create alone. */
@@ -351,19 +379,27 @@ static int copy_empty(struct copy *c)
 	return lfsvol_lib_request(c->lib, c->what, "shelf.create", args, NULL);
 }
 
-/* Both shelves here, the bytes, then both back as they were (DST inactive, or gone). */
-static int copy_run(struct copy *c)
+/*
+ * Both back as they were (DST inactive, or gone). Not if the agent went
+ * away: its copy may not have ended, and DST stays marked (activate
+ * refuses it); a --wait interrupted leaves the copy running.
+ */
+static int copy_end(struct copy *c, int r)
 {
-	int r, e;
+	int e;
 
-	if (!json_integer_value(json_object_get(c->ssh, "books")))
-		return copy_empty(c);
-	catch_signals();
-	r = src_activate(c);
-	if (!r)
-		r = dst_create(c);
-	if (!r)
-		r = copy_bytes(c);
+	if (c->agent_lost) {
+		lfsvol_err(
+			"the node agent went away during the copy: shelf `%s' stays marked %s, and activate refuses it; remove it with `%s remove -f %s'%s%s",
+			c->dst, LFSVOL_INCOMPLETE_KEY, lfsvol_prog, c->dst,
+			c->src_ours ? ", and deactivate " : "", c->src_ours ? c->src : "");
+		return r;
+	}
+	if (r == -EINTR && c->wait) {
+		lfsvol_err("the copy to `%s' goes on; `%s copy --wait %s' follows it again", c->dst,
+			   lfsvol_prog, c->dst);
+		return r;
+	}
 	if (!r && c->dst_active)
 		r = put_back(c, c->dst, c->ddisk);
 	if (r && c->dst_made)
@@ -373,6 +409,33 @@ static int copy_run(struct copy *c)
 		r = r ? r : e;
 	}
 	return r;
+}
+
+/* Both shelves here, the bytes by the agent, then both back as they were. */
+static int copy_run(struct copy *c)
+{
+	int r;
+
+	if (!json_integer_value(json_object_get(c->ssh, "books")))
+		return copy_empty(c);
+	catch_signals();
+	r = src_activate(c);
+	if (!r)
+		r = dst_create(c);
+	if (!r)
+		r = copy_bytes(c);
+	return copy_end(c, r);
+}
+
+/* The bytes are the node agent's to copy: its session, borrowed, is the way to it. */
+static int agent_needed(struct copy *c)
+{
+	if (lfsvol_lib_borrowed(c->lib))
+		return 0;
+	return lfsvol_fail(
+		LFSVOL_EFAIL, -ENOTCONN,
+		"%s: the node agent copies the bytes, and none answers on %s/agent.sock; start it (`%s agent') and do not bypass it (--librarian, LFSVOL_NO_AGENT)",
+		c->what, c->ctx->conf->state_dir, lfsvol_prog);
 }
 
 /* The librarian's refusals first (nothing is changed by them), then root and the kernel. */
@@ -390,29 +453,112 @@ static int copy_open(struct copy *c)
 		r = lfsvol_drv_open(&c->drv);
 	if (!r)
 		r = lfsvol_lease_usable(c->drv, c->what);
+	if (!r)
+		r = agent_needed(c);
 	return r;
+}
+
+/* --wait: the SRC of the agent's copy to DST, and how it was activated. */
+static int rejoin_source(struct copy *c)
+{
+	json_t *rec = NULL;
+	int r = lfsvol_copy_ask(c->lib, c->what, LFSVOL_COPY_OP_GET, c->dst, &rec);
+
+	if (r == -ENOENT)
+		lfsvol_err(
+			"if shelf `%s' is marked %s, its copy ended with an agent that stopped; remove it with `%s remove -f %s'",
+			c->dst, LFSVOL_INCOMPLETE_KEY, lfsvol_prog, c->dst);
+	if (r)
+		return r;
+	snprintf(c->srcname, sizeof(c->srcname), "%s",
+		 json_string_value(json_object_get(rec, "source")) ?: "");
+	c->src = c->srcname;
+	c->src_ours = json_is_true(json_object_get(rec, "src_ours"));
+	json_decref(rec);
+	snprintf(c->what, sizeof(c->what), "copying shelf `%s' to `%s'", c->src, c->dst);
+	lfsvol_result_set("source", json_string(c->src));
+	return lfsvol_lib_request(c->lib, c->what, "shelf.get",
+				  json_pack("{s:s,s:i}", "name", c->src, "limit", 1), &c->ssh);
+}
+
+/* copy --wait DST: follow the agent's copy to DST, then finish DST as copy does. */
+static int copy_rejoin(struct copy *c)
+{
+	uint64_t bytes = 0;
+	int r = lfsvol_lib_open(c->ctx, &c->lib);
+
+	if (!r)
+		r = lfsvol_need_root("copy --wait");
+	if (!r)
+		r = agent_needed(c);
+	if (!r)
+		r = rejoin_source(c);
+	if (!r)
+		r = lfsvol_drv_open(&c->drv);
+	if (!r)
+		r = disk_of(c, c->src, c->sdisk, sizeof(c->sdisk), &c->bytes);
+	if (!r)
+		r = disk_of(c, c->dst, c->ddisk, sizeof(c->ddisk), &bytes);
+	if (r)
+		return r;
+	c->dst_made = c->dst_active = true;
+	catch_signals();
+	return copy_end(c, copy_follow(c));
+}
+
+/* copy [--max-rate SIZE] SRC DST | copy --wait DST */
+static int copy_args(struct copy *c, int argc, char **argv)
+{
+	static const struct option opts[] = { { "wait", no_argument, NULL, 'w' },
+					      { "max-rate", required_argument, NULL, 'r' },
+					      { NULL, 0, NULL, 0 } };
+	struct lfs_size sz;
+	char msg[256];
+	int o;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (o == 'w')
+			c->wait = true;
+		else if (o != 'r')
+			return -EINVAL;
+		else if (lfs_size_parse(optarg, 0, &sz, msg, sizeof(msg)))
+			return lfsvol_usage("copy --max-rate: %s", msg);
+		else
+			c->max_rate = sz.value;
+	}
+	if (c->wait && optind == argc - 1 && !c->max_rate) {
+		c->dst = argv[optind];
+		return lfsvol_check_name(c->dst);
+	}
+	if (c->wait || optind != argc - 2)
+		return lfsvol_usage(
+			"usage: %s copy [--max-rate SIZE] SRC DST, or %s copy --wait DST",
+			lfsvol_prog, lfsvol_prog);
+	c->src = argv[optind];
+	c->dst = argv[optind + 1];
+	return lfsvol_check_name(c->src) ?: lfsvol_check_name(c->dst);
 }
 
 int cmd_copy(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	struct copy c = { .ctx = ctx };
-	int r;
+	int r = copy_args(&c, argc, argv);
 
-	if (argc != 3)
-		return lfsvol_exit_code(lfsvol_usage("usage: %s copy SRC DST", lfsvol_prog));
-	c.src = argv[1];
-	c.dst = argv[2];
-	r = lfsvol_check_name(c.src);
-	if (!r)
-		r = lfsvol_check_name(c.dst);
-	if (!r && !strcmp(c.src, c.dst))
+	if (!r && !c.wait && !strcmp(c.src, c.dst))
 		r = lfsvol_usage("copy: SRC and DST are both `%s'; name a new shelf", c.src);
-	snprintf(c.what, sizeof(c.what), "copying shelf `%s' to `%s'", c.src, c.dst);
-	lfsvol_result_set("source", json_string(c.src));
-	if (!r)
+	if (c.wait)
+		snprintf(c.what, sizeof(c.what), "following the copy to `%s'", c.dst);
+	else
+		snprintf(c.what, sizeof(c.what), "copying shelf `%s' to `%s'", c.src ?: "?",
+			 c.dst ?: "?");
+	if (!r && c.wait) {
+		r = copy_rejoin(&c);
+	} else if (!r) {
+		lfsvol_result_set("source", json_string(c.src));
 		r = copy_open(&c);
-	if (!r)
-		r = copy_run(&c);
+		if (!r)
+			r = copy_run(&c);
+	}
 	if (!r && lfsvol_json)
 		lfsvol_result_set("shelf", lfsvol_shelf_describe(c.lib, c.dst));
 	json_decref(c.ssh);

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The bytes of `lfsvol copy': one active shelf's block device into
- * another's, with large O_DIRECT reads and writes. A block device has no
- * DAX mmap (only a filesystem on it has), and a buffered copy would go
- * through the page cache twice; O_DIRECT is the driver's own memcpy from
- * the fabric into the buffer and from the buffer into the fabric
- * (docs/LFSVOL.md, "copy", has the figures).
+ * another's, with large O_DIRECT reads and writes, in the node agent's
+ * child (`lfsvol agent --copy'). A block device has no DAX mmap (only a
+ * filesystem on it has), and a buffered copy would go through the page
+ * cache twice; O_DIRECT is the driver's own memcpy from the fabric into
+ * the buffer and from the buffer into the fabric (docs/LFSVOL.md, "copy",
+ * has the figures). Also the command's progress line.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "copy.h"
@@ -19,35 +21,27 @@
 #include "msg.h"
 
 #define CHUNK (8U << 20)
-#define PROGRESS_MS 250
 
 struct mover {
 	struct lfsvol_copy_io *io;
 	int in, out;
 	void *buf;
-	int64_t t0, shown;
-	bool tty;
+	int64_t t0;
 };
 
-static double mib_s(uint64_t bytes, int64_t ms)
+double lfsvol_copy_mib_s(uint64_t bytes, int64_t ms)
 {
 	return ms > 0 ? (double)bytes / (1 << 20) / ((double)ms / 1000) : 0;
 }
 
-/* On a terminal, a line redrawn at most every PROGRESS_MS: done of total, percent, rate. */
-static void progress(struct mover *m, bool last)
+void lfsvol_copy_line(const char *src, uint64_t done, uint64_t total, int64_t ms, bool last)
 {
-	int64_t now = lfsvol_now_ms();
 	char a[32], b[32];
 
-	if (!m->tty || (!last && now - m->shown < PROGRESS_MS))
-		return;
-	m->shown = now;
-	fprintf(stderr, "\rcopying %s: %s of %s (%3.0f%%), %.0f MiB/s%s", m->io->src,
-		lfs_size_human(m->io->done, a, sizeof(a)),
-		lfs_size_human(m->io->bytes, b, sizeof(b)),
-		m->io->bytes ? 100.0 * (double)m->io->done / (double)m->io->bytes : 100.0,
-		mib_s(m->io->done, now - m->t0), last ? "\n" : "  ");
+	fprintf(stderr, "\rcopying %s: %s of %s (%3.0f%%), %.0f MiB/s%s", src,
+		lfs_size_human(done, a, sizeof(a)), lfs_size_human(total, b, sizeof(b)),
+		total ? 100.0 * (double)done / (double)total : 100.0, lfsvol_copy_mib_s(done, ms),
+		last ? "\n" : "  ");
 }
 
 static int open_dev(const char *disk, int flags)
@@ -82,6 +76,21 @@ static int move_chunk(struct mover *m, uint64_t off, size_t len)
 	return 0;
 }
 
+/* Under a rate limit, wait until the bytes done are due. */
+static void pace(struct mover *m)
+{
+	int64_t due, now = lfsvol_now_ms();
+	struct timespec ts;
+
+	if (!m->io->max_rate)
+		return;
+	due = m->t0 + (int64_t)(m->io->done * 1000 / m->io->max_rate);
+	if (due <= now)
+		return;
+	ts = (struct timespec){ (due - now) / 1000, (due - now) % 1000 * 1000000 };
+	nanosleep(&ts, NULL); /* a signal cuts it short: *stop is seen next */
+}
+
 static int move_all(struct mover *m)
 {
 	struct lfsvol_copy_io *io = m->io;
@@ -92,13 +101,16 @@ static int move_all(struct mover *m)
 
 		if (*io->stop)
 			return lfsvol_fail(LFSVOL_EFAIL, -EINTR,
-					   "copy: interrupted by a signal after %llu of %llu bytes",
+					   "copy: stopped after %llu of %llu bytes",
 					   (unsigned long long)io->done,
 					   (unsigned long long)io->bytes);
 		r = move_chunk(m, io->done, len);
-		if (!r)
+		if (!r) {
 			io->done += len;
-		progress(m, false);
+			pace(m); /* before the progress: its rate is then the paced one */
+		}
+		if (io->progress)
+			io->progress(io, io->arg);
 	}
 	/* the driver's flush reaches every fabric device under the shelf */
 	if (!r && fsync(m->out))
@@ -109,7 +121,7 @@ static int move_all(struct mover *m)
 
 int lfsvol_copy_bytes(struct lfsvol_copy_io *io)
 {
-	struct mover m = { .io = io, .in = -1, .out = -1, .tty = isatty(STDERR_FILENO) };
+	struct mover m = { .io = io, .in = -1, .out = -1 };
 	int r = 0;
 
 	io->done = 0;
@@ -126,17 +138,10 @@ int lfsvol_copy_bytes(struct lfsvol_copy_io *io)
 	if (!r)
 		r = move_all(&m);
 	io->ms = lfsvol_now_ms() - m.t0;
-	if (io->done)
-		progress(&m, true);
 	if (m.out >= 0)
 		close(m.out);
 	if (m.in >= 0)
 		close(m.in);
 	free(m.buf);
 	return r;
-}
-
-double lfsvol_copy_rate(const struct lfsvol_copy_io *io)
-{
-	return mib_s(io->done, io->ms);
 }

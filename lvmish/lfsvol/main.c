@@ -30,7 +30,7 @@ static const struct {
 	{ "remove", cmd_remove, "remove NAME [-f]", "remove a shelf and free its books", CHANGE },
 	{ "resize", cmd_resize, "resize NAME -s [+|-]SIZE [-f]", "grow or shrink a shelf", CHANGE },
 	{ "rename", cmd_rename, "rename OLD NEW", "rename a shelf", CHANGE },
-	{ "copy", cmd_copy, "copy SRC DST",
+	{ "copy", cmd_copy, "copy [--max-rate SIZE] SRC DST | copy --wait DST",
 	  "make shelf DST with SRC's size, policy, attributes and bytes", CHANGE },
 	{ "list", cmd_list, "list [-o FIELDS] [--noheadings] [--separator S] [--bytes] [--json]",
 	  "list shelves", REPORT },

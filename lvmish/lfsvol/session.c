@@ -33,6 +33,7 @@ struct lfsvol_lib {
 	struct lfsvol_ctx *ctx;
 	struct lfs_lib *own; /* our own session, or NULL */
 	int agent; /* agent.sock, or -1 */
+	bool lost; /* agent.sock broke (the agent stopped): no more requests */
 	json_t *info; /* the agent's agent.info answer, once asked */
 	char err[512];
 };
@@ -44,12 +45,17 @@ static int agent_call(struct lfsvol_lib *l, const char *op, json_t *args, json_t
 
 	if (!req)
 		return -ENOMEM;
+	if (l->lost) {
+		json_decref(req);
+		return -ENOTCONN;
+	}
 	r = lfsvol_frame_send(l->agent, req);
 	json_decref(req);
 	if (!r)
 		r = lfsvol_frame_recv(l->agent, &rep, LFSVOL_SOCK_TIMEOUT_MS);
 	if (r) {
 		snprintf(l->err, sizeof(l->err), "lost the node agent's socket: %s", strerror(-r));
+		l->lost = true;
 		return r;
 	}
 	if (json_is_true(json_object_get(rep, "ok"))) {
@@ -160,6 +166,7 @@ static int own_instead(struct lfsvol_lib *l)
 	lfsvol_trace("the agent has no librarian session: opening our own");
 	close(l->agent);
 	l->agent = -1;
+	l->lost = false;
 	json_decref(l->info);
 	l->info = NULL;
 	return own_open(l);
@@ -294,7 +301,7 @@ json_t *lfsvol_lib_info(struct lfsvol_lib *l)
 
 bool lfsvol_lib_alive(const struct lfsvol_lib *l)
 {
-	return l && (l->agent >= 0 || lfs_lib_connected(l->own));
+	return l && !l->lost && (l->agent >= 0 || lfs_lib_connected(l->own));
 }
 
 bool lfsvol_lib_hung_up(const struct lfsvol_lib *l)

@@ -37,7 +37,7 @@ const char *lfsvol_lib_errmsg(const struct lfsvol_lib *l);
 json_t *lfsvol_lib_info(struct lfsvol_lib *l);
 /* OpenSSL as lfsvol needs it (no openssl.cnf unless OPENSSL_CONF); once, before any session. */
 void lfsvol_openssl_init(void);
-/* Can the session still carry requests (a session of our own may have been dropped)? */
+/* Can the session still carry requests (ours may have been dropped, the agent gone)? */
 bool lfsvol_lib_alive(const struct lfsvol_lib *l);
 /* Our own session, idle, was closed by the librarian (it restarted, say). */
 bool lfsvol_lib_hung_up(const struct lfsvol_lib *l);

@@ -209,6 +209,28 @@ static void renewal_print(json_t *rl)
 		       json_string_value(json_object_get(el, "why")));
 }
 
+/* "agent: copy src to dst: 32 MiB of 64 MiB (50%), 61 MiB/s, running" */
+static void copies_print(json_t *copies)
+{
+	char a[32], b[32];
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(copies, i, c) {
+		uint64_t done = (uint64_t)json_integer_value(json_object_get(c, "bytes"));
+		uint64_t total = (uint64_t)json_integer_value(json_object_get(c, "total"));
+		const char *err = json_string_value(json_object_get(c, "error"));
+
+		printf("agent: copy %s to %s: %s of %s (%.0f%%), %.0f MiB/s, %s%s%s\n",
+		       json_string_value(json_object_get(c, "source")),
+		       json_string_value(json_object_get(c, "dest")),
+		       lfs_size_human(done, a, sizeof(a)), lfs_size_human(total, b, sizeof(b)),
+		       total ? 100.0 * (double)done / (double)total : 100.0,
+		       json_real_value(json_object_get(c, "mib_per_s")),
+		       json_string_value(json_object_get(c, "state")), err ? ": " : "", err ?: "");
+	}
+}
+
 static void agent_print(json_t *agent, const char *path)
 {
 	if (!agent) {
@@ -225,6 +247,7 @@ static void agent_print(json_t *agent, const char *path)
 		printf("agent: check of FREE books: %s\n",
 		       json_string_value(json_object_get(agent, "check")));
 	progress_print("sweep of", json_object_get(agent, "sweep"));
+	copies_print(json_object_get(agent, "copies"));
 	renewal_print(json_object_get(agent, "renewal"));
 }
 

@@ -34,7 +34,11 @@ refused "copy of a shelf that does not exist: exit 6, named" 6 "no shelf named '
 refused "copy onto itself: exit 2, named" 2 "SRC and DST are both .src'" L copy src src
 refused "copy onto a shelf that exists: exit 2, DST named" 2 "shelf .taken' exists already" L copy src taken
 refused "a bad DST name: exit 2" 2 "dst/x" L copy src dst/x
-refused "copy without DST: exit 2, the usage" 2 "usage: lfsvol copy SRC DST" L copy src
+refused "copy without DST: exit 2, the usage" 2 \
+	"usage: lfsvol copy \\[--max-rate SIZE\\] SRC DST, or lfsvol copy --wait DST" L copy src
+refused "copy --wait names DST alone: exit 2" 2 "usage: lfsvol copy" L copy --wait src dst
+refused "copy --max-rate takes a SIZE: exit 2, the value named" 2 "copy --max-rate: .*fast" \
+	L copy --max-rate fast src dst
 A shelf.activate '{"name":"busy","mode":"rw","node":"node02"}' >/dev/null
 t_ok $? "(the admin activates busy for writing on node02)"
 before=$(L list --json)
