@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "copy.h"
+#include "copy_io.h"
 #include "copyjob.h"
 #include "msg.h"
 

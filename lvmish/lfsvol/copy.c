@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "copy.h"
+#include "copy_io.h"
 #include "device.h"
 #include "kernel.h"
 #include "lfs_rules.h"

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "copy.h"
+#include "copy_io.h"
 #include "lfs_rules.h"
 #include "msg.h"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "copy.h"
+#include "copy_io.h"
 #include "msg.h"
 #include "session.h"
 

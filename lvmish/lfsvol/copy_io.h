@@ -4,8 +4,8 @@
  * node agent's child moves (`lfsvol agent --copy', lvmish/agent/copyjob.c),
  * and what the command and the agent say to each other on agent.sock.
  */
-#ifndef LFSVOL_COPY_H
-#define LFSVOL_COPY_H
+#ifndef LFSVOL_COPY_IO_H
+#define LFSVOL_COPY_IO_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -62,4 +62,4 @@ int lfsvol_copy_ask(struct lfsvol_lib *lib, const char *what, const char *op, co
 int lfsvol_copy_follow(struct lfsvol_lib *lib, const char *what, const char *dst,
 		       volatile sig_atomic_t *stop, bool cancel, json_t **rec);
 
-#endif /* LFSVOL_COPY_H */
+#endif /* LFSVOL_COPY_IO_H */
