@@ -63,6 +63,7 @@ static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
 	struct lfs_shelf *shelf = dax_get_private(dax_dev);
 	struct lfs_fabric *fabric;
 	u64 page;
+	long good;
 
 	/* before the fence has killed this device: the lease ran out */
 	if (unlikely(lfs_shelf_fenced(shelf)))
@@ -71,11 +72,10 @@ static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
 	if (!fabric)
 		return -ERANGE;
 	/* a bad page is refused in every mode: its writes do not clear it */
-	nr_pages = lfs_dax_good(fabric, page, nr_pages);
-	if (!nr_pages)
+	good = lfs_dax_good(fabric, page, nr_pages);
+	if (!good && nr_pages)
 		return -EIO;
-	return dax_direct_access(fabric->dax_dev, pgoff, nr_pages, mode, kaddr,
-				 pfn);
+	return dax_direct_access(fabric->dax_dev, pgoff, good, mode, kaddr, pfn);
 }
 
 static int lfs_dax_zero_page_range(struct dax_device *dax_dev, pgoff_t pgoff,

@@ -237,6 +237,26 @@ static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
 }
 
 /*
+ * The fabric's DAX device, if it has one, with the module as its holder:
+ * memory failures in it are told to bad.c. Then the bad blocks the disk
+ * reports, and the mapping of the books.
+ */
+static void lfs_fabric_get_dax(struct lfs_fabric *fabric)
+{
+	struct block_device *bdev = fabric->bdev;
+	u64 start_off = 0;
+
+	fabric->dax_dev = fs_dax_get_by_bdev(bdev, &start_off, fabric,
+					     &lfs_fabric_dax_hops);
+	if (!fabric->dax_dev && blk_queue_dax(bdev_get_queue(bdev)))
+		pr_warn("%s: DAX-capable, but its DAX device was not granted (another holder, or a misaligned partition): attached without DAX\n",
+			fabric->path);
+	fabric->dax_pgoff = (start_off + fabric->offset) >> PAGE_SHIFT;
+	lfs_bad_init(fabric);
+	lfs_fabric_map_kaddr(fabric);
+}
+
+/*
  * The fabric's disk is being deleted (pmem unbound, its namespace or region
  * destroyed): pmem has killed its DAX device and unmaps its memory once this
  * returns. From now on no copy uses the fabric's mapping, and none that began
@@ -279,7 +299,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	struct lfs_fabric *fabric;
 	struct block_device *bdev;
 	struct file *bdev_file;
-	u64 size, start_off = 0;
+	u64 size;
 	int ret;
 
 	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
@@ -318,12 +338,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	fabric->offset = offset;
 	fabric->nr_books = div64_u64(size - offset, book_size);
 	fabric->start_sect = offset >> SECTOR_SHIFT;
-	/* the holder: memory failures in it are told to bad.c */
-	fabric->dax_dev = fs_dax_get_by_bdev(bdev, &start_off, fabric,
-					     &lfs_fabric_dax_hops);
-	fabric->dax_pgoff = (start_off + offset) >> PAGE_SHIFT;
-	lfs_bad_init(fabric);
-	lfs_fabric_map_kaddr(fabric);
+	lfs_fabric_get_dax(fabric);
 	ret = lfs_label_check(fabric, fabric_uuid, extack);
 	if (ret)
 		goto out_put_dax;
