@@ -59,17 +59,37 @@ static void lfs_zero_release(struct lfs_extent *ext)
 	mutex_unlock(&lfs_lock);
 }
 
-/* Every book must exist before any is written. */
+/* Does the book hold a page of its fabric's bad list (bad.c)? */
+static bool lfs_book_bad(const struct lfs_extent *ext)
+{
+	unsigned int shift = ext->fabric->book_shift - PAGE_SHIFT;
+	u64 page = (u64)ext->book << shift;
+
+	return lfs_bad_first(ext->fabric, page, 1ULL << shift) <
+	       page + (1ULL << shift);
+}
+
+/*
+ * Every book must exist before any is written; and, for a zeroing, hold no
+ * bad page: writing zeroes would not make it good (docs/CXL.md "Poison").
+ */
 static int lfs_books_resolve_all(const struct lfs_book *books, u32 n,
-				 struct netlink_ext_ack *extack)
+				 bool zeroing, struct netlink_ext_ack *extack)
 {
 	struct lfs_extent ext;
 	u32 i;
 	int ret = 0;
 
 	mutex_lock(&lfs_lock);
-	for (i = 0; i < n && !ret; i++)
+	for (i = 0; i < n && !ret; i++) {
 		ret = lfs_book_resolve(&books[i], &ext, extack);
+		if (!ret && zeroing && lfs_book_bad(&ext)) {
+			NL_SET_ERR_MSG_FMT(extack,
+					   "book %u:%u holds bad memory (see the device's bad ranges): not zeroed",
+					   books[i].ig, books[i].book);
+			ret = -EIO;
+		}
+	}
 	mutex_unlock(&lfs_lock);
 	return ret;
 }
@@ -85,7 +105,7 @@ int lfs_books_zero(const struct lfs_book *books, u32 n, unsigned long *done,
 	u32 i;
 	int ret;
 
-	ret = lfs_books_resolve_all(books, n, extack);
+	ret = lfs_books_resolve_all(books, n, true, extack);
 	for (i = 0; i < n && !ret; i++) {
 		if (fatal_signal_pending(current)) {
 			NL_SET_ERR_MSG_FMT(extack,
@@ -119,7 +139,8 @@ int lfs_books_zero(const struct lfs_book *books, u32 n, unsigned long *done,
  * mapping into buf with copy_mc_to_kernel() (like pmem's reads, so poisoned
  * memory fails the check rather than the machine). True if it reads as
  * zeroes; false if not, or if it cannot be read that way (no DAX, a bad
- * range, the book taken by a shelf meanwhile). Called with lfs_lock held.
+ * range of the device's or in the fabric's bad list, the book taken by a
+ * shelf meanwhile). Called with lfs_lock held.
  */
 static bool lfs_page_zero(const struct lfs_extent *ext, pgoff_t page, void *buf)
 {
@@ -132,9 +153,11 @@ static bool lfs_page_zero(const struct lfs_extent *ext, pgoff_t page, void *buf)
 
 	if (!fabric->dax_dev || xa_load(&fabric->owners, ext->book))
 		return false;
-	bb = fabric->bdev->bd_disk->bb;
 	pgoff = ((pgoff_t)ext->book << (fabric->book_shift - PAGE_SHIFT)) +
 		page;
+	if (lfs_bad_first(fabric, pgoff, 1) == pgoff)
+		return false;
+	bb = fabric->bdev->bd_disk->bb;
 	id = dax_read_lock();
 	ret = false;
 	if (!dax_alive(fabric->dax_dev))
@@ -169,7 +192,7 @@ int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 	u32 i;
 	int ret = 0;
 
-	ret = lfs_books_resolve_all(books, n, extack);
+	ret = lfs_books_resolve_all(books, n, false, extack);
 	if (ret)
 		return ret;
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);

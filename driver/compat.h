@@ -81,6 +81,14 @@
 #define LFS_HAVE_BDEV_FILE 1
 #endif
 
+/*
+ * By 6.10 (the first kernel after 6.1 that lfs builds for): memory failure
+ * tells a DAX holder of its device's unbind with MF_MEM_PRE_REMOVE.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define LFS_HAVE_MF_PRE_REMOVE 1
+#endif
+
 /* 6.11: queue limits carry the features; blk_alloc_disk() takes them. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 #define LFS_HAVE_QUEUE_FEATURES 1

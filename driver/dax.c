@@ -10,8 +10,14 @@
 
 #include "lfs.h"
 
-static struct dax_device *lfs_dax_pgoff(struct lfs_shelf *shelf, pgoff_t *pgoff,
-					long *nr_pages)
+/*
+ * The fabric holding the shelf's page *pgoff, which becomes the page of the
+ * fabric's dax_device; *nr_pages is clamped at the book's end. *page is the
+ * page counted from the fabric's first book, for lfs_bad_first().
+ */
+static struct lfs_fabric *lfs_dax_pgoff(struct lfs_shelf *shelf,
+					pgoff_t *pgoff, long *nr_pages,
+					u64 *page)
 {
 	unsigned int shift = shelf->book_shift - PAGE_SHIFT;
 	pgoff_t within = *pgoff & ((1UL << shift) - 1);
@@ -28,14 +34,26 @@ static struct dax_device *lfs_dax_pgoff(struct lfs_shelf *shelf, pgoff_t *pgoff,
 	}
 	ext = &map->books[index];
 	fabric = ext->fabric;
-	*pgoff = fabric->dax_pgoff + ((pgoff_t)ext->book << shift) + within;
+	*page = ((u64)ext->book << shift) + within;
+	*pgoff = fabric->dax_pgoff + *page;
 	rcu_read_unlock();
 
 	/* at most 2 MiB: a DAX filesystem's copy asks again (FENCING.md) */
 	if (nr_pages)
 		*nr_pages = min3(*nr_pages, (1L << shift) - (long)within,
 				 (long)(SZ_2M >> PAGE_SHIFT));
-	return fabric->dax_dev;
+	return fabric;
+}
+
+/*
+ * How many of the nr pages from the fabric's page are not bad, as pmem
+ * refuses a range holding bad blocks: the pages before the first bad one.
+ */
+static long lfs_dax_good(struct lfs_fabric *fabric, u64 page, long nr)
+{
+	if (likely(!lfs_fabric_has_bad(fabric)))
+		return nr;
+	return lfs_bad_first(fabric, page, nr) - page;
 }
 
 static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
@@ -43,23 +61,30 @@ static long lfs_dax_direct_access(struct dax_device *dax_dev, pgoff_t pgoff,
 				  void **kaddr, lfs_dax_pfn_t *pfn)
 {
 	struct lfs_shelf *shelf = dax_get_private(dax_dev);
-	struct dax_device *lower;
+	struct lfs_fabric *fabric;
+	u64 page;
+	long good;
 
 	/* before the fence has killed this device: the lease ran out */
 	if (unlikely(lfs_shelf_fenced(shelf)))
 		return -EIO;
-	lower = lfs_dax_pgoff(shelf, &pgoff, &nr_pages);
-	if (!lower)
+	fabric = lfs_dax_pgoff(shelf, &pgoff, &nr_pages, &page);
+	if (!fabric)
 		return -ERANGE;
-	return dax_direct_access(lower, pgoff, nr_pages, mode, kaddr, pfn);
+	/* a bad page is refused in every mode: its writes do not clear it */
+	good = lfs_dax_good(fabric, page, nr_pages);
+	if (!good && nr_pages)
+		return -EIO;
+	return dax_direct_access(fabric->dax_dev, pgoff, good, mode, kaddr, pfn);
 }
 
 static int lfs_dax_zero_page_range(struct dax_device *dax_dev, pgoff_t pgoff,
 				   size_t nr_pages)
 {
 	struct lfs_shelf *shelf = dax_get_private(dax_dev);
-	struct dax_device *lower;
+	struct lfs_fabric *fabric;
 	pgoff_t lower_pgoff;
+	u64 page;
 	long n;
 	int ret;
 
@@ -68,10 +93,12 @@ static int lfs_dax_zero_page_range(struct dax_device *dax_dev, pgoff_t pgoff,
 	while (nr_pages) {
 		lower_pgoff = pgoff;
 		n = min_t(size_t, nr_pages, LONG_MAX);
-		lower = lfs_dax_pgoff(shelf, &lower_pgoff, &n);
-		if (!lower)
+		fabric = lfs_dax_pgoff(shelf, &lower_pgoff, &n, &page);
+		if (!fabric)
 			return -ERANGE;
-		ret = dax_zero_page_range(lower, lower_pgoff, n);
+		if (lfs_dax_good(fabric, page, n) < n)
+			return -EIO;
+		ret = dax_zero_page_range(fabric->dax_dev, lower_pgoff, n);
 		if (ret)
 			return ret;
 		pgoff += n;
@@ -85,14 +112,17 @@ static size_t lfs_dax_recovery_write(struct dax_device *dax_dev, pgoff_t pgoff,
 				     struct iov_iter *iter)
 {
 	struct lfs_shelf *shelf = dax_get_private(dax_dev);
-	struct dax_device *lower;
+	struct lfs_fabric *fabric;
+	u64 page;
+	long n;
 
 	if (unlikely(lfs_shelf_fenced(shelf)))
 		return 0;
-	lower = lfs_dax_pgoff(shelf, &pgoff, NULL);
-	if (!lower)
+	fabric = lfs_dax_pgoff(shelf, &pgoff, NULL, &page);
+	n = DIV_ROUND_UP(offset_in_page(addr) + bytes, PAGE_SIZE);
+	if (!fabric || lfs_dax_good(fabric, page, n) < n)
 		return 0;
-	return dax_recovery_write(lower, pgoff, addr, bytes, iter);
+	return dax_recovery_write(fabric->dax_dev, pgoff, addr, bytes, iter);
 }
 
 static const struct dax_operations lfs_dax_ops = {

@@ -133,7 +133,8 @@ static pgoff_t lfs_bio_pgoff(const struct lfs_extent *ext, sector_t within,
 
 /*
  * Where the fabric's page is in the mapping kept at attach, or NULL if that
- * mapping may not serve: none kept, bad blocks on the fabric now (pmem
+ * mapping may not serve: none kept, bad ranges in the fabric's list
+ * (lfs_bio_map() refuses them), bad blocks on the fabric now (pmem
  * refuses a range holding them in dax_direct_access(), and its bio path
  * then fails the read or clears the poison on write), or the fabric's disk
  * deleted. Called inside lfs_copy_lock() or dax_read_lock().
@@ -142,7 +143,7 @@ static void *lfs_fabric_page(const struct lfs_fabric *fabric, pgoff_t pgoff)
 {
 	struct badblocks *bb = fabric->bdev->bd_disk->bb;
 
-	if (!fabric->kaddr ||
+	if (!fabric->kaddr || lfs_fabric_has_bad(fabric) ||
 	    !lfs_fabric_mapped(READ_ONCE(fabric->dead), fabric->dax_dev) ||
 	    (bb && READ_ONCE(bb->count)))
 		return NULL;
@@ -240,6 +241,20 @@ void lfs_remaps_wait(struct lfs_shelf *shelf)
 	wait_var_event(&shelf->remaps, !atomic_read(&shelf->remaps));
 }
 
+/* A bio over a bad page (bad.c) fails whole, read or write, as pmem's do. */
+static bool lfs_bio_bad(const struct bio *bio, const struct lfs_extent *ext,
+			sector_t within, unsigned int shift)
+{
+	unsigned int off = (within & (PAGE_SECTORS - 1)) << SECTOR_SHIFT;
+	u64 page, nr;
+
+	if (likely(!lfs_fabric_has_bad(ext->fabric)))
+		return false;
+	page = lfs_bio_pgoff(ext, within, shift);
+	nr = DIV_ROUND_UP(off + bio->bi_iter.bi_size, PAGE_SIZE);
+	return lfs_bad_first(ext->fabric, page, nr) < page + nr;
+}
+
 /* Served through the DAX mapping, or remapped to the fabric device. */
 static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
 			const struct lfs_extent *ext, sector_t within,
@@ -247,6 +262,11 @@ static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
 {
 	bool done = false;
 	int id;
+
+	if (unlikely(lfs_bio_bad(bio, ext, within, shift))) {
+		bio_io_error(bio);
+		return;
+	}
 
 	/*
 	 * The copy may run after a shrink has dropped this book from the map:

@@ -216,7 +216,8 @@ int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
 /*
  * Where the books are in the kernel's address space, for reads and writes
  * served through the DAX mapping (shelf.c): known only if the whole book
- * range is one linear mapping without bad blocks when attached. Otherwise
+ * range is one linear mapping without bad blocks when attached (pmem's
+ * badblocks; ranges in the fabric's bad list are refused by every user). Otherwise
  * each bio asks dax_direct_access() for its own range.
  */
 static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
@@ -233,6 +234,26 @@ static void lfs_fabric_map_kaddr(struct lfs_fabric *fabric)
 			      DAX_ACCESS, &kaddr, NULL) >= nr)
 		fabric->kaddr = kaddr;
 	dax_read_unlock(id);
+}
+
+/*
+ * The fabric's DAX device, if it has one, with the module as its holder:
+ * memory failures in it are told to bad.c. Then the bad blocks the disk
+ * reports, and the mapping of the books.
+ */
+static void lfs_fabric_get_dax(struct lfs_fabric *fabric)
+{
+	struct block_device *bdev = fabric->bdev;
+	u64 start_off = 0;
+
+	fabric->dax_dev = fs_dax_get_by_bdev(bdev, &start_off, fabric,
+					     &lfs_fabric_dax_hops);
+	if (!fabric->dax_dev && blk_queue_dax(bdev_get_queue(bdev)))
+		pr_warn("%s: DAX-capable, but its DAX device was not granted (another holder, or a misaligned partition): attached without DAX\n",
+			fabric->path);
+	fabric->dax_pgoff = (start_off + fabric->offset) >> PAGE_SHIFT;
+	lfs_bad_init(fabric);
+	lfs_fabric_map_kaddr(fabric);
 }
 
 /*
@@ -278,7 +299,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	struct lfs_fabric *fabric;
 	struct block_device *bdev;
 	struct file *bdev_file;
-	u64 size, start_off = 0;
+	u64 size;
 	int ret;
 
 	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
@@ -317,9 +338,7 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	fabric->offset = offset;
 	fabric->nr_books = div64_u64(size - offset, book_size);
 	fabric->start_sect = offset >> SECTOR_SHIFT;
-	fabric->dax_dev = fs_dax_get_by_bdev(bdev, &start_off, NULL, NULL);
-	fabric->dax_pgoff = (start_off + offset) >> PAGE_SHIFT;
-	lfs_fabric_map_kaddr(fabric);
+	lfs_fabric_get_dax(fabric);
 	ret = lfs_label_check(fabric, fabric_uuid, extack);
 	if (ret)
 		goto out_put_dax;
@@ -334,11 +353,11 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 	return 0;
 
 out_put_dax:
-	fs_put_dax(fabric->dax_dev, NULL);
+	fs_put_dax(fabric->dax_dev, fabric);
 out_close:
 	lfs_bdev_close(bdev, bdev_file);
 out_free:
-	kfree(fabric);
+	kfree_rcu(fabric, rcu); /* as lfs_fabric_free(): a notify_failure */
 	return ret;
 }
 
@@ -350,7 +369,7 @@ out_free:
 static void lfs_fabric_free(struct lfs_fabric *fabric)
 {
 	list_del(&fabric->node);
-	fs_put_dax(fabric->dax_dev, NULL);
+	fs_put_dax(fabric->dax_dev, fabric);
 	lfs_bdev_close(fabric->bdev, fabric->bdev_file);
 	xa_destroy(&fabric->owners);
 	kfree_rcu(fabric, rcu);

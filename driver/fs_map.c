@@ -165,6 +165,30 @@ int lfs_fmap_flush(struct lfs_inode *li)
 }
 
 /*
+ * Ends the extent before the first bad page (bad.c) from @pos on, as pmem
+ * shortens a range before its bad blocks; -EIO if the page at @pos is bad:
+ * a read stops short before it, then fails at it, and a fault there is
+ * SIGBUS. A PMD fault over a bad page falls back to pages (the extent is
+ * shorter than the PMD).
+ */
+static int lfs_iomap_bad(const struct lfs_extent *ext, unsigned int shift,
+			 loff_t pos, struct iomap *iomap)
+{
+	u64 base = (u64)ext->book << (shift - PAGE_SHIFT);
+	u64 page = base + ((pos - iomap->offset) >> PAGE_SHIFT);
+	u64 end = base + (iomap->length >> PAGE_SHIFT);
+	u64 first;
+
+	if (likely(!lfs_fabric_has_bad(ext->fabric)))
+		return 0;
+	first = lfs_bad_first(ext->fabric, page, end - page);
+	if (first == page)
+		return -EIO;
+	iomap->length = (first - base) << PAGE_SHIFT;
+	return 0;
+}
+
+/*
  * One extent: from the book holding @pos, with the books that follow it on
  * the same device while the range asks for them; past the books (a read at
  * the end of the file, where the size is a multiple of the book size) a
@@ -203,7 +227,11 @@ static int lfs_iomap_begin(struct inode *inode, loff_t pos, loff_t length,
 			      ((u64)ext->book << map->book_shift);
 		iomap->dax_dev = ext->fabric->dax_dev;
 		iomap->bdev = ext->fabric->bdev;
-		ret = 0;
+		ret = lfs_iomap_bad(ext, map->book_shift, pos, iomap);
+		if (ret) {
+			rcu_read_unlock();
+			return ret;
+		}
 	}
 	rcu_read_unlock();
 	if (ret && !(flags & IOMAP_WRITE)) {

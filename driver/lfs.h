@@ -14,6 +14,12 @@
 #include "compat.h"
 #include "uapi/lfs.h"
 
+/* A bad range of a fabric, in pages from its first book (bad.c). */
+struct lfs_bad {
+	u64 start;
+	u64 end; /* exclusive */
+};
+
 /* A fabric memory device attached with its interleave group. */
 struct lfs_fabric {
 	struct list_head node; /* in lfs_fabrics, sorted by ig */
@@ -34,6 +40,13 @@ struct lfs_fabric {
 	struct xarray owners; /* book number -> struct lfs_shelf */
 	bool labelled; /* carries a label (label.c), of this fabric: */
 	u8 fabric_uuid[LFS_UUID_LEN];
+	/*
+	 * Bad ranges (bad.c): appended under bad_lock, read without it; an
+	 * entry below nr_bad only ever grows. Kept until the fabric goes.
+	 */
+	spinlock_t bad_lock;
+	unsigned int nr_bad;
+	struct lfs_bad bad[LFS_BAD_MAX];
 	struct rcu_head rcu;
 };
 
@@ -114,6 +127,20 @@ int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
 		     const u8 *fabric_uuid, struct netlink_ext_ack *extack);
 int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
+
+/* bad.c */
+extern const struct dax_holder_operations lfs_fabric_dax_hops;
+void lfs_bad_init(struct lfs_fabric *fabric);
+u64 lfs_bad_first(const struct lfs_fabric *fabric, u64 page, u64 nr);
+unsigned int lfs_bad_get(const struct lfs_fabric *fabric,
+			 struct lfs_bad_range *out, unsigned int max);
+
+/* Has the fabric any bad range? Inline: every bio of a DAX copy asks. */
+static inline bool lfs_fabric_has_bad(const struct lfs_fabric *fabric)
+{
+	/* Pairs with lfs_bad_add_locked(): an entry counted is written. */
+	return smp_load_acquire(&fabric->nr_bad) != 0;
+}
 
 /* books.c */
 int lfs_books_zero(const struct lfs_book *books, u32 n, unsigned long *done,
@@ -256,6 +283,7 @@ int lfs_genl_init(void);
 void lfs_genl_exit(void);
 void *lfs_genl_put(struct sk_buff *skb, u8 cmd);
 int lfs_genl_unicast(struct sk_buff *skb, u32 portid);
+void lfs_genl_event(struct sk_buff *skb);
 
 /* upcall.c: the channel to the node's upcall server (the filesystem's) */
 int lfs_upcall_register(u32 portid, struct netlink_ext_ack *extack);

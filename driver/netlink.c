@@ -38,6 +38,11 @@ static int lfs_pre_doit(const struct lfs_genl_doit_ops *ops, struct sk_buff *skb
  * requests in flight: genl_rcv holds cb_lock for reading.) The commands are
  * set by lfs_genl_register().
  */
+/* Events (LFS_CMD_FABRIC_BAD), open to everyone: the family's group 0. */
+static const struct genl_multicast_group lfs_mcgrps[] = {
+	{ .name = LFS_MCGRP_EVENTS },
+};
+
 static struct genl_family lfs_family __ro_after_init = {
 	.name = LFS_GENL_NAME,
 	.version = LFS_GENL_VERSION,
@@ -45,6 +50,8 @@ static struct genl_family lfs_family __ro_after_init = {
 	.parallel_ops = true,
 	.module = THIS_MODULE,
 	.pre_doit = lfs_pre_doit,
+	.mcgrps = lfs_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(lfs_mcgrps),
 };
 
 int __init lfs_genl_register(const struct genl_ops *ops, unsigned int n_ops)
@@ -79,6 +86,12 @@ void *lfs_genl_put(struct sk_buff *skb, u8 cmd)
 int lfs_genl_unicast(struct sk_buff *skb, u32 portid)
 {
 	return genlmsg_unicast(&init_net, skb, portid);
+}
+
+/* To the events group; nobody listening is no error (and frees the skb). */
+void lfs_genl_event(struct sk_buff *skb)
+{
+	genlmsg_multicast(&lfs_family, skb, 0, 0, GFP_ATOMIC);
 }
 
 bool lfs_nl_attr_missing(struct genl_info *info, int attr, const char *what)

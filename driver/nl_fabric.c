@@ -8,6 +8,24 @@
 
 #include "nl.h"
 
+/* LFS_A_BAD, if the fabric has bad ranges (bad.c); they are only added. */
+static int lfs_fabric_put_bad(struct sk_buff *skb, struct lfs_fabric *fabric)
+{
+	struct nlattr *nla;
+	unsigned int n;
+
+	/* Pairs with lfs_bad_add_locked(): entries below n are written. */
+	n = smp_load_acquire(&fabric->nr_bad);
+	if (!n)
+		return 0;
+	nla = nla_reserve_64bit(skb, LFS_A_BAD,
+				n * sizeof(struct lfs_bad_range), LFS_A_PAD);
+	if (!nla)
+		return -EMSGSIZE;
+	lfs_bad_get(fabric, nla_data(nla), n);
+	return 0;
+}
+
 static int lfs_fabric_fill(struct sk_buff *skb, struct lfs_fabric *fabric,
 			   u32 portid, u32 seq, int flags,
 			   struct netlink_callback *cb)
@@ -33,7 +51,8 @@ static int lfs_fabric_fill(struct sk_buff *skb, struct lfs_fabric *fabric,
 	    nla_put_u8(skb, LFS_A_DAX, !!fabric->dax_dev) ||
 	    nla_put_s32(skb, LFS_A_NUMA_NODE, fabric->bdev->bd_disk->node_id) ||
 	    (fabric->labelled &&
-	     nla_put(skb, LFS_A_FABRIC_UUID, LFS_UUID_LEN, &fabric->fabric_uuid)))
+	     nla_put(skb, LFS_A_FABRIC_UUID, LFS_UUID_LEN, &fabric->fabric_uuid)) ||
+	    lfs_fabric_put_bad(skb, fabric))
 		goto out_cancel;
 	genlmsg_end(skb, hdr);
 	return 0;

@@ -82,7 +82,9 @@
  *     LFS_A_DEV_SIZE (u64 bytes), LFS_A_NR_BOOKS (u32 books on the device),
  *     LFS_A_FABRIC_UUID (binary[16], only if the device has a label),
  *     LFS_A_BOOKS_USED (u32 books held by shelves, including shelves being
- *     created or extended), LFS_A_DAX (u8), LFS_A_NUMA_NODE (s32, -1 unknown).
+ *     created or extended), LFS_A_DAX (u8), LFS_A_NUMA_NODE (s32, -1 unknown),
+ *     LFS_A_BAD (binary: struct lfs_bad_range[], only if the device has bad
+ *     ranges; see Poison below).
  *
  * LFS_CMD_SHELF_CREATE [admin]: create a shelf.
  *     LFS_A_NAME       string, required, unique: see Names below
@@ -246,6 +248,28 @@
  *   LFS_A_FABRIC_UUID and the label's differs. With LFS_A_FABRIC_UUID, a
  *   device without a label is refused as well. Nothing is written.
  *
+ * Poison (docs/CXL.md "Poison")
+ * -----------------------------
+ *
+ * The module is the holder of each fabric's DAX device: the kernel's memory
+ * failure handling (a poisoned page, hwpoison) tells it the range, and it
+ * keeps it in the fabric's bad list with the bad blocks the device reported
+ * at attach. Every read, write, DAX access and fault of a bad page, through a
+ * shelf or a file, fails (EIO, SIGBUS); BOOK_ZERO refuses a book holding one
+ * (EIO) and BOOK_CHECK never counts it as zeroes. The list lives until the
+ * device is detached; at most LFS_BAD_MAX ranges a device, and a range past
+ * that is merged into the last one (which then covers everything between
+ * them: more pages fail, never fewer). Ranges before the first book (the
+ * label area) or after the last are logged, not kept.
+ *
+ * LFS_A_BAD in FABRIC_GET: struct lfs_bad_range[], in the order they came.
+ *
+ * LFS_CMD_FABRIC_BAD: an event, never a request, multicast to the group
+ *   LFS_MCGRP_EVENTS ("events", open to everyone) when a range is added by
+ *   a memory failure: LFS_A_IG, LFS_A_PATH and LFS_A_BAD (one range). A
+ *   client that misses it (a full socket buffer) finds the range in
+ *   FABRIC_GET.
+ *
  * The Library File System and its upcalls: lfs_fs.h (included below).
  *
  * Dumps and concurrent change
@@ -312,6 +336,21 @@ struct lfs_label {
 	__u8 reserved[4];
 };
 
+/*
+ * A bad range of a fabric device (LFS_A_BAD): where it starts, as a book and
+ * a byte offset in it, and its length in bytes (page multiples), which may
+ * run on into the following books.
+ */
+#define LFS_BAD_MAX 64
+#define LFS_MCGRP_EVENTS "events"
+
+struct lfs_bad_range {
+	__u32 book;
+	__u32 pad;
+	__u64 offset;
+	__u64 length;
+};
+
 /* One book: interleave group and book number on that group's device. */
 struct lfs_book {
 	__u32 ig;
@@ -344,6 +383,7 @@ enum lfs_cmd {
 	LFS_CMD_UPCALL_GET,
 	LFS_CMD_UPCALL_REQUEST,
 	LFS_CMD_UPCALL_REPLY,
+	LFS_CMD_FABRIC_BAD,
 	__LFS_CMD_MAX
 };
 #define LFS_CMD_MAX (__LFS_CMD_MAX - 1)
@@ -409,6 +449,7 @@ enum lfs_attr {
 	LFS_A_FENCE_DONE_MAX_NS,
 	LFS_A_FENCE_HIST,
 	LFS_A_FENCE_WATCHDOG_MS,
+	LFS_A_BAD,
 	__LFS_A_MAX
 };
 #define LFS_A_MAX (__LFS_A_MAX - 1)

@@ -141,18 +141,50 @@ int cmd_detach(int argc, char **argv)
 	return 0;
 }
 
+/* The device's bad ranges (docs/CXL.md "Poison"): book, offset in it, length. */
+static json_t *bad_json(const struct lfs_fabric_info *f)
+{
+	json_t *arr = json_array();
+
+	for (uint32_t i = 0; i < f->nr_bad; i++)
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:I}", "book",
+						     (json_int_t)f->bad[i].book, "offset",
+						     (json_int_t)f->bad[i].offset, "length",
+						     (json_int_t)f->bad[i].length));
+	return arr;
+}
+
 static json_t *fabric_json(const struct lfs_fabric_info *f)
 {
 	char u[37];
 
 	lfs_format_uuid(f->fabric_uuid, u);
-	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i, s:o}", "ig",
+	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i, s:o, s:o}", "ig",
 			 (json_int_t)f->ig, "path", f->path, "major", major(f->devt), "minor",
 			 minor(f->devt), "book_size", (json_int_t)f->book_size, "offset",
 			 (json_int_t)f->offset, "size", (json_int_t)f->dev_size, "books",
 			 (json_int_t)f->nr_books, "books_used", (json_int_t)f->books_used, "dax",
 			 f->dax, "numa_node", f->numa_node, "fabric_uuid",
-			 f->labelled ? json_string(u) : json_null());
+			 f->labelled ? json_string(u) : json_null(), "bad", bad_json(f));
+}
+
+/* Below the table, only if some device has bad ranges. */
+static void bad_table(const struct lfs_fabric_info *v, size_t n)
+{
+	const struct lfs_bad_range *b;
+	bool head = false;
+
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t j = 0; j < v[i].nr_bad; j++) {
+			if (!head)
+				printf("\nBAD RANGES\n%-4s %-10s %-14s %s\n", "IG", "BOOK",
+				       "OFFSET", "LENGTH");
+			head = true;
+			b = &v[i].bad[j];
+			printf("%-4u %-10u %-14llu %llu\n", v[i].ig, b->book,
+			       (unsigned long long)b->offset, (unsigned long long)b->length);
+		}
+	}
 }
 
 static void fabric_table(const struct lfs_fabric_info *v, size_t n)
@@ -171,6 +203,7 @@ static void fabric_table(const struct lfs_fabric_info *v, size_t n)
 		       size, bs, off, v[i].nr_books, v[i].books_used, v[i].dax ? "yes" : "no",
 		       v[i].numa_node, v[i].labelled ? u : "-");
 	}
+	bad_table(v, n);
 }
 
 int cmd_fabric(int argc, char **argv)

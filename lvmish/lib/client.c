@@ -256,6 +256,7 @@ static const struct nla_policy reply_policy[LFS_A_MAX + 1] = {
 	[LFS_A_FENCE_DONE_MAX_NS] = { .type = NLA_U64 },
 	[LFS_A_FENCE_HIST] = { .minlen = 4 * LFS_FENCE_HIST_BUCKETS },
 	[LFS_A_FABRIC_UUID] = { .minlen = LFS_UUID_LEN },
+	[LFS_A_BAD] = { .type = NLA_UNSPEC },
 };
 
 static int on_valid(struct nl_msg *msg, void *arg)

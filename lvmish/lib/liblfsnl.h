@@ -31,6 +31,8 @@ struct lfs_fabric_info {
 	int numa_node;
 	bool labelled; /* the device carries a label (LFS_A_FABRIC_UUID) */
 	uint8_t fabric_uuid[LFS_UUID_LEN]; /* the label's fabric, if labelled */
+	uint32_t nr_bad; /* bad ranges (LFS_A_BAD), docs/CXL.md "Poison" */
+	struct lfs_bad_range bad[LFS_BAD_MAX];
 };
 
 struct lfs_shelf_info {

@@ -101,6 +101,12 @@ static int parse_fabric(struct nlattr **tb, void *arg)
 	f->labelled = tb[LFS_A_FABRIC_UUID] != NULL;
 	if (f->labelled)
 		memcpy(f->fabric_uuid, nla_data(tb[LFS_A_FABRIC_UUID]), LFS_UUID_LEN);
+	if (tb[LFS_A_BAD]) {
+		f->nr_bad = nla_len(tb[LFS_A_BAD]) / sizeof(struct lfs_bad_range);
+		if (f->nr_bad > LFS_BAD_MAX)
+			f->nr_bad = LFS_BAD_MAX;
+		memcpy(f->bad, nla_data(tb[LFS_A_BAD]), f->nr_bad * sizeof(struct lfs_bad_range));
+	}
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Guest side of tests/driver/shelf.t: the user's story of shelves over two
 # fabric devices, from attach to rmmod. 16 MiB books, 1 GiB devices.
+# Poisoned memory at the end (poison.sh).
 . "$LFS_TOP/tests/lib/tap.sh"
 . "$LFS_TOP/tests/driver/guest/lib.sh"
 M=/tmp/mnt
@@ -256,6 +257,8 @@ t_diag "PMD faults over 256 MiB: shelf $shelf_pmd, raw pmem $raw_pmd (of 128)"
 t_ok "$([ "${shelf_pmd:-0}" -ge "${raw_pmd:-1}" ] && [ "$shelf_pmd" -gt 0 ]; echo $?)" \
 	"PMD faults on the shelf ($shelf_pmd) at least as many as on raw pmem ($raw_pmd)"
 t_time "PMD on raw pmem"
+
+. "$LFS_TOP/tests/driver/guest/poison.sh"
 
 t_is "$(ls /sys/block | grep -c '^lfs')" 0 "no lfs disks left"
 t_run "rmmod lfs" rmmod lfs

@@ -266,6 +266,33 @@ for i in $(seq 12); do
 done
 t_is "${bad:-none}" none "12 mounts in a row: every new file is a regular file"
 t_like "$(df -B1 $L | tail -1)" "^lfs +1[0-9]{9} " "df: the server's space"
+
+# --- poisoned memory (docs/CXL.md "Poison") ---------------------------------
+# One page of a file poisoned with the kernel's injector: that page fails
+# (EIO, SIGBUS), a read across it stops short, the pages beside it read back.
+P=$L/poisoned PG=4096 N=700
+t_run "a file of 2 books written" sh -c "modprobe hwpoison_inject && pattern 9 4M >$P"
+pfn=$(poison pfn $P $((N * PG)))
+# (the write may fail: with the file closed, the page has no mapping for the
+# kernel's generic handling to lock, EBUSY; the driver was told before that)
+echo "$pfn" 2>/dev/null >/sys/kernel/debug/hwpoison/corrupt-pfn
+t_like "$(dmesg | grep 'memory failure at book' | tail -n 1)" "pages [0-9]+-[0-9]+ of" \
+	"corrupt-pfn $pfn (page $N of the file): the driver logged it"
+t_like "$(fs dd if=$P of=/dev/null bs=$PG skip=$N count=1 iflag=direct)" \
+	"Input/output error" "O_DIRECT read of page $N: EIO"
+t_like "$(fs dd if=$P of=/dev/null bs=$PG skip=$N count=1)" "Input/output error" \
+	"buffered read of page $N: EIO"
+t_is "$(fs poison touch $P $((N * PG)))" SIGBUS "a mapping of page $N: SIGBUS"
+t_is "$(dd if=$P bs=$((3 * PG)) skip=$(((N - 1) * PG)) iflag=skip_bytes count=1 2>/dev/null | wc -c)" \
+	$PG "a read of pages $((N - 1))-$((N + 1)) returns page $((N - 1)) alone"
+t_run "pages $((N - 1)) and $((N + 1)) read back their bytes (O_DIRECT, mapped)" bash -c "
+	for n in $((N - 1)) $((N + 1)); do
+		cmp <(dd if=$P bs=$PG skip=\$n count=1 iflag=direct status=none) \
+			<(pattern 9 $PG \$((n * $PG))) && poison touch $P \$((n * $PG)) || exit 1
+	done"
+t_is "$(lfsctl fabric --json | jq -c '[.[].bad[] | [.offset, .length]]')" \
+	"[[$(((N - 512) * PG)),$PG]]" "the range is listed, in the file's second book"
+t_run "rm the file" rm $P
 t_fails "rmmod while mounted is refused" rmmod lfs
 ns_check_idle "the end"
 t_run "umount" umount $L
