@@ -82,6 +82,49 @@ static int list_zombies(const struct lfsvol_conf *conf, struct lfsvol_lib *lib, 
 	return *n && !*books ? -ENOMEM : 0;
 }
 
+/* Does a bad range of fabric f cover any byte of book (of bs bytes)? */
+static bool book_bad(const struct lfs_fabric_info *f, uint32_t book, uint64_t bs)
+{
+	uint64_t start = (uint64_t)book * bs, end = start + bs;
+
+	for (uint32_t i = 0; i < f->nr_bad && i < LFS_BAD_MAX; i++) {
+		uint64_t s = (uint64_t)f->bad[i].book * bs + f->bad[i].offset;
+
+		if (s < end && s + f->bad[i].length > start)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Leave out of books[0..n) the ones holding memory lfs.ko reports bad (its
+ * fabrics' bad ranges, docs/CXL.md "Poison"): BOOK_ZERO refuses them, and
+ * they stay ZOMBIE, never FREE. Returns how many are left, *nbad how many
+ * were left out. A node that cannot tell keeps them all (BOOK_ZERO still
+ * refuses each, job.h's LFSVOL_BOOK_BAD).
+ */
+static size_t drop_bad(struct lfs_client *drv, struct lfs_book *books, size_t n, uint64_t bs,
+		       size_t *nbad)
+{
+	struct lfs_fabric_info *fv = NULL;
+	size_t nf = 0, k = 0;
+
+	*nbad = 0;
+	if (!drv || !bs || lfsnl_fabric_list(drv, &fv, &nf))
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		bool bad = false;
+
+		for (size_t j = 0; j < nf && !bad; j++)
+			bad = fv[j].ig == books[i].ig && book_bad(&fv[j], books[i].book, bs);
+		if (!bad)
+			books[k++] = books[i];
+	}
+	free(fv);
+	*nbad = n - k;
+	return k;
+}
+
 /* In this process: one batch, book by book. 1 if all of it was zeroed, 0 if not, or -errno. */
 static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 		       struct lfs_client *drv, struct agent_state *st, bool verbose, int64_t *said)
@@ -89,13 +132,14 @@ static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 	uint64_t bs = lfsvol_lib_book_size(lib);
 	struct lfs_book *books;
 	uint8_t *result;
-	size_t n, nz = 0, nbad = 0;
+	size_t n, nz = 0, nbad = 0, left;
 	char line[256];
 	int r = list_zombies(conf, lib, conf->scrub_batch, &books, &n);
 
 	if (r || !n)
 		return r ? lfsvol_lib_fail(lib, "listing ZOMBIE books", r) : 0;
-	result = calloc(n, 1);
+	n = drop_bad(drv, books, n, bs, &left);
+	result = calloc(n ? n : 1, 1);
 	for (size_t i = 0; result && i < n && !lfsvol_agent_stop && !r; i++) {
 		bool z = false;
 
@@ -124,14 +168,15 @@ static int scrub_batch(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 	if (result && report_zeroed(lib, books, result, n) && !r)
 		r = lfsvol_lib_fail(lib, "reporting zeroed books", -EIO);
 	st->zeroed += (long long)nz;
-	if (!r && nz < n)
+	if (!r && (nz < n || left))
 		snprintf(
 			st->scrub, sizeof(st->scrub),
 			"waiting: %zu books held by shelves here, %zu holding bad memory (lfsctl fabric): left ZOMBIE",
-			n - nz - nbad, nbad);
+			n - nz - nbad, nbad + left);
 	free(books);
 	free(result);
-	return r ? r : nz == n && !lfsvol_agent_stop;
+	/* bad books come back in every list: a batch with some ends the pass */
+	return r ? r : nz == n && !left && !lfsvol_agent_stop;
 }
 
 /* How many ZOMBIE books this node has (for the total of the progress). */
@@ -177,6 +222,24 @@ static void run_end(struct agent_state *st, const char *fmt, const char *why)
 	st->run_zeroed = 0;
 }
 
+/* zero_start's drop_bad(), with a session of its own; none left: the run ends. */
+static size_t without_bad(struct lfs_book *books, size_t n, uint64_t bs, struct agent_state *st)
+{
+	struct lfs_client *drv = NULL;
+	char why[128];
+	size_t nbad = 0;
+
+	if (!lfs_client_open(&drv))
+		n = drop_bad(drv, books, n, bs, &nbad);
+	lfs_client_close(drv);
+	if (!n) {
+		snprintf(why, sizeof(why),
+			 "%zu ZOMBIE books holding bad memory (lfsctl fabric): left ZOMBIE", nbad);
+		run_end(st, "waiting: %s", why);
+	}
+	return n;
+}
+
 /* The daemon: start the next batch in a child, if this node has ZOMBIE books. */
 int lfsvol_zero_start(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 		      struct agent_state *st, struct lfsvol_job *job)
@@ -197,6 +260,11 @@ int lfsvol_zero_start(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 	if (r || !n) {
 		run_end(st, r ? "listing ZOMBIE books failed: %s" : "idle%s",
 			r ? lfsvol_lib_errmsg(lib) : "");
+		return 0;
+	}
+	n = without_bad(books, n, bs, st);
+	if (!n) {
+		free(books);
 		return 0;
 	}
 	flags = malloc(n);
