@@ -326,124 +326,57 @@ static int count_taken(struct lib_store *s, const int64_t *used, struct lib_err 
 }
 
 /*
- * The plan as runs (store_books.c): the positions IG gi gives, in order,
- * cut where they stop being evenly spaced. An ordered policy gives each IG
- * one run, Spread and RequestIG few; RandomBooks about one a book. The runs
- * of one IG are in the order of its positions, each taking the next books
- * from the IG's cursor: the books one pick after another gave before.
+ * Book k of the plan is the FREE known-zero book of its IG nearest to the
+ * IG's cursor (in id order from it, wrapping around once; downwards for
+ * LZAdescending), at position nbooks + k; each is picked and taken by one
+ * statement (store_books.c), all in one round trip, in order: each IG's
+ * books are the ones one pick after another from its cursor gives.
  */
-static int make_runs(const struct lib_config *c, const struct plan *p, struct lib_take_run *q,
-		     int *last)
-{
-	int n = 0;
-
-	for (int i = 0; i < c->nigs; i++)
-		last[i] = -1;
-	for (int64_t k = 0; k < p->got; k++) {
-		int gi = p->cd[p->pick[k]].gi;
-		struct lib_take_run *r = last[gi] >= 0 ? &q[last[gi]] : NULL;
-
-		if (r && (r->n == 1 || k == r->seq + r->step * r->n)) {
-			r->step = r->n == 1 ? k - r->seq : r->step;
-			r->n++;
-			continue;
-		}
-		last[gi] = n;
-		q[n++] = (struct lib_take_run){ .ig = c->igs[gi].ig, .seq = k, .step = 1, .n = 1 };
-	}
-	return n;
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * A run's ids (one IG's) in the order they were picked: from the cursor
- * on, then wrapped around; sorted as their distance from the cursor.
- */
-static void order_picked(int64_t *ids, int64_t n, int64_t cursor, bool desc)
-{
-	int64_t first = cursor & ~(int64_t)0xffffffff;
-
-	for (int64_t j = 0; j < n; j++)
-		ids[j] = (uint32_t)(desc ? cursor - ids[j] : ids[j] - cursor);
-	qsort(ids, n, sizeof(*ids), cmp_id);
-	for (int64_t j = 0; j < n; j++)
-		ids[j] = first | (uint32_t)(desc ? cursor - ids[j] : cursor + ids[j]);
-}
-
-/* Each run's cursor ranges, its place among the new books and its share of ids. */
-static void place_runs(struct lib_store *s, struct lib_shelf_ctx *sh, struct lib_take_run *q, int n,
-		       const int64_t *cursor, int64_t *buf)
+static void plan_takes(struct lib_store *s, struct lib_shelf_ctx *sh, const struct plan *p,
+		       const int64_t *cursor, struct lib_take *q)
 {
 	bool desc = sh->policy == LFS_POL_LZA_DESCENDING;
-	int64_t at = 0;
 
-	for (int i = 0; i < n; i++) {
-		int gi = lib_config_find_ig(s->cfg, q[i].ig);
-		int64_t cur = cursor[gi], first = lib_ig_first(q[i].ig), end = lib_ig_last(q[i].ig);
+	for (int64_t k = 0; k < p->got; k++) {
+		int gi = p->cd[p->pick[k]].gi;
+		uint32_t ig = s->cfg->igs[gi].ig;
+		int64_t cur = cursor[gi], first = lib_ig_first(ig), end = lib_ig_last(ig);
 
-		q[i].lo1 = desc ? first : cur;
-		q[i].hi1 = desc ? cur : end;
-		q[i].lo2 = desc ? cur + 1 : first;
-		q[i].hi2 = desc ? end : cur - 1;
-		q[i].seq += sh->nbooks;
-		q[i].ids = buf + at;
-		at += q[i].n;
+		q[k] = (struct lib_take){ .lo1 = desc ? first : cur,
+					  .hi1 = desc ? cur : end,
+					  .lo2 = desc ? cur + 1 : first,
+					  .hi2 = desc ? end : cur - 1,
+					  .seq = sh->nbooks + k };
 	}
-}
-
-/* The books taken: ids[k] is new book k's; each IG's counts lowered. */
-static int runs_taken(struct lib_store *s, struct lib_shelf_ctx *sh, struct lib_take_run *q, int n,
-		      int64_t *ids, struct lib_err *e)
-{
-	int64_t *used = calloc(s->cfg->nigs, sizeof(*used));
-
-	if (!used)
-		return lib_fail(e, ENOMEM, "out of memory");
-	for (int i = 0; i < n; i++) {
-		bool desc = sh->policy == LFS_POL_LZA_DESCENDING;
-
-		order_picked(q[i].ids, q[i].n, desc ? q[i].hi1 : q[i].lo1, desc);
-		for (int64_t j = 0; j < q[i].n; j++)
-			ids[q[i].seq - sh->nbooks + q[i].step * j] = q[i].ids[j];
-		used[lib_config_find_ig(s->cfg, q[i].ig)] += q[i].n;
-	}
-	n = count_taken(s, used, e);
-	free(used);
-	return n;
 }
 
 /* Pick and take the planned books, appending them to the shelf; their ids into ids. */
 static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p, int64_t *ids,
 		      struct lib_err *e)
 {
-	struct lib_take_run *q = calloc(p->got ? p->got : 1, sizeof(*q));
-	int64_t *buf = malloc((p->got ? p->got : 1) * sizeof(*buf)), *cursor = NULL;
-	int *last = calloc(s->cfg->nigs + 1, sizeof(*last));
-	int n, r = -ENOMEM;
+	struct lib_take *q = calloc(p->got ? p->got : 1, sizeof(*q));
+	int64_t *used = calloc(s->cfg->nigs + 1, sizeof(*used)), *cursor = NULL;
+	int r = -ENOMEM;
 
-	if (q && buf && last)
+	if (q && used)
 		cursor = start_cursors(s, sh->policy);
 	if (!cursor) {
 		r = lib_fail(e, ENOMEM, "out of memory taking %lld books", (long long)p->got);
 		goto out;
 	}
-	n = make_runs(s->cfg, p, q, last);
-	place_runs(s, sh, q, n, cursor, buf);
-	r = lib_store_books_take_runs(s, q, n, sh->shelf_id, sh->policy == LFS_POL_LZA_DESCENDING,
-				      e);
+	plan_takes(s, sh, p, cursor, q);
+	r = lib_store_books_take(s, q, p->got, sh->shelf_id, sh->policy == LFS_POL_LZA_DESCENDING,
+				 e);
+	for (int64_t k = 0; k < p->got && r == 0; k++) {
+		ids[k] = q[k].id;
+		used[p->cd[p->pick[k]].gi]++;
+	}
 	if (r == 0)
-		r = runs_taken(s, sh, q, n, ids, e);
+		r = count_taken(s, used, e);
 out:
 	free(q);
-	free(buf);
+	free(used);
 	free(cursor);
-	free(last);
 	return r;
 }
 

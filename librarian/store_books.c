@@ -72,74 +72,63 @@ int lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, st
 }
 
 struct take {
-	struct lib_take_run *q;
+	struct lib_take *q;
 	int64_t shelf;
 };
 
-static void bind_run(lib_st *st, int i, void *arg)
+static void bind_take(lib_st *st, int i, void *arg)
 {
 	const struct take *t = arg;
-	const struct lib_take_run *q = &t->q[i];
+	const struct lib_take *q = &t->q[i];
 
 	lib_bind_int64(st, 1, t->shelf);
 	lib_bind_int64(st, 2, q->seq);
-	lib_bind_int64(st, 3, q->step);
-	lib_bind_int64(st, 4, q->lo1);
-	lib_bind_int64(st, 5, q->hi1);
-	lib_bind_int64(st, 6, q->lo2);
-	lib_bind_int64(st, 7, q->hi2);
-	lib_bind_int64(st, 8, q->n);
+	lib_bind_int64(st, 3, q->lo1);
+	lib_bind_int64(st, 4, q->hi1);
+	lib_bind_int64(st, 5, q->lo2);
+	lib_bind_int64(st, 6, q->hi2);
 }
 
-static int run_row(void *arg, int i, int64_t id)
+static int take_row(void *arg, int i, int64_t id)
 {
 	struct take *t = arg;
-	struct lib_take_run *q = &t->q[i];
 
-	if (q->got < q->n)
-		q->ids[q->got++] = id;
+	t->q[i].id = id;
+	t->q[i].got = true;
 	return 0;
 }
 
 /*
- * The pick (the run's first n FREE known-zero books from the cursor, then
- * from the IG's other end) and the take (each must still be FREE, known
- * zero and unowned) in one statement; seq follows the pick's order. The
- * take's conditions are written "state + 0" so that no plan drives the
- * join from the free-book index (PostgreSQL chose that on a catalogue
- * without statistics, rescanning the picks for every free book: 360 ms for
- * 500 books); every plan goes from the picks through the primary key.
+ * The pick (the FREE known-zero book nearest to the cursor, else from the
+ * IG's other end: a seek in the free-book index each) and the take (it must
+ * still be FREE, known zero and unowned) in one statement.
  */
-#define TAKE_RUN(DESC)                                                                      \
-	"UPDATE books SET state = BOOK_INUSE, shelf = ?1, seq = ?2 + ?3 * (t.rn - 1) FROM"  \
-	" (SELECT pid, row_number() OVER (ORDER BY part, pid" DESC ") AS rn FROM"           \
-	" (SELECT 0 AS part, pid FROM (SELECT id AS pid FROM books WHERE state = BOOK_FREE" \
-	" AND zeroed = 1 AND id BETWEEN ?4 AND ?5 ORDER BY id" DESC " LIMIT ?8) AS a"       \
-	" UNION ALL SELECT 1 AS part, pid FROM (SELECT id AS pid FROM books"                \
-	" WHERE state = BOOK_FREE AND zeroed = 1 AND id BETWEEN ?6 AND ?7 ORDER BY id" DESC \
-	" LIMIT ?8) AS b) AS u) AS t WHERE books.id = t.pid AND t.rn <= ?8"                 \
-	" AND books.state + 0 = BOOK_FREE AND books.zeroed + 0 = 1 AND books.shelf IS NULL" \
-	" RETURNING id"
+#define TAKE(DESC)                                                                         \
+	"UPDATE books SET state = BOOK_INUSE, shelf = ?1, seq = ?2 WHERE id = coalesce("   \
+	"(SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1 AND id BETWEEN ?3"   \
+	" AND ?4 ORDER BY id" DESC " LIMIT 1), (SELECT id FROM books WHERE state ="        \
+	" BOOK_FREE AND zeroed = 1 AND id BETWEEN ?5 AND ?6 ORDER BY id" DESC " LIMIT 1))" \
+	" AND state = BOOK_FREE AND zeroed = 1 AND shelf IS NULL RETURNING id"
 
-int lib_store_books_take_runs(struct lib_store *s, struct lib_take_run *q, int n, int64_t shelf,
-			      bool desc, struct lib_err *e)
+int lib_store_books_take(struct lib_store *s, struct lib_take *q, int64_t n, int64_t shelf,
+			 bool desc, struct lib_err *e)
 {
-	lib_st *st = desc ? lib_stmt(s, TAKE_RUN(" DESC")) : lib_stmt(s, TAKE_RUN(""));
+	lib_st *st = desc ? lib_stmt(s, TAKE(" DESC")) : lib_stmt(s, TAKE(""));
 	struct take t = { q, shelf };
 
 	if (!n)
 		return 0;
-	for (int i = 0; i < n; i++)
-		q[i].got = 0;
-	if (lib_stmt_query_many(s, st, n, bind_run, run_row, &t) < 0)
+	for (int64_t i = 0; i < n; i++)
+		q[i].got = false;
+	if (lib_stmt_query_many(s, st, n, bind_take, take_row, &t) < 0)
 		return lib_sql_fail(s, e);
-	for (int i = 0; i < n; i++)
-		if (q[i].got != q[i].n) {
+	for (int64_t i = 0; i < n; i++)
+		if (!q[i].got) {
 			lib_store_forget(s);
 			return lib_fail(
 				e, EIO,
-				"catalogue inconsistent: IG %u gave %lld of the %lld free books known zero its count promised; nothing was allocated (run librarian check)",
-				q[i].ig, (long long)q[i].got, (long long)q[i].n);
+				"catalogue inconsistent: IG %lld has fewer free books known zero than its count says; nothing was allocated (run librarian check)",
+				(long long)(q[i].lo1 >> 32));
 		}
 	return 0;
 }

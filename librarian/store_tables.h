@@ -158,23 +158,21 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 /* The shelf's books at position keep and beyond become ZOMBIE (a write nobody reads). */
 int lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e);
 /*
- * A run of books one IG gives a grow: n books at seq, seq + step, ... of the
- * shelf, the FREE known-zero books nearest to the cursor: of [lo1, hi1]
- * first, then of [lo2, hi2] (the IG wrapped around), nearest to lo (to hi if
- * desc) first. Their ids are left in ids[0..got), in no order.
+ * A book a grow takes: the FREE known-zero book nearest to lo1 of [lo1, hi1]
+ * (to hi1 if desc), else of [lo2, hi2] (the IG wrapped around), onto the
+ * shelf at seq; its id left in id.
  */
-struct lib_take_run {
-	uint32_t ig;
-	int64_t lo1, hi1, lo2, hi2, seq, step, n, got;
-	int64_t *ids;
+struct lib_take {
+	int64_t lo1, hi1, lo2, hi2, seq, id;
+	bool got;
 };
 /*
- * Each run picked and taken by one statement, all in one round trip
- * (PostgreSQL, per PG_PIPE_CHUNK runs): EIO unless every run found its n
- * books (the counts it was planned from were wrong: nothing is allocated).
+ * Each q[i] picked and taken by one statement, in order, all in one round
+ * trip (PostgreSQL, per PG_PIPE_CHUNK): EIO unless every one found its book
+ * (the counts it was planned from were wrong: nothing is allocated).
  */
-int lib_store_books_take_runs(struct lib_store *s, struct lib_take_run *q, int n, int64_t shelf,
-			      bool desc, struct lib_err *e);
+int lib_store_books_take(struct lib_store *s, struct lib_take *q, int64_t n, int64_t shelf,
+			 bool desc, struct lib_err *e);
 /* Each IG's number, FREE books and FREE books known zero. */
 typedef int lib_ig_fn(void *arg, int64_t ig, int64_t free, int64_t zero);
 int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e);
