@@ -130,7 +130,7 @@ static int load_candidates(struct lib_store *s, struct lib_shelf_ctx *sh, struct
 		cd[i].gi = i;
 		cd[i].tier = sh->node >= 0 ? tier_of(c, sh->node, i) : 3;
 	}
-	r = lib_store_igs_each(s, set_free, &w, e);
+	r = lib_store_igs_known(s, set_free, &w, e);
 	if (r == 0 && sh->navoid)
 		r = exclude_domains(s, sh, &w, e);
 	if (r == 0 && sh->policy == LFS_POL_SPREAD && sh->nbooks)
@@ -290,45 +290,6 @@ static int make_plan(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan 
 	}
 }
 
-/*
- * The next allocatable books of each IG at or after its cursor in id order
- * (wrapping around once), or at or below it downwards for LZAdescending:
- * the books one pick after another from the cursor would give, each pick
- * continuing from the last, so a request touches few index pages. Every
- * IG's first range in one round trip, the wrapped ranges of those short in
- * a second (store_books.c). q[i].ids must hold q[i].n books; the count
- * found is left in q[i].got. 0 or -EIO.
- */
-static int pick_books(struct lib_store *s, enum lfs_policy pol, const int64_t *cursor,
-		      const uint32_t *ig, struct lib_pick *q, int n)
-{
-	bool desc = pol == LFS_POL_LZA_DESCENDING;
-	struct lib_pick *w = calloc(n ? n : 1, sizeof(*w));
-	int nw = 0, r;
-
-	if (!w)
-		return -ENOMEM;
-	for (int i = 0; i < n; i++) {
-		q[i].lo = desc ? lib_ig_first(ig[i]) : cursor[i];
-		q[i].hi = desc ? cursor[i] : lib_ig_last(ig[i]);
-	}
-	r = lib_store_book_pick_many(s, q, n, desc);
-	for (int i = 0; i < n && r == 0; i++) {
-		if (q[i].got == q[i].n)
-			continue;
-		w[nw] = (struct lib_pick){ .n = q[i].n - q[i].got, .ids = q[i].ids + q[i].got };
-		w[nw].lo = desc ? cursor[i] + 1 : lib_ig_first(ig[i]);
-		w[nw++].hi = desc ? lib_ig_last(ig[i]) : cursor[i] - 1;
-	}
-	if (r == 0 && nw)
-		r = lib_store_book_pick_many(s, w, nw, desc);
-	for (int i = 0, k = 0; i < n && r == 0; i++)
-		if (q[i].got < q[i].n)
-			q[i].got += w[k++].got;
-	free(w);
-	return r;
-}
-
 /* Where each IG's picks start: a random book for RandomBooks. */
 static int64_t *start_cursors(struct lib_store *s, enum lfs_policy pol)
 {
@@ -364,84 +325,58 @@ static int count_taken(struct lib_store *s, const int64_t *used, struct lib_err 
 	return 0;
 }
 
-/* Each IG's planned books picked into got[], IG gi's from next[gi] on: 0 or -errno. */
-static int pick_igs(struct lib_store *s, struct lib_shelf_ctx *sh, const int64_t *used,
-		    int64_t *next, int64_t *got, struct lib_err *e)
-{
-	const struct lib_config *c = s->cfg;
-	int64_t *cursor = start_cursors(s, sh->policy), at = 0;
-	int64_t *cur = calloc(c->nigs, sizeof(*cur));
-	uint32_t *ig = calloc(c->nigs, sizeof(*ig));
-	struct lib_pick *q = calloc(c->nigs, sizeof(*q));
-	int n = 0, r = 0;
-
-	if (!cursor || !cur || !ig || !q)
-		r = lib_fail(e, ENOMEM, "out of memory");
-	for (int gi = 0; gi < c->nigs && r == 0; gi++) {
-		if (!used[gi])
-			continue;
-		next[gi] = at;
-		q[n] = (struct lib_pick){ .n = used[gi], .ids = got + at };
-		cur[n] = cursor[gi];
-		ig[n++] = c->igs[gi].ig;
-		at += used[gi];
-	}
-	if (r == 0 && pick_books(s, sh->policy, cur, ig, q, n) < 0)
-		r = lib_sql_fail(s, e);
-	for (int i = 0; i < n && r == 0; i++)
-		if (q[i].got != q[i].n)
-			r = lib_fail(
-				e, EIO,
-				"catalogue inconsistent: IG %u has no free book known zero though its count says so",
-				ig[i]);
-	free(cursor);
-	free(cur);
-	free(ig);
-	free(q);
-	return r;
-}
-
 /*
- * The planned books of each IG: pick[k]'s IG gives its books in the order
- * of pick_books(); ids[k] is book k's. 0 or -errno (with e filled).
+ * Book k of the plan is the FREE known-zero book of its IG nearest to the
+ * IG's cursor (in id order from it, wrapping around once; downwards for
+ * LZAdescending), at position nbooks + k; each is picked and taken by one
+ * statement (store_books.c), all in one round trip, in order: each IG's
+ * books are the ones one pick after another from its cursor gives.
  */
-static int pick_planned(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p, int64_t *ids,
-			struct lib_err *e)
+static void plan_takes(struct lib_store *s, struct lib_shelf_ctx *sh, const struct plan *p,
+		       const int64_t *cursor, struct lib_take *q)
 {
-	const struct lib_config *c = s->cfg;
-	int64_t *used = calloc(c->nigs, sizeof(*used)), *next = calloc(c->nigs, sizeof(*next));
-	int64_t *got = malloc((p->got ? p->got : 1) * sizeof(*got));
-	int r = 0;
+	bool desc = sh->policy == LFS_POL_LZA_DESCENDING;
 
-	if (!used || !next || !got)
-		r = lib_fail(e, ENOMEM, "out of memory");
-	for (int64_t k = 0; k < p->got && r == 0; k++)
-		used[p->cd[p->pick[k]].gi]++;
-	if (r == 0)
-		r = pick_igs(s, sh, used, next, got, e);
-	for (int64_t k = 0; k < p->got && r == 0; k++)
-		ids[k] = got[next[p->cd[p->pick[k]].gi]++];
-	if (r == 0)
-		r = count_taken(s, used, e);
-	free(used);
-	free(next);
-	free(got);
-	return r;
+	for (int64_t k = 0; k < p->got; k++) {
+		int gi = p->cd[p->pick[k]].gi;
+		uint32_t ig = s->cfg->igs[gi].ig;
+		int64_t cur = cursor[gi], first = lib_ig_first(ig), end = lib_ig_last(ig);
+
+		q[k] = (struct lib_take){ .lo1 = desc ? first : cur,
+					  .hi1 = desc ? cur : end,
+					  .lo2 = desc ? cur + 1 : first,
+					  .hi2 = desc ? end : cur - 1,
+					  .seq = sh->nbooks + k };
+	}
 }
 
-/* Pick and take the planned books, appending them to the shelf. */
-static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p,
+/* Pick and take the planned books, appending them to the shelf; their ids into ids. */
+static int take_books(struct lib_store *s, struct lib_shelf_ctx *sh, struct plan *p, int64_t *ids,
 		      struct lib_err *e)
 {
-	int64_t *ids = malloc((p->got ? p->got : 1) * sizeof(*ids));
-	int r;
+	struct lib_take *q = calloc(p->got ? p->got : 1, sizeof(*q));
+	int64_t *used = calloc(s->cfg->nigs + 1, sizeof(*used)), *cursor = NULL;
+	int r = -ENOMEM;
 
-	if (!ids)
-		return lib_fail(e, ENOMEM, "out of memory");
-	r = pick_planned(s, sh, p, ids, e);
+	if (q && used)
+		cursor = start_cursors(s, sh->policy);
+	if (!cursor) {
+		r = lib_fail(e, ENOMEM, "out of memory taking %lld books", (long long)p->got);
+		goto out;
+	}
+	plan_takes(s, sh, p, cursor, q);
+	r = lib_store_books_take(s, q, p->got, sh->shelf_id, sh->policy == LFS_POL_LZA_DESCENDING,
+				 e);
+	for (int64_t k = 0; k < p->got && r == 0; k++) {
+		ids[k] = q[k].id;
+		used[p->cd[p->pick[k]].gi]++;
+	}
 	if (r == 0)
-		r = lib_store_books_take(s, ids, p->got, sh->shelf_id, sh->nbooks, e);
-	free(ids);
+		r = count_taken(s, used, e);
+out:
+	free(q);
+	free(used);
+	free(cursor);
 	return r;
 }
 
@@ -528,7 +463,12 @@ int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, st
 		r = lib_fail(e, ENOMEM, "out of memory");
 		goto out;
 	}
-	r = p.got < n ? no_space(s, sh, &p, n, e) : take_books(s, sh, &p, e);
+	free(sh->taken);
+	sh->taken = malloc(n * sizeof(*sh->taken));
+	if (!sh->taken)
+		r = lib_fail(e, ENOMEM, "out of memory planning %lld books", (long long)n);
+	else
+		r = p.got < n ? no_space(s, sh, &p, n, e) : take_books(s, sh, &p, sh->taken, e);
 	if (r == 0)
 		sh->nbooks += n;
 out:

@@ -179,6 +179,7 @@ struct lib_shelf_ctx {
 	int64_t *avoid; /* shelf ids for power-domain anti-affinity */
 	int navoid;
 	int node; /* requesting node index, -1 for none */
+	int64_t *taken; /* the books the last grow took, in order (lib_shelf_ctx_free frees) */
 };
 
 int lib_alloc_books(struct lib_store *s, struct lib_shelf_ctx *sh, int64_t n, struct lib_err *e);

@@ -76,6 +76,14 @@ json_t *lib_reply_shelf(struct req *rq, int64_t shelf);
 json_t *lib_reply_shelf_map(struct req *rq, int64_t shelf, int64_t offset, int64_t limit);
 json_t *lib_reply_attrs(struct req *rq, int64_t shelf);
 json_t *lib_reply_shelf_row(struct req *rq, const struct lib_shelf_row *row);
+/* lib_reply_shelf() from what the request knows: the row, activations acts (taken). */
+json_t *lib_reply_shelf_known(struct req *rq, int64_t id, const struct lib_shelf_row *row,
+			      json_t *acts);
+/* Books as [ig, book] pairs. */
+json_t *lib_books_array(const int64_t *ids, int64_t n);
+/* o with lib_reply_shelf_map()'s map from offset 0, of the n books ids[] (o returned). */
+json_t *lib_reply_map_known(struct req *rq, json_t *o, const int64_t *ids, int64_t n,
+			    int64_t limit);
 /* reply_text.c: JSON text without jansson objects; the same object as lib_reply_shelf_row. */
 void lib_text_add(struct lib_text *t, const char *s, size_t n);
 void lib_text_printf(struct lib_text *t, const char *fmt, ...)
@@ -87,6 +95,12 @@ char *lib_reply_allocation(struct req *rq, int64_t shelf);
 /* ops_attr.c: attributes checked and stored; what a grow reads from them. */
 int lib_attr_set(struct req *rq, const struct lib_shelf *sh, const char *key, json_t *v);
 int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct lib_shelf_ctx *x);
+/*
+ * The same from the texts of lfs.policy, lfs.igs and lfs.anti_affinity as
+ * the request knows them (NULL: the shelf has none); text NULL: read them.
+ */
+int lib_shelf_ctx_texts(struct req *rq, struct lib_shelf *sh, int node, const char *const text[3],
+			struct lib_shelf_ctx *x);
 void lib_shelf_ctx_free(struct lib_shelf_ctx *x);
 
 /* access.c: owners, tenants and access lists (lfs.access). */
@@ -130,7 +144,8 @@ int64_t lib_shelf_capacity(const struct lib_config *c, int64_t books);
 int64_t lib_shelf_bytes(const struct lib_config *c, int64_t books, const char *size);
 int lib_size_put(struct req *rq, int64_t shelf, int64_t bytes);
 int lib_size_set(struct req *rq, const struct lib_shelf *sh, json_t *v);
-int lib_size_clamp(struct req *rq, const struct lib_shelf *sh);
+/* Whether lfs.size text size is not a byte count within cap (a shrink brings it to cap). */
+bool lib_size_over(const char *size, int64_t cap);
 
 /* ops_activation.c */
 struct lib_holder {
@@ -150,7 +165,13 @@ int lib_require_unshared(struct req *rq, struct lib_shelf *sh, const char *what)
 int lib_require_growable(struct req *rq, struct lib_shelf *sh);
 
 /* ops_shelf.c */
-int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n);
+/*
+ * placement: the shelf's lfs.policy, lfs.igs and lfs.anti_affinity as the
+ * request knows them (lib_shelf_ctx_texts; NULL: read them). taken: the new
+ * books' ids, in order (malloc'd).
+ */
+int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n,
+		   const char *const placement[3], int64_t **taken);
 
 /* The handlers, in the table of dispatch.c. */
 int lib_op_auth(struct req *rq);

@@ -76,9 +76,12 @@ int lib_require_unshared(struct req *rq, struct lib_shelf *sh, const char *what)
 {
 	char holder[LFS_NODE_NAME_MAX + 1], mode[8];
 	const char *me = caller_node(rq);
-	int n = lib_store_activation_others(rq->s, sh->id, me, holder, sizeof(holder), mode,
-					    sizeof(mode), &rq->err);
+	int n = 0;
 
+	if (!sh->active) /* counted by the lookup: none, ours neither */
+		return 0;
+	n = lib_store_activation_others(rq->s, sh->id, me, holder, sizeof(holder), mode,
+					sizeof(mode), &rq->err);
 	if (n < 0)
 		return n;
 	if (n > 0)
@@ -104,7 +107,8 @@ int lib_require_unshared(struct req *rq, struct lib_shelf *sh, const char *what)
 int lib_require_growable(struct req *rq, struct lib_shelf *sh)
 {
 	struct lib_holder h;
-	int n = lib_activation_conflicts(rq, sh->id, caller_node(rq), "shared", &h);
+	int n = sh->active ? lib_activation_conflicts(rq, sh->id, caller_node(rq), "shared", &h) :
+			     0;
 
 	if (n <= 0)
 		return n;

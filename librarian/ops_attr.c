@@ -383,10 +383,38 @@ int lib_shelf_ctx_load(struct req *rq, struct lib_shelf *sh, int node, struct li
 	return r;
 }
 
+int lib_shelf_ctx_texts(struct req *rq, struct lib_shelf *sh, int node, const char *const text[3],
+			struct lib_shelf_ctx *x)
+{
+	char *val[3] = { NULL, NULL, NULL };
+	int found = 0, r = 0;
+
+	if (!text)
+		return lib_shelf_ctx_load(rq, sh, node, x);
+	memset(x, 0, sizeof(*x));
+	x->shelf_id = sh->id;
+	x->nbooks = sh->books;
+	x->node = node;
+	x->policy = rq->c->default_policy;
+	for (int i = 0; i < 3; i++) {
+		if (!text[i])
+			continue;
+		found |= 1 << i;
+		if (!(val[i] = strdup(text[i])))
+			r = FAIL(rq, ENOMEM, "out of memory");
+	}
+	if (r == 0)
+		r = ctx_parse(rq, sh, val, found, x);
+	for (int i = 0; i < 3; i++)
+		free(val[i]);
+	return r;
+}
+
 void lib_shelf_ctx_free(struct lib_shelf_ctx *x)
 {
 	free(x->req_igs);
 	free(x->avoid);
+	free(x->taken);
 }
 
 /* lfs.access as attr.get shows it: "WHO:LEVEL,..." (ENODATA if the shelf has none). */

@@ -21,13 +21,18 @@ static int64_t max_books(const struct lib_config *c)
 }
 
 /* Grow by n books, every one of them known to be zero. */
-int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n)
+int lib_shelf_grow(struct req *rq, struct lib_shelf *sh, int node, int64_t n,
+		   const char *const placement[3], int64_t **taken)
 {
 	struct lib_shelf_ctx x;
-	int r = lib_shelf_ctx_load(rq, sh, node, &x);
+	int r = lib_shelf_ctx_texts(rq, sh, node, placement, &x);
 
 	if (r == 0)
 		r = lib_alloc_books(rq->s, &x, n, &rq->err);
+	if (r == 0 && taken) {
+		*taken = x.taken;
+		x.taken = NULL;
+	}
 	lib_shelf_ctx_free(&x);
 	if (r == 0) {
 		sh->books += n;
@@ -87,26 +92,27 @@ static int create_args(struct req *rq, struct create *cr)
 }
 
 /*
- * The name is free (names are one namespace for all tenants), the catalogue
- * has room for one more shelf and the owner's quotas for it and its books.
+ * The insert of the shelf's row did not happen: the name is taken (names
+ * are one namespace for all tenants) or the catalogue holds max_shelves.
+ * Asked only then: the insert's own condition checked both (docs/HA.md).
  */
-static int create_room(struct req *rq, const struct create *cr)
+static int create_refused(struct req *rq, const struct create *cr, int r)
 {
 	struct lib_shelf o;
 	int64_t count;
-	int r = lib_store_shelf_find(rq->s, cr->name, &o, &rq->err);
 
+	if (!lib_store_mismatch(rq->s))
+		return r;
+	r = lib_store_shelf_find(rq->s, cr->name, &o, &rq->err);
 	if (r == 0)
 		return FAIL(rq, EEXIST, "shelf '%s' already exists", cr->name);
 	if (r != -ENOENT)
 		return r;
 	r = lib_store_shelf_count(rq->s, NULL, NULL, &count, &rq->err);
-	if (r < 0)
-		return r;
-	if (count >= rq->c->max_shelves)
+	if (r == 0 && count >= rq->c->max_shelves)
 		return FAIL(rq, ENOSPC, "the catalogue already holds %lld shelves (max_shelves)",
 			    (long long)count);
-	return lib_quota_check(rq, cr->owner, cr->tenant, 1, cr->books);
+	return r < 0 ? r : FAIL(rq, EIO, "shelf '%s' was not made", cr->name);
 }
 
 /* lfs.policy (the default if not given), lfs.igs, lfs.anti_affinity, lfs.access, the user's. */
@@ -147,34 +153,90 @@ static int create_attrs(struct req *rq, const struct lib_shelf *sh, json_t *attr
 	return 0;
 }
 
+/* A create failed: if its insert waits (PostgreSQL), whether the insert is why. */
+static int create_failed(struct req *rq, const struct create *cr, int r)
+{
+	struct lib_err keep = rq->err;
+
+	if (!lib_store_mismatch(rq->s) && lib_store_flush(rq->s, &rq->err) == 0)
+		return r;
+	if (!lib_store_mismatch(rq->s)) {
+		rq->err = keep;
+		return r;
+	}
+	return create_refused(rq, cr, r);
+}
+
+/*
+ * The reply from what the request made, as lib_reply_shelf_map() would read
+ * it back (the row, its policy, its activation, its books; lfs.access read
+ * back if the request granted any): no round trip.
+ */
+static json_t *create_reply(struct req *rq, const struct create *cr, const struct lib_shelf *sh,
+			    const char *uuid, int64_t now, const int64_t *ids)
+{
+	json_t *v = json_object_get(rq->args, "policy"), *acts = json_array();
+	struct lib_shelf_row row = {
+		.name = sh->name,
+		.uuid = uuid,
+		.owner = sh->owner,
+		.tenant = sh->tenant,
+		.policy = v ? json_string_value(v) : lfs_policy_name(rq->c->default_policy),
+		.ctime = now,
+		.mtime = now,
+		.books = sh->books,
+		.gen = sh->books ? 1 : 0,
+	};
+
+	if (json_object_get(rq->args, "access"))
+		return lib_reply_shelf_map(rq, sh->id, 0, LIB_BOOKS_LIMIT);
+	if (cr->activate)
+		json_array_append_new(acts, json_pack("{s:s,s:s,s:I}", "node",
+						      rq->c->nodes[cr->node].name, "mode",
+						      cr->activate, "since", (json_int_t)now));
+	return lib_reply_map_known(rq, lib_reply_shelf_known(rq, sh->id, &row, acts), ids,
+				   sh->books, LIB_BOOKS_LIMIT);
+}
+
+/*
+ * One round trip on PostgreSQL (docs/HA.md, "Round trips"): the row's
+ * insert (which checks the name and max_shelves itself), the attributes and
+ * the takes go in one pipeline; the reply is built, not read back.
+ */
 int lib_op_shelf_create(struct req *rq)
 {
 	struct create cr = { 0 };
 	struct lib_shelf sh = { 0 };
-	int64_t now = time(NULL);
+	int64_t now = time(NULL), *ids = NULL;
+	json_t *pol = json_object_get(rq->args, "policy");
+	/* its placement is the request's: read back only if lfs.igs or partners were set */
+	const char *known[3] = { pol ? json_string_value(pol) : NULL, NULL, NULL };
+	bool asked = json_object_get(rq->args, "igs") || json_object_get(rq->args, "anti_affinity");
 	char uuid[37];
 	int r;
 
-	if ((r = create_args(rq, &cr)) < 0 || (r = create_room(rq, &cr)) < 0)
+	if ((r = create_args(rq, &cr)) < 0 ||
+	    (r = lib_quota_check(rq, cr.owner, cr.tenant, 1, cr.books)) < 0)
 		return r;
 	if (make_uuid(uuid) < 0)
 		return FAIL(rq, EIO, "no random numbers for a UUID");
-	r = lib_store_shelf_insert(rq->s, cr.name, uuid, cr.owner, cr.tenant, now, &sh.id,
-				   &rq->err);
-	if (r < 0)
-		return r;
 	snprintf(sh.name, sizeof(sh.name), "%s", cr.name);
 	snprintf(sh.owner, sizeof(sh.owner), "%s", cr.owner);
 	snprintf(sh.tenant, sizeof(sh.tenant), "%s", cr.tenant);
-	if ((r = create_attrs(rq, &sh, cr.attrs)) < 0)
-		return r;
-	if (cr.books && (r = lib_shelf_grow(rq, &sh, cr.node, cr.books)) < 0)
-		return r;
-	/* create and activate in one request: a new shelf has no other holder */
-	if (cr.activate && (r = lib_store_activation_put(rq->s, sh.id, rq->c->nodes[cr.node].name,
-							 cr.activate, now, &rq->err)) < 0)
-		return r;
-	rq->result = lib_reply_shelf_map(rq, sh.id, 0, LIB_BOOKS_LIMIT);
+	if ((r = lib_store_next_shelf(rq->s, &sh.id, &rq->err)) < 0 ||
+	    (r = lib_store_shelf_insert(rq->s, &sh, uuid, now, rq->c->max_shelves, &rq->err)) < 0 ||
+	    (r = create_attrs(rq, &sh, cr.attrs)) < 0 ||
+	    (cr.books &&
+	     (r = lib_shelf_grow(rq, &sh, cr.node, cr.books, asked ? NULL : known, &ids)) < 0) ||
+	    /* create and activate in one request: a new shelf has no other holder */
+	    (cr.activate && (r = lib_store_activation_put(rq->s, sh.id, rq->c->nodes[cr.node].name,
+							  cr.activate, now, &rq->err)) < 0) ||
+	    (r = lib_store_flush(rq->s, &rq->err)) < 0) {
+		free(ids);
+		return create_failed(rq, &cr, r);
+	}
+	rq->result = create_reply(rq, &cr, &sh, uuid, now, ids);
+	free(ids);
 	/* only books known zero are allocated: the node may skip probing them */
 	json_object_set_new(rq->result, "zeroed", json_true());
 	return 0;
@@ -204,6 +266,8 @@ static int destroy_unheld(struct req *rq, struct lib_shelf *sh, bool force)
 	struct holder_walk w = { .rq = rq, .shelf = sh->name };
 	int n, r;
 
+	if (!sh->active) /* counted by the lookup: no activation to read */
+		return 0;
 	if (force) {
 		r = lib_store_activations_of_shelf(rq->s, sh->id, holder_not_live, &w, &rq->err);
 		return w.r ? w.r : r;
@@ -218,16 +282,18 @@ static int destroy_unheld(struct req *rq, struct lib_shelf *sh, bool force)
 	return n;
 }
 
-/* The shelf is gone, its books ZOMBIE: how many. */
+/*
+ * The shelf is gone, its books ZOMBIE: how many (its row's count: librarian
+ * check holds it to its books). Writes nobody reads: on PostgreSQL they go
+ * with the next round trip, so a destroy costs its lookup alone.
+ */
 static int64_t shelf_remove(struct req *rq, const struct lib_shelf *sh)
 {
-	int64_t z = lib_store_shelf_release(rq->s, sh->id, 0, &rq->err);
-	int r;
+	int r = lib_store_shelf_release(rq->s, sh->id, 0, &rq->err);
 
-	if (z < 0)
-		return z;
-	r = lib_store_shelf_delete(rq->s, sh->id, &rq->err);
-	return r < 0 ? r : z;
+	if (r == 0)
+		r = lib_store_shelf_delete(rq->s, sh->id, &rq->err);
+	return r < 0 ? r : sh->books;
 }
 
 int lib_op_shelf_destroy(struct req *rq)

@@ -125,6 +125,40 @@ json_t *lib_reply_shelf(struct req *rq, int64_t shelf)
 	return w.o;
 }
 
+json_t *lib_reply_shelf_known(struct req *rq, int64_t id, const struct lib_shelf_row *row,
+			      json_t *acts)
+{
+	json_t *o = lib_reply_shelf_row(rq, row);
+
+	if (!o) {
+		json_decref(acts);
+		return NULL;
+	}
+	json_object_set_new(o, "activations", acts);
+	json_object_set_new(o, "caller_access", caller_access(rq, id, o));
+	return o;
+}
+
+json_t *lib_books_array(const int64_t *ids, int64_t n)
+{
+	json_t *a = json_array();
+
+	for (int64_t k = 0; a && k < n; k++)
+		lib_append_book(a, ids[k]);
+	return a;
+}
+
+json_t *lib_reply_map_known(struct req *rq, json_t *o, const int64_t *ids, int64_t n, int64_t limit)
+{
+	(void)rq;
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "map_offset", json_integer(0));
+	json_object_set_new(o, "map", lib_books_array(ids, n < limit ? n : limit));
+	json_object_set_new(o, "map_complete", json_boolean(limit >= n));
+	return o;
+}
+
 /* Summary plus the book map (up to limit books from offset). */
 json_t *lib_reply_shelf_map(struct req *rq, int64_t shelf, int64_t offset, int64_t limit)
 {

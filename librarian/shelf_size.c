@@ -78,18 +78,9 @@ int lib_size_set(struct req *rq, const struct lib_shelf *sh, json_t *v)
 	return r;
 }
 
-/* After a shrink: lfs.size above the new capacity comes down to it. */
-int lib_size_clamp(struct req *rq, const struct lib_shelf *sh)
+bool lib_size_over(const char *size, int64_t cap)
 {
-	char buf[LIB_ATTR_VALUE_MAX + 1];
-	int64_t n, cap = lib_shelf_capacity(rq->c, sh->books);
-	int r = lib_store_attr_get(rq->s, sh->id, LIB_ATTR_SIZE, buf, sizeof(buf), &rq->err);
+	int64_t n;
 
-	if (r == -ENODATA)
-		return 0;
-	if (r < 0)
-		return r;
-	if (size_parse(buf, &n) && n <= cap)
-		return 0;
-	return lib_size_put(rq, sh->id, cap);
+	return !(size_parse(size, &n) && n <= cap);
 }

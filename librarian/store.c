@@ -128,6 +128,31 @@ int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e)
 	return lib_pg_defer(st->pg) < 0 ? lib_sql_fail(s, e) : 0;
 }
 
+int lib_stmt_run_expect(struct lib_store *s, lib_st *st, int want, struct lib_err *e)
+{
+	int r;
+
+	if (st && st->pg)
+		return lib_pg_defer_expect(st->pg, want) < 0 ? lib_sql_fail(s, e) : 0;
+	r = lib_stmt_run(s, st, e);
+	if (r == 0 && lib_changes(s) != want) {
+		s->mismatch = true;
+		r = lib_fail(e, EIO, "a write changed %d rows where it had to change %d",
+			     lib_changes(s), want);
+	}
+	return r;
+}
+
+bool lib_store_mismatch(struct lib_store *s)
+{
+	return s->pg ? lib_pg_mismatch(s->pg, false) : s->mismatch;
+}
+
+int lib_store_flush(struct lib_store *s, struct lib_err *e)
+{
+	return s->pg && lib_pg_expecting(s->pg) && lib_pg_flush(s->pg) < 0 ? lib_sql_fail(s, e) : 0;
+}
+
 int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 			lib_run_row_fn *row, void *arg)
 {
@@ -254,6 +279,7 @@ int lib_store_commit(struct lib_store *s)
 
 void lib_store_rollback(struct lib_store *s)
 {
+	lib_store_forget(s);
 	if (lib_store_in_transaction(s))
 		control(s, "ROLLBACK");
 }
@@ -265,6 +291,9 @@ bool lib_store_in_transaction(struct lib_store *s)
 
 int lib_store_savepoint(struct lib_store *s, struct lib_err *e)
 {
+	s->mismatch = false;
+	if (s->pg)
+		lib_pg_mismatch(s->pg, true);
 	if (control(s, "SAVEPOINT req") < 0)
 		return lib_sql_fail(s, e);
 	return 0;
@@ -272,8 +301,18 @@ int lib_store_savepoint(struct lib_store *s, struct lib_err *e)
 
 int lib_store_release(struct lib_store *s, bool undo, struct lib_err *e)
 {
-	if (undo)
+	if (undo) {
+		lib_store_forget(s);
 		return control(s, "ROLLBACK TO SAVEPOINT req; RELEASE SAVEPOINT req");
+	}
+	/* a write that must change a number of rows is checked before the request is released */
+	if (s->pg && lib_pg_expecting(s->pg) && lib_pg_flush(s->pg) < 0) {
+		int r = lib_sql_fail(s, e);
+
+		lib_store_forget(s);
+		control(s, "ROLLBACK TO SAVEPOINT req; RELEASE SAVEPOINT req");
+		return r;
+	}
 	if (control(s, "RELEASE SAVEPOINT req") < 0) {
 		/* PostgreSQL: a write that waited for the RELEASE failed; the request is undone */
 		int r = lib_sql_fail(s, e);

@@ -76,6 +76,16 @@ struct lib_store {
 	 * transaction, if it still holds epoch (store.c).
 	 */
 	int prepare_ttl_ms;
+	/*
+	 * What the writer knows without asking (store_known.c): each config
+	 * IG's free and known-zero counts (igs_known), the next shelf id (0:
+	 * not known). A write that must change a number of rows and did not
+	 * sets mismatch (SQLite; PostgreSQL keeps its own: lib_store_mismatch).
+	 */
+	int64_t *ig_free, *ig_zero;
+	bool *ig_row;
+	bool igs_known, mismatch;
+	int64_t next_shelf, last_shelf; /* the ids this store may give (store_known.c) */
 };
 
 static inline int64_t lib_book_id(uint32_t ig, uint32_t idx)
@@ -159,6 +169,27 @@ int lib_stmt_run_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
  * its error: the request fails as if this statement had.
  */
 int lib_stmt_run_later(struct lib_store *s, lib_st *st, struct lib_err *e);
+/*
+ * lib_stmt_run_later() for a write that must change want rows. SQLite: run
+ * now, -EIO if it did not. PostgreSQL: the round trip that sends it fails
+ * if it did not (the next read, lib_store_flush(), or the request's RELEASE,
+ * which flushes such writes first). lib_store_mismatch() tells that failure
+ * from others.
+ */
+int lib_stmt_run_expect(struct lib_store *s, lib_st *st, int want, struct lib_err *e);
+bool lib_store_mismatch(struct lib_store *s);
+/*
+ * PostgreSQL: if a waiting write must change a number of rows, the writes
+ * waiting sent now, in one round trip: 0 or -errno with e filled.
+ */
+int lib_store_flush(struct lib_store *s, struct lib_err *e);
+
+/* store_known.c: what the writer knows without asking; forgotten on any undo. */
+void lib_store_forget(struct lib_store *s);
+void lib_store_known_free(struct lib_store *s);
+int lib_store_next_shelf(struct lib_store *s, int64_t *id, struct lib_err *e);
+void lib_store_ig_known_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero);
+
 /* A query run n times (bound by bind()) in one round trip; each row handed to row(). */
 int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 			lib_run_row_fn *row, void *arg);

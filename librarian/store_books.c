@@ -59,94 +59,78 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 }
 
 /* The shelf may have written them: they are no longer known to be zero. */
-int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e)
+int lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE, shelf = NULL,"
 				 " seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
-	int r;
 
 	if (!st)
 		return lib_sql_fail(s, e);
 	lib_bind_int64(st, 1, shelf);
 	lib_bind_int64(st, 2, keep);
-	r = lib_stmt_run(s, st, e);
-	return r < 0 ? r : lib_changes(s);
+	return lib_stmt_run_later(s, st, e);
 }
 
-static void bind_pick(lib_st *st, int i, void *arg)
-{
-	const struct lib_pick *q = arg;
-
-	lib_bind_int64(st, 1, q[i].lo);
-	lib_bind_int64(st, 2, q[i].hi);
-	lib_bind_int64(st, 3, q[i].n);
-}
-
-static int pick_row(void *arg, int i, int64_t id)
-{
-	struct lib_pick *q = arg;
-
-	if (q[i].got < q[i].n)
-		q[i].ids[q[i].got++] = id;
-	return 0;
-}
-
-int lib_store_book_pick_many(struct lib_store *s, struct lib_pick *q, int n, bool desc)
-{
-	lib_st *st;
-
-	if (!n)
-		return 0;
-	if (desc)
-		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
-				 " AND id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT ?3");
-	else
-		st = lib_stmt(s, "SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1"
-				 " AND id BETWEEN ?1 AND ?2 ORDER BY id LIMIT ?3");
-	for (int i = 0; i < n; i++)
-		q[i].got = 0;
-	return lib_stmt_query_many(s, st, n, bind_pick, pick_row, q) < 0 ? -EIO : 0;
-}
-
-/*
- * Each book must be FREE, known zero and on no shelf, and exactly one row
- * must change: a damaged catalogue never hands one book to two shelves.
- */
 struct take {
-	const int64_t *ids;
-	int64_t shelf, seq;
+	struct lib_take *q;
+	int64_t shelf;
 };
 
 static void bind_take(lib_st *st, int i, void *arg)
 {
 	const struct take *t = arg;
+	const struct lib_take *q = &t->q[i];
 
-	lib_bind_int64(st, 1, t->ids[i]);
-	lib_bind_int64(st, 2, t->shelf);
-	lib_bind_int64(st, 3, t->seq + i);
+	lib_bind_int64(st, 1, t->shelf);
+	lib_bind_int64(st, 2, q->seq);
+	lib_bind_int64(st, 3, q->lo1);
+	lib_bind_int64(st, 4, q->hi1);
+	lib_bind_int64(st, 5, q->lo2);
+	lib_bind_int64(st, 6, q->hi2);
 }
 
-int lib_store_books_take(struct lib_store *s, const int64_t *ids, int64_t n, int64_t shelf,
-			 int64_t seq, struct lib_err *e)
+static int take_row(void *arg, int i, int64_t id)
 {
-	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_INUSE, shelf = ?2, seq = ?3"
-				 " WHERE id = ?1 AND state = BOOK_FREE AND zeroed = 1"
-				 " AND shelf IS NULL");
-	struct take t = { ids, shelf, seq };
-	int *changed = calloc(n ? n : 1, sizeof(*changed));
-	int r;
+	struct take *t = arg;
 
-	if (!changed)
-		return lib_fail(e, ENOMEM, "out of memory taking %lld books", (long long)n);
-	r = lib_stmt_run_many(s, st, n, bind_take, &t, changed, e);
-	for (int64_t i = 0; i < n && r == 0; i++)
-		if (changed[i] != 1)
-			r = lib_fail(
+	t->q[i].id = id;
+	t->q[i].got = true;
+	return 0;
+}
+
+/*
+ * The pick (the FREE known-zero book nearest to the cursor, else from the
+ * IG's other end: a seek in the free-book index each) and the take (it must
+ * still be FREE, known zero and unowned) in one statement.
+ */
+#define TAKE(DESC)                                                                         \
+	"UPDATE books SET state = BOOK_INUSE, shelf = ?1, seq = ?2 WHERE id = coalesce("   \
+	"(SELECT id FROM books WHERE state = BOOK_FREE AND zeroed = 1 AND id BETWEEN ?3"   \
+	" AND ?4 ORDER BY id" DESC " LIMIT 1), (SELECT id FROM books WHERE state ="        \
+	" BOOK_FREE AND zeroed = 1 AND id BETWEEN ?5 AND ?6 ORDER BY id" DESC " LIMIT 1))" \
+	" AND state = BOOK_FREE AND zeroed = 1 AND shelf IS NULL RETURNING id"
+
+int lib_store_books_take(struct lib_store *s, struct lib_take *q, int64_t n, int64_t shelf,
+			 bool desc, struct lib_err *e)
+{
+	lib_st *st = desc ? lib_stmt(s, TAKE(" DESC")) : lib_stmt(s, TAKE(""));
+	struct take t = { q, shelf };
+
+	if (!n)
+		return 0;
+	for (int64_t i = 0; i < n; i++)
+		q[i].got = false;
+	if (lib_stmt_query_many(s, st, n, bind_take, take_row, &t) < 0)
+		return lib_sql_fail(s, e);
+	for (int64_t i = 0; i < n; i++)
+		if (!q[i].got) {
+			lib_store_forget(s);
+			return lib_fail(
 				e, EIO,
-				"catalogue inconsistent: book [%lld, %lld] was picked as free but is not FREE, known zero and unowned; nothing was allocated (run librarian check)",
-				(long long)(ids[i] >> 32), (long long)(ids[i] & 0xffffffff));
-	free(changed);
-	return r;
+				"catalogue inconsistent: IG %lld has fewer free books known zero than its count says; nothing was allocated (run librarian check)",
+				(long long)(q[i].lo1 >> 32));
+		}
+	return 0;
 }
 
 int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e)
@@ -175,6 +159,7 @@ int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64
 	lib_bind_int64(st, 1, ig);
 	lib_bind_int64(st, 2, dfree);
 	lib_bind_int64(st, 3, dzero);
+	lib_store_ig_known_add(s, ig, dfree, dzero);
 	return lib_stmt_run_later(s, st, e);
 }
 
@@ -187,6 +172,7 @@ int lib_store_ig_recount(struct lib_store *s, uint32_t ig, struct lib_err *e)
 		" AND id BETWEEN ?2 AND ?3), zero = (SELECT count(*) FROM books"
 		" WHERE state = BOOK_FREE AND zeroed = 1 AND id BETWEEN ?2 AND ?3) WHERE ig = ?1");
 
+	lib_store_forget(s);
 	if (!st)
 		return lib_sql_fail(s, e);
 	lib_bind_int64(st, 1, ig);

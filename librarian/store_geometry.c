@@ -311,6 +311,7 @@ int lib_store_sync_geometry(struct lib_store *s, struct lib_err *e)
 {
 	int r;
 
+	lib_store_forget(s);
 	if (lib_store_begin(s) < 0)
 		return lib_sql_fail(s, e);
 	r = sync_book_size(s, e);

@@ -92,6 +92,7 @@ int lib_store_leader_take(struct lib_store *s, const char *name, const char *add
 	r = leader_row(s, st, row, e);
 	if (r == 1)
 		s->epoch = row->epoch;
+	lib_store_forget(s); /* another librarian may have written since */
 	return r;
 }
 

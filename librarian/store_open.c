@@ -305,5 +305,6 @@ void lib_store_close(struct lib_store *s)
 	lib_pg_close(s);
 	free(s->node_state);
 	free(s->ig_changed);
+	lib_store_known_free(s);
 	free(s);
 }

@@ -65,8 +65,6 @@ static int pg_pending_writes(struct lib_pg *pg)
 	return n;
 }
 
-static int pg_flush(struct lib_pg *pg);
-
 static int pg_pipe_text(struct lib_pg *pg, const char *sql, bool ends);
 
 /*
@@ -93,7 +91,7 @@ static int pg_defer(struct lib_pg *pg, const char *sql)
 		pg->begin_pending = true;
 		pg->in_tx = true;
 	}
-	if (pg->npending == PG_MAX_PENDING && (r = pg_flush(pg)) < 0)
+	if (pg->npending == PG_MAX_PENDING && (r = lib_pg_flush(pg)) < 0)
 		return r;
 	pg->pending[pg->npending++] = sql;
 	return 0;
@@ -122,7 +120,8 @@ static char *pg_with_pending(struct lib_pg *pg, const char *sql)
 /* After a round trip: whether a transaction is open (unknown on a broken connection: kept). */
 static void pg_track(struct lib_pg *pg, bool begins, bool ends, int r)
 {
-	if (r < 0 && pg->pipe_released)
+	/* a write that changed other rows than it had to aborted nothing: only its request fails */
+	if (r < 0 && pg->pipe_released && (pg->pipe_error || !pg->pipe_mismatch))
 		pg->poisoned = true;
 	pg->pipe_released = false;
 	if (ends)
@@ -245,6 +244,7 @@ static PGresult *pg_pipe_result(struct lib_pg *pg)
 		PQclear(end); /* never: one result per statement in pipeline mode */
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
 		return r;
+	pg->pipe_error = true;
 	if (!pg->pipe_msg[0]) {
 		state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 		snprintf(pg->sqlstate, sizeof(pg->sqlstate), "%s", state ? state : "08006");
@@ -262,7 +262,12 @@ static int pg_pipe_begin(struct lib_pg *pg)
 {
 	pg->round_trips++;
 	pg->pipe_msg[0] = 0;
+	pg->pipe_error = false;
+	pg->pipe_mismatch = false;
 	pg->warned = false;
+	pg->nsent = pg->npending;
+	for (int i = 0; i < pg->npending; i++)
+		pg->sent_want[i] = pg->pending[i] ? -1 : pg->pend_want[i];
 	if (!PQenterPipelineMode(pg->conn))
 		return -EIO;
 	for (int i = 0; i < pg->npending; i++) {
@@ -280,7 +285,30 @@ static int pg_pipe_begin(struct lib_pg *pg)
 	return 0;
 }
 
-/* The replies of the control statements sent first: 0 or -EIO (the first error kept). */
+/* A waiting write that changed other rows than it had to: the pipeline fails as if it had. */
+static int pg_pipe_expected(struct lib_pg *pg, int i, PGresult *res)
+{
+	int got;
+
+	if (!res || i >= pg->nsent || pg->sent_want[i] < 0)
+		return 0;
+	got = atoi(PQcmdTuples(res));
+	if (got == pg->sent_want[i])
+		return 0;
+	pg->mismatch = true;
+	pg->pipe_mismatch = true;
+	if (!pg->pipe_msg[0])
+		snprintf(pg->pipe_msg, sizeof(pg->pipe_msg),
+			 "a write changed %d rows where it had to change %d", got,
+			 pg->sent_want[i]);
+	return -EIO;
+}
+
+/*
+ * The replies of the control statements and waiting writes sent first: 0
+ * or -EIO (the first error kept; a write that changed other rows than it
+ * had to is one).
+ */
 static int pg_pipe_controls(struct lib_pg *pg, int n)
 {
 	int r = 0;
@@ -288,7 +316,7 @@ static int pg_pipe_controls(struct lib_pg *pg, int n)
 	for (int i = 0; i < n; i++) {
 		PGresult *res = pg_pipe_result(pg);
 
-		if (!res)
+		if (!res || pg_pipe_expected(pg, i, res) < 0)
 			r = -EIO;
 		PQclear(res);
 	}
@@ -476,7 +504,7 @@ static int pg_pipe_text(struct lib_pg *pg, const char *sql, bool ends)
 }
 
 /* The waiting entries alone, in one round trip: 0 or -EIO (the first error in pipe_msg). */
-static int pg_flush(struct lib_pg *pg)
+int lib_pg_flush(struct lib_pg *pg)
 {
 	int n = pg->npending, r;
 	bool began = pg_pipe_begins(pg);
@@ -493,14 +521,36 @@ static int pg_flush(struct lib_pg *pg)
 	return pg_pipe_end(pg, began, false, NULL, r);
 }
 
+bool lib_pg_expecting(struct lib_pg *pg)
+{
+	for (int i = 0; i < pg->npending; i++)
+		if (!pg->pending[i] && pg->pend_want[i] >= 0)
+			return true;
+	return false;
+}
+
+bool lib_pg_mismatch(struct lib_pg *pg, bool clear)
+{
+	bool m = pg->mismatch;
+
+	if (clear)
+		pg->mismatch = false;
+	return m;
+}
+
 int lib_pg_defer(struct lib_pgst *p)
+{
+	return lib_pg_defer_expect(p, -1);
+}
+
+int lib_pg_defer_expect(struct lib_pgst *p, int want)
 {
 	struct lib_pg *pg = p->pg;
 	char **vals;
 
 	if (!pg_stmt_ready(p))
 		return -EIO;
-	if (pg->npending == PG_MAX_PENDING && pg_flush(pg) < 0)
+	if (pg->npending == PG_MAX_PENDING && lib_pg_flush(pg) < 0)
 		return -EIO;
 	vals = calloc(PG_MAX_PARAMS, sizeof(*vals));
 	if (!vals)
@@ -513,6 +563,7 @@ int lib_pg_defer(struct lib_pgst *p)
 			return -ENOMEM;
 		}
 	pg->pending[pg->npending] = NULL;
+	pg->pend_want[pg->npending] = want;
 	pg->pend_st[pg->npending] = p;
 	pg->pend_vals[pg->npending++] = vals;
 	lib_pg_reset(p);

@@ -22,6 +22,16 @@ bool lib_pg_in_transaction(struct lib_pg *pg);
 int lib_pg_step(struct lib_pgst *p);
 /* p as bound, sent with the next round trip (its result unread): 0 or -errno. */
 int lib_pg_defer(struct lib_pgst *p);
+/*
+ * The same, and it must change want rows: if not, the round trip that sends
+ * it fails (-EIO) as if it had, and lib_pg_mismatch() says so.
+ */
+int lib_pg_defer_expect(struct lib_pgst *p, int want);
+/* Whether a waiting write must change a number of rows; whether one did not (cleared). */
+bool lib_pg_expecting(struct lib_pg *pg);
+bool lib_pg_mismatch(struct lib_pg *pg, bool clear);
+/* The waiting entries alone, in one round trip: 0 or -EIO. */
+int lib_pg_flush(struct lib_pg *pg);
 /* p run n times, bound by bind(st, i, arg), in pipelines: 0 or -EIO. */
 int lib_pg_run_many(struct lib_pgst *p, struct lib_st *st, int n, lib_bind_fn *bind, void *arg,
 		    int *changes, lib_run_row_fn *row);

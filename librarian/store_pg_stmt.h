@@ -43,7 +43,13 @@ struct lib_pg {
 	const char *pending[PG_MAX_PENDING]; /* NULL: a statement (below) */
 	struct lib_pgst *pend_st[PG_MAX_PENDING]; /* a write whose result nobody reads */
 	char **pend_vals[PG_MAX_PENDING]; /* its values (copied) */
+	int pend_want[PG_MAX_PENDING]; /* rows it must change (lib_pg_defer_expect), or -1 */
 	int npending;
+	int sent_want[PG_MAX_PENDING]; /* pend_want of the entries the last pipeline sent first */
+	int nsent;
+	bool mismatch; /* a write changed other than its rows (cleared by lib_pg_mismatch) */
+	/* the last pipeline: a statement failed; a write changed other rows than it had to */
+	bool pipe_error, pipe_mismatch;
 	bool begin_pending;
 	char pipe_msg[512]; /* the first error of the last pipeline, "" if none */
 	/*

@@ -7,22 +7,33 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store.h"
+
+/* A shelf and whether it is active anywhere (a seek in the activations' key). */
+#define FIND_COLUMNS                           \
+	"id, books, gen, name, owner, tenant," \
+	" (SELECT count(*) FROM activations WHERE shelf = s.id)"
+
+static void shelf_cols(lib_st *st, struct lib_shelf *sh)
+{
+	sh->id = lib_col_int64(st, 0);
+	sh->books = lib_col_int64(st, 1);
+	sh->gen = lib_col_int64(st, 2);
+	snprintf(sh->name, sizeof(sh->name), "%s", lib_col_text(st, 3));
+	snprintf(sh->owner, sizeof(sh->owner), "%s", lib_col_text(st, 4));
+	snprintf(sh->tenant, sizeof(sh->tenant), "%s", lib_col_text(st, 5));
+	sh->active = lib_col_int64(st, 6);
+}
 
 static int shelf_row(struct lib_store *s, lib_st *st, struct lib_shelf *sh, struct lib_err *e)
 {
 	int rc = lib_step(st);
 
-	if (rc == LIB_ROW) {
-		sh->id = lib_col_int64(st, 0);
-		sh->books = lib_col_int64(st, 1);
-		sh->gen = lib_col_int64(st, 2);
-		snprintf(sh->name, sizeof(sh->name), "%s", lib_col_text(st, 3));
-		snprintf(sh->owner, sizeof(sh->owner), "%s", lib_col_text(st, 4));
-		snprintf(sh->tenant, sizeof(sh->tenant), "%s", lib_col_text(st, 5));
-	}
+	if (rc == LIB_ROW)
+		shelf_cols(st, sh);
 	lib_reset(st);
 	if (rc == LIB_ROW)
 		return 0;
@@ -32,8 +43,7 @@ static int shelf_row(struct lib_store *s, lib_st *st, struct lib_shelf *sh, stru
 int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf *sh,
 			 struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
-				 " WHERE name = ?1");
+	lib_st *st = lib_stmt(s, "SELECT " FIND_COLUMNS " FROM shelves s WHERE name = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -44,8 +54,7 @@ int lib_store_shelf_find(struct lib_store *s, const char *name, struct lib_shelf
 int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_shelf *sh,
 			      struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "SELECT id, books, gen, name, owner, tenant FROM shelves"
-				 " WHERE uuid = ?1");
+	lib_st *st = lib_stmt(s, "SELECT " FIND_COLUMNS " FROM shelves s WHERE uuid = ?1");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -118,26 +127,24 @@ int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct 
 	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);
 }
 
-int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
-			   const char *owner, const char *tenant, int64_t now, int64_t *id,
-			   struct lib_err *e)
+int lib_store_shelf_insert(struct lib_store *s, const struct lib_shelf *sh, const char *uuid,
+			   int64_t now, int64_t max, struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "INSERT INTO shelves(name, uuid, owner, tenant, ctime, mtime)"
-				 " VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING id");
-	int rc;
+	lib_st *st = lib_stmt(s, "INSERT INTO shelves(id, name, uuid, owner, tenant, ctime, mtime)"
+				 " SELECT ?6, ?1, ?2, ?3, ?4, ?5, ?5 WHERE NOT EXISTS (SELECT 1"
+				 " FROM shelves WHERE name = ?1) AND (SELECT count(*) FROM shelves)"
+				 " < ?7");
 
 	if (!st)
 		return lib_sql_fail(s, e);
-	lib_bind_text(st, 1, name);
+	lib_bind_text(st, 1, sh->name);
 	lib_bind_text(st, 2, uuid);
-	lib_bind_text(st, 3, owner);
-	lib_bind_text(st, 4, tenant);
+	lib_bind_text(st, 3, sh->owner);
+	lib_bind_text(st, 4, sh->tenant);
 	lib_bind_int64(st, 5, now);
-	rc = lib_step(st);
-	if (rc == LIB_ROW)
-		*id = lib_col_int64(st, 0);
-	lib_reset(st);
-	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);
+	lib_bind_int64(st, 6, sh->id);
+	lib_bind_int64(st, 7, max);
+	return lib_stmt_run_expect(s, st, 1, e);
 }
 
 /* Covering indexes (owner, books) and (tenant, name, books): no table lookups. */
@@ -258,6 +265,56 @@ int lib_store_shelf_show(struct lib_store *s, int64_t id, lib_shelf_fn *fn, void
 		return lib_sql_fail(s, e);
 	lib_bind_int64(st, 1, id);
 	return shelf_rows(s, st, fn, arg, e);
+}
+
+static char *text_dup(lib_st *st, int i)
+{
+	const char *t = lib_col_text(st, i);
+
+	return t ? strdup(t) : NULL;
+}
+
+void lib_shelf_full_free(struct lib_shelf_full *f)
+{
+	free(f->policy);
+	free(f->access);
+	free(f->size);
+	free(f->igs);
+	free(f->partners);
+	memset(f, 0, sizeof(*f));
+}
+
+int lib_store_shelf_find_full(struct lib_store *s, const char *name, struct lib_shelf_full *f,
+			      struct lib_err *e)
+{
+	lib_st *st = lib_stmt(s,
+			      "SELECT " FIND_COLUMNS ", " SHELF_COLUMNS ", (SELECT value FROM attrs"
+			      " WHERE shelf = s.id AND key = 'lfs.igs'), (SELECT value FROM attrs"
+			      " WHERE shelf = s.id AND key = 'lfs.anti_affinity') FROM shelves s"
+			      " WHERE name = ?1");
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	if (!st)
+		return lib_sql_fail(s, e);
+	lib_bind_text(st, 1, name);
+	rc = lib_step(st);
+	if (rc == LIB_ROW) {
+		/* columns 0-6: FIND_COLUMNS; 7-17: SHELF_COLUMNS; then lfs.igs, partners */
+		shelf_cols(st, &f->sh);
+		snprintf(f->uuid, sizeof(f->uuid), "%s", lib_col_text(st, 8) ?: "");
+		f->ctime = lib_col_int64(st, 10);
+		f->mtime = lib_col_int64(st, 11);
+		f->policy = text_dup(st, 14);
+		f->access = text_dup(st, 16);
+		f->size = text_dup(st, 17);
+		f->igs = text_dup(st, 18);
+		f->partners = text_dup(st, 19);
+	}
+	lib_reset(st);
+	if (rc == LIB_ROW)
+		return 0;
+	return rc == LIB_DONE ? -ENOENT : lib_sql_fail(s, e);
 }
 
 #define LIST_COLUMNS                                                                 \

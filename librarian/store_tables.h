@@ -21,7 +21,23 @@ struct lib_shelf {
 	char tenant[LFS_NODE_NAME_MAX + 1]; /* its owner's, "" for the default tenant */
 	int64_t books;
 	int64_t gen;
+	int64_t active; /* its activations (any node, any mode) */
 };
+
+/*
+ * A shelf with all a resize needs in one read (lib_store_shelf_find_full):
+ * its summary and its placement attributes. Strings malloc'd, NULL for
+ * none; lib_shelf_full_free() frees them.
+ */
+struct lib_shelf_full {
+	struct lib_shelf sh;
+	char uuid[40];
+	int64_t ctime, mtime;
+	char *policy, *access, *size, *igs, *partners;
+};
+int lib_store_shelf_find_full(struct lib_store *s, const char *name, struct lib_shelf_full *f,
+			      struct lib_err *e);
+void lib_shelf_full_free(struct lib_shelf_full *f);
 
 /* A shelf as replies show it; the strings live until the callback returns. */
 struct lib_shelf_row {
@@ -49,9 +65,14 @@ int lib_store_shelf_find_uuid(struct lib_store *s, const char *uuid, struct lib_
 /* Shelves whose name starts with prefix (NULL: all) that f shows (NULL: all). */
 int lib_store_shelf_count(struct lib_store *s, const char *prefix, const struct lib_shelf_filter *f,
 			  int64_t *n, struct lib_err *e);
-int lib_store_shelf_insert(struct lib_store *s, const char *name, const char *uuid,
-			   const char *owner, const char *tenant, int64_t now, int64_t *id,
-			   struct lib_err *e);
+/*
+ * The row of sh (id, name, owner, tenant) if the name is free and the
+ * catalogue holds fewer than max shelves; if not, the request fails (at
+ * once on SQLite, with the next round trip on PostgreSQL) and
+ * lib_store_mismatch() says so.
+ */
+int lib_store_shelf_insert(struct lib_store *s, const struct lib_shelf *sh, const char *uuid,
+			   int64_t now, int64_t max, struct lib_err *e);
 /* Shelves and books owned by a node (tenant false) or held by a tenant's shelves. */
 int lib_store_usage(struct lib_store *s, bool tenant, const char *key, int64_t *shelves,
 		    int64_t *books, struct lib_err *e);
@@ -134,28 +155,29 @@ int lib_store_shelf_books(struct lib_store *s, int64_t shelf, int64_t offset, in
 /* Books of the shelf per IG (key: IG number). */
 int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, void *arg,
 			struct lib_err *e);
-/* The shelf's books at position keep and beyond become ZOMBIE: their count. */
-int64_t lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep,
-				struct lib_err *e);
-/* One pick: up to n books of [lo, hi] into ids; got says how many. */
-struct lib_pick {
-	int64_t lo, hi, n, got;
-	int64_t *ids;
+/* The shelf's books at position keep and beyond become ZOMBIE (a write nobody reads). */
+int lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e);
+/*
+ * A book a grow takes: the FREE known-zero book nearest to lo1 of [lo1, hi1]
+ * (to hi1 if desc), else of [lo2, hi2] (the IG wrapped around), onto the
+ * shelf at seq; its id left in id.
+ */
+struct lib_take {
+	int64_t lo1, hi1, lo2, hi2, seq, id;
+	bool got;
 };
 /*
- * Each q[i]: up to n FREE, known-zero books of [lo, hi] nearest to lo (or
- * to hi if desc), nearest first. One statement, one round trip: 0 or -EIO.
+ * Each q[i] picked and taken by one statement, in order, all in one round
+ * trip (PostgreSQL, per PG_PIPE_CHUNK): EIO unless every one found its book
+ * (the counts it was planned from were wrong: nothing is allocated).
  */
-int lib_store_book_pick_many(struct lib_store *s, struct lib_pick *q, int n, bool desc);
-/*
- * Books ids[0..n) onto the shelf at seq, seq + 1, ...: EIO unless each was
- * FREE, known zero and unowned. One round trip on PostgreSQL.
- */
-int lib_store_books_take(struct lib_store *s, const int64_t *ids, int64_t n, int64_t shelf,
-			 int64_t seq, struct lib_err *e);
+int lib_store_books_take(struct lib_store *s, struct lib_take *q, int64_t n, int64_t shelf,
+			 bool desc, struct lib_err *e);
 /* Each IG's number, FREE books and FREE books known zero. */
 typedef int lib_ig_fn(void *arg, int64_t ig, int64_t free, int64_t zero);
 int lib_store_igs_each(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e);
+/* The same counts as the writer knows them (store_known.c): read once, then kept. */
+int lib_store_igs_known(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e);
 int lib_store_ig_free_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero,
 			  struct lib_err *e);
 int lib_store_ig_recount(struct lib_store *s, uint32_t ig, struct lib_err *e);
