@@ -108,6 +108,7 @@ int lib_batch_commit(struct lib_server *srv)
 	}
 	if (!srv->batch_failed)
 		return 0;
+	lib_store_forget(s); /* the counts it kept were of requests undone */
 	pthread_mutex_lock(&srv->lease_mu);
 	lib_store_node_load(s);
 	pthread_mutex_unlock(&srv->lease_mu);
