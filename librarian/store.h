@@ -20,7 +20,7 @@
 #include <sqlite3.h>
 
 #include "librarian.h"
-#include "store_pg_pipe.h"
+#include "store_pg_io.h"
 #include "store_sql.h"
 
 #define LIB_STMT_CACHE 128
@@ -194,7 +194,7 @@ void lib_store_ig_known_add(struct lib_store *s, uint32_t ig, int64_t dfree, int
 int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 			lib_run_row_fn *row, void *arg);
 
-/* store_pg.c: a catalogue in PostgreSQL (store_pg_pipe.h, store_pg_stmt.h: its statements). */
+/* store_pg.c: a catalogue in PostgreSQL (store_pg_io.h, store_pg_stmt.h: its statements). */
 bool lib_store_is_pg(const char *path); /* a libpq URI: postgresql:// or postgres:// */
 int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool reader,
 		struct lib_err *e);

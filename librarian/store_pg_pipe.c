@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_pg_pipe.h"
+#include "store_pg_io.h"
 
 /* The control statements that wait for the next round trip (their text, kept by address). */
 static const char *const pg_deferrable[] = { "BEGIN", "SAVEPOINT req", "RELEASE SAVEPOINT req" };

@@ -2,7 +2,7 @@
 /*
  * The PostgreSQL connection and its prepared statements (store_pg_stmt.c),
  * under the store: nothing here knows struct lib_store. How statements and
- * transactions are sent: store_pg_pipe.h; a store opened on PostgreSQL:
+ * transactions are sent: store_pg_io.h; a store opened on PostgreSQL:
  * store_pg.c (store.h).
  */
 #ifndef LIB_STORE_PG_STMT_H

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * How the PostgreSQL store's statements and transactions reach the server
- * (store_pg_pipe.c): control statements and unread writes kept for the next
- * round trip, pipelines that send them with it.
+ * (store_pg_pipe.c; this header is included by store.h): control statements
+ * and unread writes kept for the next round trip, pipelines that send them
+ * with it.
  */
-#ifndef LIB_STORE_PG_PIPE_H
-#define LIB_STORE_PG_PIPE_H
+#ifndef LIB_STORE_PG_IO_H
+#define LIB_STORE_PG_IO_H
 
 #include "store_pg_stmt.h"
 
