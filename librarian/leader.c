@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "server.h"
-#include "store.h"
+#include "store_leader.h"
 
 struct lib_leader {
 	struct lib_server *srv;

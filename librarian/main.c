@@ -20,7 +20,7 @@
 #include <openssl/rand.h>
 
 #include "server.h"
-#include "store.h"
+#include "store_leader.h"
 
 void lib_usage(FILE *f)
 {

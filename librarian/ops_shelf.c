@@ -14,6 +14,7 @@
 #include <openssl/rand.h>
 
 #include "ops.h"
+#include "store_known.h"
 
 static int64_t max_books(const struct lib_config *c)
 {

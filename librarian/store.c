@@ -358,3 +358,9 @@ void lib_store_ig_changed(struct lib_store *s, int k)
 	if (s->ig_changed && k >= 0 && k < s->cfg->nigs)
 		s->ig_changed[k] = ++s->changes;
 }
+
+void lib_store_forget(struct lib_store *s)
+{
+	s->igs_known = false;
+	s->next_shelf = 0;
+}

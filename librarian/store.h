@@ -22,21 +22,11 @@
 #include "librarian.h"
 #include "store_pg_io.h"
 #include "store_sql.h"
+#include "store_stmt.h"
 
 #define LIB_STMT_CACHE 128
 #define LIB_PAGE_SIZE 1024 /* of a new SQLite catalogue (store.c) */
 #define LIB_SCHEMA_VERSION 3 /* PRAGMA user_version of the catalogue */
-
-/*
- * A prepared statement of either store. The store*.c files use only the
- * lib_bind_*, lib_step, lib_col_* and lib_reset calls below, so each
- * catalogue rule has one SQL text for both (in the dialect they share;
- * store_pg_stmt.c translates the few differences when it prepares one).
- */
-typedef struct lib_st {
-	sqlite3_stmt *sq; /* SQLite's, or NULL */
-	struct lib_pgst *pg; /* PostgreSQL's (store_pg.c) */
-} lib_st;
 
 struct lib_store {
 	sqlite3 *db; /* NULL for PostgreSQL */
@@ -107,29 +97,6 @@ static inline int64_t lib_ig_last(uint32_t ig)
 typedef int lib_id_fn(void *arg, int64_t id);
 typedef int lib_count_fn(void *arg, int64_t key, int64_t n);
 
-/* store_leader.c: the leader row (PostgreSQL). */
-#define LIB_LEADER_INSTANCE_MAX 192
-struct lib_leader_row {
-	int64_t epoch;
-	char holder[LFS_NODE_NAME_MAX + 1];
-	char addresses[256];
-	int64_t live_ms; /* until it expires (database clock), 0 if expired */
-	char instance[LIB_LEADER_INSTANCE_MAX]; /* "host boot_id pid start", leader.c */
-};
-extern const char lib_pg_leader_sql[];
-/*
- * 1 and s->epoch set if taken, 0 if not: taken if the row expired, or if
- * restart_of is not NULL and the row names us with that instance (one
- * the caller found dead: a restart need not wait for the expiry).
- */
-int lib_store_leader_take(struct lib_store *s, const char *name, const char *addresses,
-			  const char *instance, int ttl_ms, const char *restart_of,
-			  struct lib_leader_row *row, struct lib_err *e);
-/* 1 if renewed, 0 if s->epoch is no longer the row's (deposed). */
-int lib_store_leader_renew(struct lib_store *s, int ttl_ms, struct lib_err *e);
-int lib_store_leader_read(struct lib_store *s, struct lib_leader_row *row, struct lib_err *e);
-int lib_store_leader_release(struct lib_store *s, struct lib_err *e);
-
 /* store.c: the connection, schema, statements and transactions. */
 int lib_store_open(const char *path, const struct lib_config *cfg, bool create,
 		   struct lib_store **out, struct lib_err *e);
@@ -140,6 +107,8 @@ int lib_store_begin_read(struct lib_store *s);
 void lib_store_end_read(struct lib_store *s);
 int lib_store_commit(struct lib_store *s);
 void lib_store_rollback(struct lib_store *s);
+/* Forget what the writer knew without asking (store_known.h): on any undo. */
+void lib_store_forget(struct lib_store *s);
 bool lib_store_in_transaction(struct lib_store *s);
 /* One request inside the round's transaction: a savepoint, released or undone. */
 int lib_store_savepoint(struct lib_store *s, struct lib_err *e);
@@ -184,12 +153,6 @@ bool lib_store_mismatch(struct lib_store *s);
  */
 int lib_store_flush(struct lib_store *s, struct lib_err *e);
 
-/* store_known.c: what the writer knows without asking; forgotten on any undo. */
-void lib_store_forget(struct lib_store *s);
-void lib_store_known_free(struct lib_store *s);
-int lib_store_next_shelf(struct lib_store *s, int64_t *id, struct lib_err *e);
-void lib_store_ig_known_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero);
-
 /* A query run n times (bound by bind()) in one round trip; each row handed to row(). */
 int lib_stmt_query_many(struct lib_store *s, lib_st *st, int n, lib_bind_fn *bind,
 			lib_run_row_fn *row, void *arg);
@@ -199,58 +162,6 @@ bool lib_store_is_pg(const char *path); /* a libpq URI: postgresql:// or postgre
 int lib_pg_open(struct lib_store *s, const char *conninfo, bool create, bool reader,
 		struct lib_err *e);
 void lib_pg_close(struct lib_store *s);
-
-static inline void lib_bind_int64(lib_st *st, int i, int64_t v)
-{
-	if (st->sq)
-		sqlite3_bind_int64(st->sq, i, v);
-	else
-		lib_pg_bind_int64(st->pg, i, v);
-}
-
-/* The text is copied (PostgreSQL) or must live until the statement is reset (SQLite). */
-static inline void lib_bind_text(lib_st *st, int i, const char *v)
-{
-	if (st->sq)
-		sqlite3_bind_text(st->sq, i, v, -1, SQLITE_STATIC);
-	else
-		lib_pg_bind_text(st->pg, i, v);
-}
-
-/* LIB_ROW, LIB_DONE or another value: an error (lib_sql_fail() names it). */
-static inline int lib_step(lib_st *st)
-{
-	return st->sq ? sqlite3_step(st->sq) : lib_pg_step(st->pg);
-}
-
-static inline void lib_reset(lib_st *st)
-{
-	if (st->sq)
-		sqlite3_reset(st->sq);
-	else
-		lib_pg_reset(st->pg);
-}
-
-static inline int64_t lib_col_int64(lib_st *st, int i)
-{
-	return st->sq ? sqlite3_column_int64(st->sq, i) : lib_pg_col_int64(st->pg, i);
-}
-
-/* NULL for SQL NULL. */
-static inline const char *lib_col_text(lib_st *st, int i)
-{
-	return st->sq ? (const char *)sqlite3_column_text(st->sq, i) : lib_pg_col_text(st->pg, i);
-}
-
-static inline bool lib_col_null(lib_st *st, int i)
-{
-	return st->sq ? sqlite3_column_type(st->sq, i) == SQLITE_NULL : lib_pg_col_null(st->pg, i);
-}
-
-static inline int lib_col_count(lib_st *st)
-{
-	return st->sq ? sqlite3_column_count(st->sq) : lib_pg_col_count(st->pg);
-}
 
 /* Rows the last INSERT, UPDATE or DELETE changed. */
 static inline int lib_changes(struct lib_store *s)

@@ -14,52 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "store.h"
-
-void lib_store_forget(struct lib_store *s)
-{
-	s->igs_known = false;
-	s->next_shelf = 0;
-}
-
-static int keep_ig(void *arg, int64_t ig, int64_t free, int64_t zero)
-{
-	struct lib_store *s = arg;
-	int k = lib_config_find_ig(s->cfg, ig);
-
-	if (k >= 0) {
-		s->ig_free[k] = free;
-		s->ig_zero[k] = zero;
-		s->ig_row[k] = true;
-	}
-	return 0;
-}
-
-int lib_store_igs_known(struct lib_store *s, lib_ig_fn *fn, void *arg, struct lib_err *e)
-{
-	const struct lib_config *c = s->cfg;
-	int r = 0;
-
-	if (!s->ig_free) {
-		s->ig_free = calloc(c->nigs + 1, sizeof(*s->ig_free));
-		s->ig_zero = calloc(c->nigs + 1, sizeof(*s->ig_zero));
-		s->ig_row = calloc(c->nigs + 1, sizeof(*s->ig_row));
-		if (!s->ig_free || !s->ig_zero || !s->ig_row)
-			return lib_fail(e, ENOMEM, "out of memory");
-	}
-	if (!s->igs_known) {
-		for (int k = 0; k < c->nigs; k++)
-			s->ig_row[k] = false;
-		r = lib_store_igs_each(s, keep_ig, s, e);
-		if (r < 0)
-			return r;
-		s->igs_known = true;
-	}
-	for (int k = 0; k < c->nigs && r == 0; k++)
-		if (s->ig_row[k])
-			r = fn(arg, c->igs[k].ig, s->ig_free[k], s->ig_zero[k]);
-	return r;
-}
+#include "store_known.h"
 
 void lib_store_ig_known_add(struct lib_store *s, uint32_t ig, int64_t dfree, int64_t dzero)
 {

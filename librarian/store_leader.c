@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store.h"
+#include "store_leader.h"
 
 const char lib_pg_leader_sql[] =
 	"CREATE TABLE IF NOT EXISTS leader(one int PRIMARY KEY CHECK (one = 1),"

@@ -28,6 +28,7 @@
 #include <openssl/rand.h>
 
 #include "store.h"
+#include "store_known.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "store_leader.h"
 
 /*
  * The schema (version 3 of the SQLite store's): integers are bigint, text
