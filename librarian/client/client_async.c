@@ -81,7 +81,7 @@ static int inbox_fill(struct lfs_lib *l, struct lfs_lib_inbox *in)
 /* A whole frame at the head of the inbox: 1 and *reply, 0 if not yet, or -errno. */
 static int inbox_take(struct lfs_lib *l, struct lfs_lib_inbox *in, json_t **reply)
 {
-	json_error_t jerr;
+	char why[JSON_ERROR_TEXT_LENGTH];
 	uint32_t len;
 
 	if (in->len < 4)
@@ -92,11 +92,11 @@ static int inbox_take(struct lfs_lib *l, struct lfs_lib_inbox *in, json_t **repl
 			      LFS_MAX_REPLY);
 	if (in->len < 4 + (size_t)len)
 		return 0;
-	*reply = json_loadb((const char *)in->buf + 4, len, 0, &jerr);
+	*reply = lc_json_parse((const char *)in->buf + 4, len, why, sizeof(why));
 	in->len -= 4 + (size_t)len;
 	memmove(in->buf, in->buf + 4 + len, in->len);
 	if (!*reply)
-		return lc_err(l, EBADMSG, "malformed reply: %s", jerr.text);
+		return lc_err(l, EBADMSG, "malformed reply: %s", why);
 	return 1;
 }
 

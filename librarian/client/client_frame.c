@@ -54,7 +54,7 @@ int lc_make_frame(struct lfs_lib *l, const char *op, json_t *args, int64_t id, u
 /* One reply frame, parsed. A stream error leaves the connection out of step. */
 int lc_read_reply(struct lfs_lib *l, int64_t deadline, json_t **rep)
 {
-	json_error_t jerr;
+	char why[JSON_ERROR_TEXT_LENGTH];
 	uint8_t hdr[4];
 	uint32_t len;
 	char *buf;
@@ -71,9 +71,9 @@ int lc_read_reply(struct lfs_lib *l, int64_t deadline, json_t **rep)
 		return lc_err(l, ENOMEM, "out of memory");
 	r = lc_read(l, buf, len, deadline);
 	if (r == 0) {
-		*rep = json_loadb(buf, len, 0, &jerr);
+		*rep = lc_json_parse(buf, len, why, sizeof(why));
 		if (!*rep)
-			r = lc_err(l, EBADMSG, "malformed reply: %s", jerr.text);
+			r = lc_err(l, EBADMSG, "malformed reply: %s", why);
 	}
 	free(buf);
 	return r;

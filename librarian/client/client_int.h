@@ -37,6 +37,12 @@ struct lfs_lib {
 /* client_err.c: set the connection's message and code; returns -err. */
 int lc_err(struct lfs_lib *l, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * client_json.c: a reply's text into jansson values, as json_loadb(text, len, 0)
+ * would make them, faster; NULL with why set if it is not JSON.
+ */
+json_t *lc_json_parse(const char *text, size_t len, char *why, size_t why_len);
+
 /* client_io.c: the transport, each call by a deadline (CLOCK_MONOTONIC ms) */
 int64_t lc_now_ms(void);
 /* OpenSSL's queued error as the message ("what: reason"); returns -err. */
