@@ -59,6 +59,7 @@ static const struct lib_op {
 	{ "free.checked", lib_op_free_checked, OP_CHANGES, ARGS("books", "token") },
 	{ "free.zeroed", lib_op_free_zeroed, OP_CHANGES, ARGS("books", "token") },
 	{ "free.scrub", lib_op_free_scrub, OP_CHANGES, ARGS("node", "limit") },
+	{ "free.forget", lib_op_free_forget, OP_CHANGES, ARGS("ig") },
 	{ "node.set_state", lib_op_node_set_state, OP_ADMIN | OP_OFFLINE | OP_CHANGES,
 	  ARGS("node", "state") },
 };

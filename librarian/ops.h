@@ -195,6 +195,7 @@ int lib_op_deactivate(struct req *rq);
 int lib_op_zombie_list(struct req *rq);
 int lib_op_zombie_zeroed(struct req *rq);
 int lib_op_free_scrub(struct req *rq);
+int lib_op_free_forget(struct req *rq);
 int lib_op_free_unknown(struct req *rq);
 int lib_op_free_checked(struct req *rq);
 int lib_op_free_zeroed(struct req *rq);

@@ -245,6 +245,38 @@ int lib_op_free_scrub(struct req *rq)
 	return 0;
 }
 
+/*
+ * free.forget: IG's memory is new to the catalogue (its device replaced, or
+ * volatile memory that lost its contents, and attach --init labelled it
+ * anew): its FREE books are no longer known zero, so none is allocated
+ * before the node's agent has read or zeroed it (FENCING.md, "Safe
+ * reuse"); with new_books = "zero" new memory is said to read as zeroes,
+ * and they stay known zero. The IG must be the caller's unless it is the admin. The reply
+ * says how many books became unknown, and how many shelves' books are on
+ * the IG (their bytes were on the memory that is gone).
+ */
+int lib_op_free_forget(struct req *rq)
+{
+	const struct lib_config *c = rq->c;
+	int64_t ig, n, inuse = 0;
+	int k, r;
+
+	if ((r = lib_arg_int(rq, "ig", 0, UINT32_MAX, true, &ig)) < 0)
+		return r;
+	if ((k = lib_config_find_ig(c, ig)) < 0)
+		return FAIL(rq, ENOENT, "no IG %lld in the fabric", (long long)ig);
+	if (!rq->who->admin && c->igs[k].node != rq->who->node)
+		return FAIL(rq, EPERM, "IG %lld is node '%s's, not node '%s's", (long long)ig,
+			    c->nodes[c->igs[k].node].name, rq->who->name);
+	/* new_books = "zero": the admin says new memory reads as zeroes */
+	n = lib_store_ig_forget_zero(rq->s, ig, !c->new_books_zero, &inuse, &rq->err);
+	if (n < 0)
+		return n;
+	rq->result = json_pack("{s:I,s:I,s:I}", "ig", (json_int_t)ig, "unknown", (json_int_t)n,
+			       "inuse", (json_int_t)inuse);
+	return 0;
+}
+
 /* "after": [ig, book], listing resumes at the book after it. */
 static int after_arg(struct req *rq, int64_t *from)
 {

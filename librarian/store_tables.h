@@ -202,6 +202,9 @@ int lib_store_book_checked(struct lib_store *s, int64_t id, struct lib_err *e);
 int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct lib_err *e);
 /* Whether the IG has FREE books not known zero: 1, 0 or -errno. */
 int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e);
+/* The IG's FREE books no longer known zero (free.forget): how many; *inuse, its INUSE books. */
+int64_t lib_store_ig_forget_zero(struct lib_store *s, uint32_t ig, bool forget, int64_t *inuse,
+				 struct lib_err *e);
 
 /* store_node.c: node states and what they do to the books. */
 /* The IG's FREE books become OFFLINE (or back), no longer known zero; igs.free follows. */

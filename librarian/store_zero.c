@@ -107,6 +107,41 @@ int64_t lib_store_scrub(struct lib_store *s, uint32_t ig, int64_t limit, struct 
 	return moved;
 }
 
+/*
+ * IG's memory is not what the catalogue knew (a device replaced, volatile
+ * memory that lost its contents; attach --init labelled it anew): if
+ * forget, its FREE books are no longer known zero. The books it changed; *inuse, the IG's
+ * books that shelves hold (their bytes were on the memory that is gone).
+ */
+int64_t lib_store_ig_forget_zero(struct lib_store *s, uint32_t ig, bool forget, int64_t *inuse,
+				 struct lib_err *e)
+{
+	lib_st *st = lib_stmt(s,
+			      "UPDATE books SET zeroed = 0 WHERE state = BOOK_FREE AND zeroed = 1"
+			      " AND id BETWEEN ?1 AND ?2");
+	lib_st *used = lib_stmt(s, "SELECT count(*) FROM books WHERE state = BOOK_INUSE"
+				   " AND id BETWEEN ?1 AND ?2");
+	int64_t n = 0;
+	int r, rc;
+
+	if (!st || !used)
+		return lib_sql_fail(s, e);
+	lib_bind_int64(st, 1, lib_ig_first(ig));
+	lib_bind_int64(st, 2, lib_ig_last(ig));
+	if (forget && (r = lib_stmt_run(s, st, e)) < 0)
+		return r;
+	if (forget)
+		n = lib_changes(s);
+	if (n && (r = lib_store_ig_free_add(s, ig, 0, -n, e)) < 0)
+		return r;
+	lib_bind_int64(used, 1, lib_ig_first(ig));
+	lib_bind_int64(used, 2, lib_ig_last(ig));
+	rc = lib_step(used);
+	*inuse = rc == LIB_ROW ? lib_col_int64(used, 0) : 0;
+	lib_reset(used);
+	return rc == LIB_ROW ? n : lib_sql_fail(s, e);
+}
+
 int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(s, "SELECT EXISTS (SELECT 1 FROM books WHERE state = BOOK_FREE"

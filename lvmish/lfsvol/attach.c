@@ -185,7 +185,40 @@ static int label_check(const struct lfsvol_conf *conf, const struct lfsvol_fabri
 	return 0;
 }
 
-static int label_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
+/*
+ * Before a device is labelled: its memory is new to the catalogue (a new or
+ * replaced device, volatile memory that lost its contents), so the IG's FREE
+ * books are known zero no longer (free.forget; FENCING.md, "Safe reuse").
+ * First, so that no label is ever written while the librarian still trusts
+ * what the memory before it held.
+ */
+static int forget_zero(struct lfsvol_lib *lib, const struct lfsvol_fabric_conf *f)
+{
+	json_t *res = NULL;
+	char what[64];
+	json_int_t n, inuse;
+	int r;
+
+	snprintf(what, sizeof(what), "telling the librarian IG %u is new memory", f->ig);
+	r = lfsvol_lib_request(lib, what, "free.forget", json_pack("{s:i}", "ig", (int)f->ig),
+			       &res);
+	if (r)
+		return r;
+	n = json_integer_value(json_object_get(res, "unknown"));
+	inuse = json_integer_value(json_object_get(res, "inuse"));
+	json_decref(res);
+	if (n)
+		lfsvol_info(
+			"IG %u: %lld FREE books are no longer known zero: the agent reads or zeroes each before it is used",
+			f->ig, (long long)n);
+	if (inuse)
+		lfsvol_err(
+			"warning: IG %u: shelves hold %lld of its books; what they held was on the memory the device had before",
+			f->ig, (long long)inuse);
+	return 0;
+}
+
+static int label_one(const struct lfsvol_conf *conf, struct lfs_client *drv, struct lfsvol_lib *lib,
 		     const struct lfsvol_fabric_conf *f, const struct lfsvol_fabric_id *id,
 		     long long books)
 {
@@ -199,6 +232,8 @@ static int label_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
 				   "%s:%d: fabric device for IG %u is not present", conf->path,
 				   f->line, f->ig);
 	r = label_check(conf, f, real, id, books);
+	if (!r)
+		r = forget_zero(lib, f);
 	if (r)
 		return r;
 	r = lfsnl_fabric_label(drv, real, f->ig, id->book_size, f->offset, id->uuid);
@@ -221,7 +256,8 @@ static int label_one(const struct lfsvol_conf *conf, struct lfs_client *drv,
  * its books. The last failure, the others said.
  */
 static int fabric_pass(const struct lfsvol_conf *conf, struct lfs_client *drv,
-		       const struct lfsvol_fabric_id *id, bool quiet, const long long *nr_books)
+		       struct lfsvol_lib *lib, const struct lfsvol_fabric_id *id, bool quiet,
+		       const long long *nr_books)
 {
 	struct lfs_fabric_info *fv = NULL;
 	size_t nf = 0;
@@ -238,7 +274,7 @@ static int fabric_pass(const struct lfsvol_conf *conf, struct lfs_client *drv,
 				lfsvol_info("IG %u is attached already: not labelling it", f->ig);
 			continue;
 		}
-		r = nr_books ? label_one(conf, drv, f, id, nr_books[i]) :
+		r = nr_books ? label_one(conf, drv, lib, f, id, nr_books[i]) :
 			       attach_one(conf, drv, f, id, quiet);
 		if (r)
 			failed = r;
@@ -250,11 +286,12 @@ static int fabric_pass(const struct lfsvol_conf *conf, struct lfs_client *drv,
 int lfsvol_attach_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
 			  const struct lfsvol_fabric_id *id, bool quiet)
 {
-	return fabric_pass(conf, drv, id, quiet, NULL);
+	return fabric_pass(conf, drv, NULL, id, quiet, NULL);
 }
 
 int lfsvol_label_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
-			 const struct lfsvol_fabric_id *id, const long long *nr_books)
+			 struct lfsvol_lib *lib, const struct lfsvol_fabric_id *id,
+			 const long long *nr_books)
 {
-	return fabric_pass(conf, drv, id, false, nr_books);
+	return fabric_pass(conf, drv, lib, id, false, nr_books);
 }

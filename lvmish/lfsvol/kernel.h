@@ -86,10 +86,12 @@ bool lfsvol_fabric_labels(const struct lfsvol_fabric_conf *f);
  * attach --init: write the label on each configured device not attached,
  * with no label and no signature libblkid knows, after checking the
  * values; nr_books[i] is how many books the librarian gives the IG of
- * conf->fabrics[i] (-1: the fabric has no such IG). Returns 0 or the last
- * failure's errno.
+ * conf->fabrics[i] (-1: the fabric has no such IG). Before each label the
+ * librarian forgets which of the IG's FREE books read as zeroes (its memory
+ * is new: free.forget). Returns 0 or the last failure's errno.
  */
 int lfsvol_label_fabrics(const struct lfsvol_conf *conf, struct lfs_client *drv,
-			 const struct lfsvol_fabric_id *id, const long long *nr_books);
+			 struct lfsvol_lib *lib, const struct lfsvol_fabric_id *id,
+			 const long long *nr_books);
 
 #endif /* LFSVOL_KERNEL_H */

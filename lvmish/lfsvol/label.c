@@ -68,7 +68,7 @@ static int label_all(struct lfsvol_ctx *ctx, struct lfsvol_lib *lib, struct lfs_
 	else
 		r = igs_books(lib, ctx->conf, books);
 	if (!r)
-		r = lfsvol_label_fabrics(ctx->conf, drv, id, books);
+		r = lfsvol_label_fabrics(ctx->conf, drv, lib, id, books);
 	free(books);
 	return r;
 }

@@ -165,6 +165,33 @@ t_is "$(in_state 4 0 1)" "" "4:0 is not known zero"
 tok2=$(ltls n4 free.unknown '{"limit":1}' | jq -r .token)
 t_ok "$([ "${tok%%-*}" != "${tok2%%-*}" ]; echo $?)" "the new instance's tokens differ ($tok, $tok2)"
 t_is "$(checked n4 "$tok2" '[[4,0]]')" '{"marked":1,"skipped":0}' "a new token works"
+
+# (8) free.forget: IG 0's memory is new (a replaced device, volatile memory
+# that lost its contents; lfsvol attach --init sends it before labelling):
+# its FREE books known zero become unknown, so none is allocated until the
+# agent has read or zeroed it; INUSE books are counted, not changed
+kz=$(db "SELECT count(*) FROM books WHERE id >> 32 = 0 AND state = 0 AND zeroed = 1")
+iu=$(db "SELECT count(*) FROM books WHERE id >> 32 = 0 AND state = 1")
+t_ok "$([ "$kz" -ge 1 ] && [ "$iu" -ge 1 ]; echo $?)" "setup: IG 0 has $kz FREE books known zero and $iu INUSE"
+before=$(fp)
+t_is "$(lerr ltls n2 free.forget '{"ig":0}')" EPERM "n2 may not forget IG 0 (n1's)"
+t_like "$(lmsg ltls n2 free.forget '{"ig":0}')" "IG 0 is node 'n1's, not node 'n2's" "  saying whose it is"
+t_is "$(lerr lc free.forget '{"ig":99}')" ENOENT "an IG not in the fabric: ENOENT"
+t_is "$(lerr lc free.forget '{"ig":"0"}')" EINVAL "ig as a string: EINVAL"
+t_is "$(lerr lc free.forget '{}')" EINVAL "no ig: EINVAL"
+t_is "$(fp)" "$before" "  the refused requests changed nothing"
+t_is "$(ltls n1 free.forget '{"ig":0}')" "{\"ig\":0,\"unknown\":$kz,\"inuse\":$iu}" \
+	"n1 forgets IG 0: $kz books unknown, $iu of shelves counted"
+t_is "$(in_state 0 0 1)" "" "  no FREE book of IG 0 is known zero"
+t_is "$(db "SELECT zero FROM igs WHERE ig = 0")" 0 "  and the IG's count of them is 0"
+t_is "$(lerr lc shelf.create '{"name":"after","books":1,"policy":"RequestIG","igs":[0]}')" ENOSPC \
+	"a shelf on IG 0 now waits for its books to be read or zeroed (ENOSPC)"
+t_is "$(ltls n1 free.forget '{"ig":0}' | jq -c .unknown)" 0 "forgetting again changes nothing more"
+tok=$(ltls n1 free.unknown '{"limit":1}' | jq -r .token)
+first=$(ltls n1 free.unknown '{"limit":1}' | jq -c '.books[0]')
+t_is "$(checked n1 "$tok" "[$first]")" '{"marked":1,"skipped":0}' "the agent's check makes one known zero again"
+t_ok "$(lc shelf.create '{"name":"after","books":1,"policy":"RequestIG","igs":[0]}' >/dev/null; echo $?)" \
+	"  and a shelf on IG 0 gets it"
 t_run "librarian check passes at the end" lt_check_db
 lt_stop
 lt_done

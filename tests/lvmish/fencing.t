@@ -24,6 +24,7 @@ fl_cleanup() {
 	local p
 	for p in "${FL_PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
 	declare -F lt_pg_stop >/dev/null && lt_pg_stop
+	rm -f "$FL_AUDIT"
 }
 trap 'em_cleanup; fl_cleanup' EXIT
 command -v jq >/dev/null || { echo "Bail out! jq is needed"; exit 1; }
@@ -35,7 +36,9 @@ SLACK=$((2 * ${LFS_VM_TIMEOUT_FACTOR:-1}))
 # the two PostgreSQL librarians' ports, forwarded to the node from its boot
 PA=$(em_free_port) PB=$(em_free_port)
 [ "$PA" != "$PB" ] || PB=$(em_free_port)
-EM_FWD_MORE=$PA,$PB EM_DEVICES=2 EM_LEASE=$LEASE EM_GRACE=2 EM_FENCE_ACTION=eio em_start 1 1G 64M >&2
+# the audit trail: attach --init's free.forget is seen there
+FL_AUDIT=$(mktemp /tmp/lfs-fencing-audit.XXXXXX)
+EM_LIBRARIAN_MORE="audit_log = \"$FL_AUDIT\";" EM_FWD_MORE=$PA,$PB EM_DEVICES=2 EM_LEASE=$LEASE EM_GRACE=2 EM_FENCE_ACTION=eio em_start 1 1G 64M >&2
 t_ok $? "librarian with a ${LEASE} s lease and one node with two fabric devices up ($MACHINE_OUT)" || t_done
 
 # n1 'commands': run in node1 with L (lfsvol), lfsctl, the test helpers and
@@ -91,6 +94,12 @@ t_like "$out" "attached /dev/pmem0 as IG 0 \(its label matches\)" "  the labelle
 t_is "$(sums)" "$before" "  and nothing was written"
 out=$(n1 'L attach --init')
 t_like "$out" "labelled /dev/pmem1 as IG 1 of fabric $fabric" "attach --init labels it: $(head -n 1 <<<"$out")"
+# the memory behind the new label is new to the catalogue (a replaced
+# device, volatile memory that lost its contents): lfsvol told the librarian
+# first (free.forget; with new_books = "zero" here its books stay known zero:
+# tests/librarian/checkfree.t has the "unknown" case)
+t_is "$(jq -c 'select(.op == "free.forget") | [.who, .args.ig, .result]' "$FL_AUDIT" | tail -n 1)" \
+	'["node1",1,"ok"]' "  after telling the librarian IG 1's memory is new (free.forget in the audit trail)"
 t_like "$out" "IG 1: /dev/pmem1 attached, 15 books, labelled" "  and attaches it"
 em_agent_start 1 >/dev/null
 t_ok $? "the agent starts again and renews the lease"
