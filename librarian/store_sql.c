@@ -20,6 +20,7 @@ static const struct {
 	{ "BOOK_INUSE", BOOK_INUSE },
 	{ "BOOK_ZOMBIE", BOOK_ZOMBIE },
 	{ "BOOK_OFFLINE", BOOK_OFFLINE },
+	{ "BOOK_BAD", BOOK_BAD },
 };
 
 static bool ident_char(char c)
