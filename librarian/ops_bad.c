@@ -28,13 +28,15 @@ static int range_ref(struct req *rq, size_t i, json_t *el, struct lib_bad *b, in
 			snprintf(msg, sizeof(msg), "no such book in the fabric");
 	} else if (off < 0 || len < 1 || (uint64_t)off >= c->book_size ||
 		   (uint64_t)len > c->book_size - (uint64_t)off) {
-		snprintf(msg, sizeof(msg), "offset and length must lie inside the book (%llu bytes)",
+		snprintf(msg, sizeof(msg),
+			 "offset and length must lie inside the book (%llu bytes)",
 			 (unsigned long long)c->book_size);
 	} else if (!rq->who->admin && c->igs[*k].node != rq->who->node) {
-		return FAIL(rq, EPERM,
-			    "ranges[%zu]: book [%lld, %lld] is in IG %lld of node '%s', not of node '%s': a node reports its own IGs' books",
-			    i, (long long)ig, (long long)idx, (long long)ig,
-			    c->nodes[c->igs[*k].node].name, rq->who->name);
+		return FAIL(
+			rq, EPERM,
+			"ranges[%zu]: book [%lld, %lld] is in IG %lld of node '%s', not of node '%s': a node reports its own IGs' books",
+			i, (long long)ig, (long long)idx, (long long)ig,
+			c->nodes[c->igs[*k].node].name, rq->who->name);
 	} else {
 		b->book = lib_book_id(ig, idx);
 		b->off = off;
@@ -90,9 +92,10 @@ int lib_op_book_bad(struct req *rq)
 	size_t i, n;
 
 	if (!json_is_array(ranges) || json_array_size(ranges) > BAD_RANGES_MAX)
-		return FAIL(rq, EINVAL,
-			    "argument 'ranges' must be a list of at most %d [ig, book, offset, length] lists",
-			    BAD_RANGES_MAX);
+		return FAIL(
+			rq, EINVAL,
+			"argument 'ranges' must be a list of at most %d [ig, book, offset, length] lists",
+			BAD_RANGES_MAX);
 	n = json_array_size(ranges);
 	b = calloc(n + 1, sizeof(*b));
 	k = calloc(n + 1, sizeof(*k));
@@ -214,9 +217,10 @@ int lib_op_book_clear(struct req *rq)
 		    (r = lib_store_bad_each(rq->s, id, id, -1, 1, NULL, NULL, &rq->err)) < 0)
 			return r;
 		if (!r)
-			return FAIL(rq, EINVAL,
-				    "books[%zu]: book [%lld, %lld] has no bad range: nothing to clear",
-				    i, (long long)(id >> 32), (long long)(id & 0xffffffff));
+			return FAIL(
+				rq, EINVAL,
+				"books[%zu]: book [%lld, %lld] has no bad range: nothing to clear",
+				i, (long long)(id >> 32), (long long)(id & 0xffffffff));
 	}
 	json_array_foreach(books, i, el) {
 		int64_t id;
@@ -228,7 +232,7 @@ int lib_op_book_clear(struct req *rq)
 			return r;
 		zombie += r;
 	}
-	rq->result = json_pack("{s:I,s:I}", "cleared", (json_int_t)json_array_size(books),
-			       "zombie", (json_int_t)zombie);
+	rq->result = json_pack("{s:I,s:I}", "cleared", (json_int_t)json_array_size(books), "zombie",
+			       (json_int_t)zombie);
 	return 0;
 }

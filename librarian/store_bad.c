@@ -27,8 +27,9 @@ static int step_one(struct lib_store *s, lib_st *st, struct lib_err *e)
 
 int lib_store_bad_add(struct lib_store *s, const struct lib_bad *b, struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "INSERT INTO bad(book, off, len, node, since)"
-				 " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING RETURNING book");
+	lib_st *st = lib_stmt(s,
+			      "INSERT INTO bad(book, off, len, node, since)"
+			      " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING RETURNING book");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -62,8 +63,9 @@ int lib_store_book_state(struct lib_store *s, int64_t id, int *state, int *zeroe
 
 int lib_store_book_set_bad(struct lib_store *s, int64_t id, struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_BAD, zeroed = 0 WHERE id = ?1"
-				 " AND state IN (BOOK_FREE, BOOK_ZOMBIE, BOOK_OFFLINE) RETURNING id");
+	lib_st *st = lib_stmt(s,
+			      "UPDATE books SET state = BOOK_BAD, zeroed = 0 WHERE id = ?1"
+			      " AND state IN (BOOK_FREE, BOOK_ZOMBIE, BOOK_OFFLINE) RETURNING id");
 
 	if (!st)
 		return lib_sql_fail(s, e);
@@ -92,11 +94,10 @@ int lib_store_bad_each(struct lib_store *s, int64_t lo, int64_t hi, int64_t shel
 		       lib_bad_fn *fn, void *arg, struct lib_err *e)
 {
 	lib_st *st = lib_stmt(
-		s,
-		"SELECT x.book, x.off, x.len, x.node, x.since, b.state, b.shelf, b.seq, s.name"
-		" FROM bad x JOIN books b ON b.id = x.book LEFT JOIN shelves s ON s.id = b.shelf"
-		" WHERE x.book BETWEEN ?1 AND ?2 AND (?3 < 0 OR b.shelf = ?3)"
-		" ORDER BY x.book, x.off, x.len LIMIT ?4");
+		s, "SELECT x.book, x.off, x.len, x.node, x.since, b.state, b.shelf, b.seq, s.name"
+		   " FROM bad x JOIN books b ON b.id = x.book LEFT JOIN shelves s ON s.id = b.shelf"
+		   " WHERE x.book BETWEEN ?1 AND ?2 AND (?3 < 0 OR b.shelf = ?3)"
+		   " ORDER BY x.book, x.off, x.len LIMIT ?4");
 	int rc = LIB_DONE, r = 0, n = 0;
 
 	if (!st)
