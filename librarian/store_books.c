@@ -64,9 +64,10 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
  */
 int lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "UPDATE books SET state = CASE WHEN EXISTS (SELECT 1 FROM bad"
-				 " WHERE bad.book = books.id) THEN BOOK_BAD ELSE BOOK_ZOMBIE END,"
-				 " shelf = NULL, seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
+	lib_st *st =
+		lib_stmt(s, "UPDATE books SET state = CASE WHEN EXISTS (SELECT 1 FROM bad"
+			    " WHERE bad.book = books.id) THEN BOOK_BAD ELSE BOOK_ZOMBIE END,"
+			    " shelf = NULL, seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
 
 	if (!st)
 		return lib_sql_fail(s, e);
