@@ -14,7 +14,8 @@ int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err
 			      "SELECT (SELECT total(free) FROM igs), (SELECT total(zero) FROM igs),"
 			      " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
 			      " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
-			      " (SELECT count(*) FROM activations)");
+			      " (SELECT count(*) FROM activations),"
+			      " (SELECT count(*) FROM books WHERE state = BOOK_BAD)");
 	int rc;
 
 	if (!st)
@@ -27,6 +28,7 @@ int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err
 		out->inuse = lib_col_int64(st, 3);
 		out->shelves = lib_col_int64(st, 4);
 		out->activations = lib_col_int64(st, 5);
+		out->bad = lib_col_int64(st, 6);
 	}
 	lib_reset(st);
 	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);

@@ -78,6 +78,7 @@ static const char upgrade_3_sql[] =
 static const char upgrade_4_sql[] =
 	"CREATE TABLE bad(book INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,"
 	" node TEXT NOT NULL, since INTEGER NOT NULL, PRIMARY KEY(book, off, len)) WITHOUT ROWID;"
+	"CREATE INDEX books_bad ON books(id) WHERE state = BOOK_BAD;"
 	"PRAGMA user_version = 4;";
 
 static int exec(struct lib_store *s, const char *sql, struct lib_err *e)

@@ -61,6 +61,7 @@ static const char pg_schema_sql[] =
 static const char pg_upgrade_4_sql[] =
 	"CREATE TABLE bad(book bigint NOT NULL, off bigint NOT NULL, len bigint NOT NULL,"
 	" node text COLLATE \"C\" NOT NULL, since bigint NOT NULL, PRIMARY KEY(book, off, len));"
+	"CREATE INDEX books_bad ON books(id) WHERE state = BOOK_BAD;"
 	"UPDATE meta SET value = '4' WHERE key = 'schema_version';";
 
 bool lib_store_is_pg(const char *path)

@@ -146,6 +146,7 @@ int lib_store_activations_end_node(struct lib_store *s, const char *node, struct
 /* store_books.c: the books of shelves, allocation picks, per-IG counts. */
 struct lib_counts {
 	int64_t free, zero, zombie, inuse, shelves, activations;
+	int64_t bad; /* BAD books (on no shelf) */
 };
 
 int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e);

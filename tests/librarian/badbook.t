@@ -104,4 +104,25 @@ if lt_sqlite_only 2 "a damaged copy of the catalogue"; then
 	lt_start || t_ok 1 "librarian restarts"
 fi
 lt_stop
+
+# a catalogue of schema version 3 (before bad books) is upgraded in place
+if [ "$LT_STORE" = pg ]; then
+	lt_sqlw "DROP TABLE bad; DROP INDEX books_bad; UPDATE books SET state = 2 WHERE state = 4; UPDATE meta SET value = '3' WHERE key = 'schema_version'"
+	version() { db "SELECT value FROM meta WHERE key = 'schema_version'"; }
+else
+	lt_sqlw "DROP TABLE bad; DROP INDEX books_bad; UPDATE books SET state = 2 WHERE state = 4; PRAGMA user_version = 3"
+	version() { db "PRAGMA user_version"; }
+fi
+t_is "$(version)" "3" "setup: the catalogue is version 3 again"
+t_run "librarian check accepts the version-3 catalogue" lt_check_db
+t_is "$(version)" "3" "and check does not upgrade it"
+: >"$T/server.log"
+lt_start || t_ok 1 "the librarian starts on the version-3 catalogue"
+t_like "$(cat "$T/server.log")" "catalogue upgraded from schema version 3 to 4" "the upgrade is logged"
+t_is "$(version)" "4" "the catalogue is now version 4"
+t_is "$(bad_list)" "[]" "with no book known bad"
+t_run "a node reports a bad range into it" ltls n1 book.bad '{"ranges":[[0,1,0,4096]]}'
+t_is "$(state 0 1)" "4" "its book is BAD"
+t_run "the upgraded catalogue is consistent" lt_check_db
+lt_stop
 lt_done
