@@ -114,13 +114,23 @@ static int pg_leader_table(struct lib_store *s, const char *where, struct lib_er
 	return r;
 }
 
+/* pg_upgrade_4_sql with the book states written in. */
+static int pg_upgrade_4(struct lib_store *s)
+{
+	char *text = lib_sql_expand(pg_upgrade_4_sql);
+	int r = text ? lib_pg_exec(s->pg, text) : -ENOMEM;
+
+	free(text);
+	return r;
+}
+
 /* A version-3 catalogue brought to 4 in one transaction (concurrent starts serialised). */
 static int pg_upgrade(struct lib_store *s, const char *where, struct lib_err *e)
 {
 	int r = lib_pg_exec(s->pg, "BEGIN; SELECT pg_advisory_xact_lock(1279677267)");
 
 	if (r == 0 && pg_version(s) == 3) {
-		r = lib_pg_exec(s->pg, pg_upgrade_4_sql);
+		r = pg_upgrade_4(s);
 		s->upgraded_from = 3;
 	}
 	if (r == 0)
@@ -160,7 +170,7 @@ static int pg_schema(struct lib_store *s, const char *where, bool create, struct
 	if (r == 0)
 		r = lib_pg_exec(s->pg, text);
 	if (r == 0)
-		r = lib_pg_exec(s->pg, pg_upgrade_4_sql);
+		r = pg_upgrade_4(s);
 	if (r == 0)
 		r = lib_pg_exec(s->pg, lib_pg_leader_sql);
 	if (r == 0)
