@@ -248,6 +248,7 @@ t_is "$(sed -n 2p <<<"$out")" "all4 refused" "  and the next shelf is refused: t
 t_is "$(sed -n 3p <<<"$out")" "bad - bad - inuse all2" "lfsvol fabric lists the 3 bad books, all2's with its shelf"
 t_is "$(sed -n 4p <<<"$out")" "[[1,20480,4096,$((BMB * 1048576 + 20480))]]" "lfsvol show all2 --json: its book 1, at byte $((BMB * 1048576 + 20480)) of the shelf"
 t_like "$(sed -n 5p <<<"$out")" "bad memory: +4096 bytes at $((BMB * 1048576 + 20480)) \(its book 1" "  and show says so"
+t_diag "the checks of reported bad memory took $((SECONDS - t0)) s"
 n1 'L deactivate --all >/dev/null; kill $(cat /tmp/agent.pid)' >/dev/null
 machine_stop_node 1
 t_ok $? "the node powers off with no kernel warning"
