@@ -17,9 +17,10 @@ bad_list() { lc book.bad_list "$@" | jq -c '[.bad[] | [.ig, .book, .offset, .len
 
 # two nodes of four books each: IG 0 is n1's, IG 1 n2's
 lt_keys admin n1 n2
-lt_conf 'racks = ( { name = "r1"; enclosures = ( { name = "e1"; nodes = (
+fabric='racks = ( { name = "r1"; enclosures = ( { name = "e1"; nodes = (
 	{ name = "n1"; power_domain = "A"; igs = ( { ig = 0; books = 4; } ); },
 	{ name = "n2"; power_domain = "B"; igs = ( { ig = 1; books = 4; } ); } ); } ); } );'
+lt_conf "$fabric"
 lt_start || { t_ok 1 "librarian starts"; lt_done; }
 
 lc shelf.create '{"name":"a","books":2,"policy":"RequestIG","igs":[0]}' >/dev/null
@@ -124,5 +125,13 @@ t_is "$(bad_list)" "[]" "with no book known bad"
 t_run "a node reports a bad range into it" ltls n1 book.bad '{"ranges":[[0,1,0,4096]]}'
 t_is "$(state 0 1)" "4" "its book is BAD"
 t_run "the upgraded catalogue is consistent" lt_check_db
+
+# an IG that shrinks takes its bad books' ranges with it
+t_run "n2 reports a bad range of 1:3" ltls n2 book.bad '{"ranges":[[1,3,0,4096]]}'
+lt_stop
+lt_conf "$(sed 's/ig = 1; books = 4;/ig = 1; books = 2;/' <<<"$fabric")"
+lt_start || t_ok 1 "the librarian starts with IG 1 of 2 books"
+t_is "$(bad_list | jq -c '[.[] | .[0:2]]')" "[[0,1]]" "IG 1 shrunk to 2 books: the range of 1:3 left with it"
+t_run "the catalogue is consistent" lt_check_db
 lt_stop
 lt_done
