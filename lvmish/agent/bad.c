@@ -77,12 +77,12 @@ int lfsvol_bad_report(struct lfsvol_lib *lib, struct lfs_client *drv, struct age
 		return 0;
 	}
 	r = lfsvol_lib_call(lib, "book.bad", json_pack("{s:o}", "ranges", ranges), NULL);
-	if (r) {
+	if (r)
 		lfsvol_err("reporting %zu bad memory ranges to the librarian: %s", n,
 			   lfsvol_lib_errmsg(lib));
-		return r;
-	}
-	lfsvol_info("reported %zu bad memory ranges to the librarian", n);
+	else
+		lfsvol_info("reported %zu bad memory ranges to the librarian", n);
+	/* a refusal is tried again on a new session or REPORT_AGAIN passes on, not each pass */
 	ab->sig = sig;
-	return 0;
+	return r;
 }
