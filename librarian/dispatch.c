@@ -60,6 +60,9 @@ static const struct lib_op {
 	{ "free.zeroed", lib_op_free_zeroed, OP_CHANGES, ARGS("books", "token") },
 	{ "free.scrub", lib_op_free_scrub, OP_CHANGES, ARGS("node", "limit") },
 	{ "free.forget", lib_op_free_forget, OP_CHANGES, ARGS("ig") },
+	{ "book.bad", lib_op_book_bad, OP_OFFLINE | OP_CHANGES, ARGS("ranges") },
+	{ "book.bad_list", lib_op_book_bad_list, OP_OFFLINE, ARGS("name", "limit") },
+	{ "book.clear", lib_op_book_clear, OP_ADMIN | OP_OFFLINE | OP_CHANGES, ARGS("books") },
 	{ "node.set_state", lib_op_node_set_state, OP_ADMIN | OP_OFFLINE | OP_CHANGES,
 	  ARGS("node", "state") },
 };

@@ -41,6 +41,7 @@ enum lib_book_state {
 	BOOK_INUSE = 1,
 	BOOK_ZOMBIE = 2,
 	BOOK_OFFLINE = 3,
+	BOOK_BAD = 4, /* holds poisoned memory, on no shelf: never allocated (store_bad.c) */
 };
 
 struct lib_err {

@@ -70,9 +70,10 @@ static void catalogue(FILE *f, struct lib_server *srv)
 	head(f, "lfs_books", "gauge", "Books of the fabric by state.");
 	fprintf(f,
 		"lfs_books{state=\"free\"} %lld\nlfs_books{state=\"inuse\"} %lld\n"
-		"lfs_books{state=\"zombie\"} %lld\nlfs_books{state=\"offline\"} %lld\n",
+		"lfs_books{state=\"zombie\"} %lld\nlfs_books{state=\"offline\"} %lld\n"
+		"lfs_books{state=\"bad\"} %lld\n",
 		(long long)n.free, (long long)n.inuse, (long long)n.zombie,
-		(long long)(total - n.free - n.inuse - n.zombie));
+		(long long)(total - n.free - n.inuse - n.zombie - n.bad), (long long)n.bad);
 	one(f, "lfs_books_free_known_zero", "gauge",
 	    "Free books known to read as zeroes (may be allocated).", n.zero);
 	one(f, "lfs_fabric_books", "gauge", "Books of the fabric.", total);

@@ -3,7 +3,7 @@
  * The operations of the protocol (docs/PROTOCOL.md), one file per family:
  * ops_shelf.c (shelf.*), ops_attr.c (attr.*, and the attributes a grow
  * reads), ops_activation.c (shelf.activate, shelf.deactivate), ops_books.c
- * (zombie.*, free.*), ops_node.c (auth, geometry, stats, heartbeat,
+ * (zombie.*, free.*), ops_bad.c (book.*), ops_node.c (auth, geometry, stats, heartbeat,
  * node.set_state). dispatch.c holds the table of operations and runs each
  * request in its savepoint; request.c reads arguments; reply.c builds the
  * JSON that several operations return.
@@ -66,6 +66,9 @@ int lib_check_new_name(struct req *rq, const char *prefix, const char *name);
 int lib_check_lookup_name(struct req *rq, const char *name);
 /* A shelf's book count the kernel can map (lfs_rule_shelf_books): E2BIG beyond. */
 int lib_check_shelf_books(struct req *rq, int64_t books);
+
+/* ops_books.c: books[i] = [ig, book] of the fabric, of the caller's IGs unless admin; k: IG index. */
+int lib_book_ref(struct req *rq, size_t i, json_t *el, int64_t *id, int *k);
 
 /* reply.c: JSON shared by several operations. */
 json_t *lib_book_pair(int64_t id);
@@ -199,5 +202,8 @@ int lib_op_free_forget(struct req *rq);
 int lib_op_free_unknown(struct req *rq);
 int lib_op_free_checked(struct req *rq);
 int lib_op_free_zeroed(struct req *rq);
+int lib_op_book_bad(struct req *rq);
+int lib_op_book_bad_list(struct req *rq);
+int lib_op_book_clear(struct req *rq);
 
 #endif

@@ -20,7 +20,7 @@
  * a whole number: 2^32 is not IG 0), in one of the caller's IGs unless the
  * caller is the admin. *k is the IG's index in the configuration.
  */
-static int book_ref(struct req *rq, size_t i, json_t *el, int64_t *id, int *k)
+int lib_book_ref(struct req *rq, size_t i, json_t *el, int64_t *id, int *k)
 {
 	const struct lib_config *c = rq->c;
 	json_int_t ig, idx;
@@ -47,7 +47,7 @@ static int book_ref(struct req *rq, size_t i, json_t *el, int64_t *id, int *k)
 	return 0;
 }
 
-/* "books": a list of at most LIB_BOOKS_LIMIT elements (each checked by book_ref). */
+/* "books": a list of at most LIB_BOOKS_LIMIT elements (each checked by lib_book_ref). */
 static int books_arg(struct req *rq, json_t **books)
 {
 	*books = json_object_get(rq->args, "books");
@@ -142,7 +142,7 @@ static int zeroed_refs(struct req *rq, json_t *books, struct zeroed_req *z)
 	if (!z->ids || !z->offline || !z->k || !z->changed)
 		return FAIL(rq, ENOMEM, "out of memory");
 	json_array_foreach(books, i, el) {
-		if ((r = book_ref(rq, i, el, &z->ids[i], &z->k[i])) < 0)
+		if ((r = lib_book_ref(rq, i, el, &z->ids[i], &z->k[i])) < 0)
 			break;
 		z->offline[i] = rq->s->node_state[rq->c->igs[z->k[i]].node] != NODE_ONLINE;
 		z->n++;
@@ -432,7 +432,7 @@ static int token_valid(struct req *rq, const struct token *t, int k, int *cache_
 	return 1;
 }
 
-/* Each book of the report, checked whole before anything changes (books_arg, book_ref). */
+/* Each book of the report, checked whole before anything changes (books_arg, lib_book_ref). */
 static int report_check(struct req *rq, json_t *books, const struct token *t)
 {
 	json_t *el;
@@ -443,7 +443,7 @@ static int report_check(struct req *rq, json_t *books, const struct token *t)
 		int64_t id;
 		int k, r;
 
-		if ((r = book_ref(rq, i, el, &id, &k)) < 0 ||
+		if ((r = lib_book_ref(rq, i, el, &id, &k)) < 0 ||
 		    (r = token_valid(rq, t, rq->c->igs[k].node, &cache)) < 0)
 			return r;
 	}
@@ -476,7 +476,7 @@ static int free_report(struct req *rq)
 		int64_t id;
 		int k;
 
-		book_ref(rq, i, el, &id, &k);
+		lib_book_ref(rq, i, el, &id, &k);
 		if (token_valid(rq, &t, rq->c->igs[k].node, &cache) <= 0 ||
 		    rq->s->ig_changed[k] > t.changes) {
 			skipped++;

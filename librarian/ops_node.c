@@ -198,15 +198,15 @@ int lib_op_stats(struct req *rq)
 		json_object_set_new(db, "statements", a);
 	}
 	rq->result = json_pack(
-		"{s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:i,s:{s:i,s:i,s:i},s:I,s:I,s:o}", "books",
-		"total", (json_int_t)total, "free", (json_int_t)n.free, "inuse",
+		"{s:{s:I,s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:i,s:{s:i,s:i,s:i},s:I,s:I,s:o}",
+		"books", "total", (json_int_t)total, "free", (json_int_t)n.free, "inuse",
 		(json_int_t)n.inuse, "zombie", (json_int_t)n.zombie, "offline",
-		(json_int_t)(total - n.free - n.inuse - n.zombie), "free_known_zero",
-		(json_int_t)n.zero, "shelves", (json_int_t)n.shelves, "activations",
-		(json_int_t)n.activations, "connections", rq->srv->nconns, "connections_by_kind",
-		"unauthenticated", rq->srv->nunauth, "admin", rq->srv->nadmin, "nodes",
-		rq->srv->nconns - rq->srv->nunauth - rq->srv->nadmin, "requests",
-		(json_int_t)rq->srv->requests, "uptime",
+		(json_int_t)(total - n.free - n.inuse - n.zombie - n.bad), "bad", (json_int_t)n.bad,
+		"free_known_zero", (json_int_t)n.zero, "shelves", (json_int_t)n.shelves,
+		"activations", (json_int_t)n.activations, "connections", rq->srv->nconns,
+		"connections_by_kind", "unauthenticated", rq->srv->nunauth, "admin",
+		rq->srv->nadmin, "nodes", rq->srv->nconns - rq->srv->nunauth - rq->srv->nadmin,
+		"requests", (json_int_t)rq->srv->requests, "uptime",
 		(json_int_t)(lib_now_mono() - rq->srv->started), "db", db);
 	json_object_set_new(rq->result, "audit", lib_audit_stats(rq->srv));
 	json_object_set_new(

@@ -26,7 +26,7 @@
 
 #define LIB_STMT_CACHE 128
 #define LIB_PAGE_SIZE 1024 /* of a new SQLite catalogue (store.c) */
-#define LIB_SCHEMA_VERSION 3 /* PRAGMA user_version of the catalogue */
+#define LIB_SCHEMA_VERSION 4 /* PRAGMA user_version of the catalogue */
 
 struct lib_store {
 	sqlite3 *db; /* NULL for PostgreSQL */
@@ -38,6 +38,7 @@ struct lib_store {
 	uint64_t rand_state;
 	char *node_state; /* per config node: enum lib_node_state */
 	int upgraded_from; /* schema version migrated from at open, 0 if none */
+	int version; /* PostgreSQL: the schema version as opened (check does not upgrade) */
 	char fabric_uuid[40]; /* meta fabric_uuid, made once per catalogue */
 	struct lib_ckpt *ckpt; /* background checkpoints, daemon only */
 	/*

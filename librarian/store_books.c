@@ -15,7 +15,8 @@ int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err
 			      "SELECT (SELECT total(free) FROM igs), (SELECT total(zero) FROM igs),"
 			      " (SELECT count(*) FROM books WHERE state = BOOK_ZOMBIE),"
 			      " (SELECT total(books) FROM shelves), (SELECT count(*) FROM shelves),"
-			      " (SELECT count(*) FROM activations)");
+			      " (SELECT count(*) FROM activations),"
+			      " (SELECT count(*) FROM books WHERE state = BOOK_BAD)");
 	int rc;
 
 	if (!st)
@@ -28,6 +29,7 @@ int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err
 		out->inuse = lib_col_int64(st, 3);
 		out->shelves = lib_col_int64(st, 4);
 		out->activations = lib_col_int64(st, 5);
+		out->bad = lib_col_int64(st, 6);
 	}
 	lib_reset(st);
 	return rc == LIB_ROW ? 0 : lib_sql_fail(s, e);
@@ -59,11 +61,16 @@ int lib_store_shelf_igs(struct lib_store *s, int64_t shelf, lib_count_fn *fn, vo
 	return lib_stmt_counts(s, st, fn, arg, e);
 }
 
-/* The shelf may have written them: they are no longer known to be zero. */
+/*
+ * The shelf may have written them: they are no longer known to be zero. A
+ * book with a bad range goes BAD, not ZOMBIE: it is never zeroed or reused.
+ */
 int lib_store_shelf_release(struct lib_store *s, int64_t shelf, int64_t keep, struct lib_err *e)
 {
-	lib_st *st = lib_stmt(s, "UPDATE books SET state = BOOK_ZOMBIE, shelf = NULL,"
-				 " seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
+	lib_st *st =
+		lib_stmt(s, "UPDATE books SET state = CASE WHEN EXISTS (SELECT 1 FROM bad"
+			    " WHERE bad.book = books.id) THEN BOOK_BAD ELSE BOOK_ZOMBIE END,"
+			    " shelf = NULL, seq = NULL, zeroed = 0 WHERE shelf = ?1 AND seq >= ?2");
 
 	if (!st)
 		return lib_sql_fail(s, e);

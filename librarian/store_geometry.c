@@ -62,6 +62,25 @@ static int64_t busy_books(struct lib_store *s, uint32_t ig, uint64_t from)
 			 lib_ig_first(ig) + (int64_t)from, lib_ig_last(ig), -1);
 }
 
+/* The IG's books from index 'from' on leave the catalogue, with their bad ranges. */
+static int drop_books(struct lib_store *s, uint32_t ig, uint64_t from, struct lib_err *e)
+{
+	lib_st *st = lib_stmt(s, "DELETE FROM books WHERE id BETWEEN ?1 AND ?2");
+	lib_st *bad = lib_stmt(s, "DELETE FROM bad WHERE book BETWEEN ?1 AND ?2");
+	int r;
+
+	if (!st || !bad)
+		return lib_sql_fail(s, e);
+	lib_bind_int64(st, 1, lib_ig_first(ig) + (int64_t)from);
+	lib_bind_int64(st, 2, lib_ig_last(ig));
+	r = lib_stmt_run(s, st, e);
+	if (r < 0)
+		return r;
+	lib_bind_int64(bad, 1, lib_ig_first(ig) + (int64_t)from);
+	lib_bind_int64(bad, 2, lib_ig_last(ig));
+	return lib_stmt_run(s, bad, e);
+}
+
 /* The catalogue's book size is fixed: recorded the first time, checked after. */
 static int sync_book_size(struct lib_store *s, struct lib_err *e)
 {
@@ -143,12 +162,7 @@ static int resize_ig(struct lib_store *s, uint32_t ig, uint64_t have, struct lib
 				e, EBUSY,
 				"%s: IG %u shrinks to %llu books but %lld books beyond that are allocated or waiting to be zeroed; refusing to start",
 				c->path, ig, (unsigned long long)want, (long long)busy);
-		st = lib_stmt(s, "DELETE FROM books WHERE id BETWEEN ?1 AND ?2");
-		if (!st)
-			return lib_sql_fail(s, e);
-		lib_bind_int64(st, 1, lib_ig_first(ig) + (int64_t)want);
-		lib_bind_int64(st, 2, lib_ig_last(ig));
-		r = lib_stmt_run(s, st, e);
+		r = drop_books(s, ig, want, e);
 	} else {
 		r = insert_books(
 			s, ig, have, want,

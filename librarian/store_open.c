@@ -16,8 +16,10 @@
  * them, so a pick is still one index seek.
  *
  * Schema versions (PRAGMA user_version): 1, the first; 2 adds books.zeroed;
- * 3 adds igs.zero, shelves.tenant and the access table (lfs.access).
- * lib_store_open() migrates an older catalogue in one transaction.
+ * 3 adds igs.zero, shelves.tenant and the access table (lfs.access);
+ * 4 adds the bad table (poisoned ranges of books, store_bad.c) and the
+ * BOOK_BAD state. lib_store_open() migrates an older catalogue in one
+ * transaction.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -73,6 +75,13 @@ static const char upgrade_3_sql[] =
 	"CREATE INDEX access_who ON access(who, shelf);"
 	"PRAGMA user_version = 3;";
 
+/* 3 -> 4: bad ranges; no book of an older catalogue is known bad. */
+static const char upgrade_4_sql[] =
+	"CREATE TABLE bad(book INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,"
+	" node TEXT NOT NULL, since INTEGER NOT NULL, PRIMARY KEY(book, off, len)) WITHOUT ROWID;"
+	"CREATE INDEX books_bad ON books(id) WHERE state = BOOK_BAD;"
+	"PRAGMA user_version = 4;";
+
 static int exec(struct lib_store *s, const char *sql, struct lib_err *e)
 {
 	char *msg = NULL, *text = lib_sql_expand(sql);
@@ -113,8 +122,10 @@ static int store_upgrade(struct lib_store *s, int64_t ver, struct lib_err *e)
 			 "ALTER TABLE books ADD COLUMN zeroed INTEGER NOT NULL DEFAULT 0;"
 			 " PRAGMA user_version = 2",
 			 e);
-	if (r == 0)
+	if (r == 0 && ver < 3)
 		r = exec(s, upgrade_3_sql, e);
+	if (r == 0)
+		r = exec(s, upgrade_4_sql, e);
 	return r;
 }
 
@@ -130,9 +141,9 @@ static int store_schema(struct lib_store *s, const char *path, bool create, stru
 	if (ver == 0) {
 		if (!create)
 			r = lib_fail(e, ENOENT, "%s: not a librarian catalogue (empty)", path);
-		else if (!(r = exec(s, schema_sql, e)))
-			r = exec(s, upgrade_3_sql, e);
-	} else if (ver == 1 || ver == 2) {
+		else if (!(r = exec(s, schema_sql, e)) && !(r = exec(s, upgrade_3_sql, e)))
+			r = exec(s, upgrade_4_sql, e);
+	} else if (ver >= 1 && ver <= 3) {
 		r = store_upgrade(s, ver, e);
 	} else if (ver > LIB_SCHEMA_VERSION) {
 		r = lib_fail(

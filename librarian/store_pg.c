@@ -16,7 +16,7 @@
 #include "store_leader.h"
 
 /*
- * The schema (version 3 of the SQLite store's): integers are bigint, text
+ * The schema (version 4 of the SQLite store's): integers are bigint, text
  * compares bytewise (COLLATE "C") as in SQLite, and total() and
  * group_concat() are aggregates of their SQLite meaning.
  */
@@ -56,6 +56,13 @@ static const char pg_schema_sql[] =
 	" level bigint NOT NULL, PRIMARY KEY(shelf, who));"
 	"CREATE INDEX access_who ON access(who, shelf);"
 	"INSERT INTO meta(key, value) VALUES ('schema_version', '3');";
+
+/* 3 -> 4 (store_open.c): the bad ranges of books (store_bad.c). */
+static const char pg_upgrade_4_sql[] =
+	"CREATE TABLE bad(book bigint NOT NULL, off bigint NOT NULL, len bigint NOT NULL,"
+	" node text COLLATE \"C\" NOT NULL, since bigint NOT NULL, PRIMARY KEY(book, off, len));"
+	"CREATE INDEX books_bad ON books(id) WHERE state = BOOK_BAD;"
+	"UPDATE meta SET value = '4' WHERE key = 'schema_version';";
 
 bool lib_store_is_pg(const char *path)
 {
@@ -107,12 +114,44 @@ static int pg_leader_table(struct lib_store *s, const char *where, struct lib_er
 	return r;
 }
 
+/* pg_upgrade_4_sql with the book states written in. */
+static int pg_upgrade_4(struct lib_store *s)
+{
+	char *text = lib_sql_expand(pg_upgrade_4_sql);
+	int r = text ? lib_pg_exec(s->pg, text) : -ENOMEM;
+
+	free(text);
+	return r;
+}
+
+/* A version-3 catalogue brought to 4 in one transaction (concurrent starts serialised). */
+static int pg_upgrade(struct lib_store *s, const char *where, struct lib_err *e)
+{
+	int r = lib_pg_exec(s->pg, "BEGIN; SELECT pg_advisory_xact_lock(1279677267)");
+
+	if (r == 0 && pg_version(s) == 3) {
+		r = pg_upgrade_4(s);
+		s->upgraded_from = 3;
+	}
+	if (r == 0)
+		r = lib_pg_exec(s->pg, "COMMIT");
+	if (r < 0) {
+		lib_fail(e, EIO, "%s: cannot upgrade the catalogue to schema version 4: %s", where,
+			 pg_message(s->pg));
+		lib_pg_exec(s->pg, "ROLLBACK");
+	}
+	return r;
+}
+
 static int pg_schema(struct lib_store *s, const char *where, bool create, struct lib_err *e)
 {
 	char *text;
 	int v = pg_version(s), r;
 
-	if (v == LIB_SCHEMA_VERSION)
+	s->version = v == 3 && !create ? 3 : LIB_SCHEMA_VERSION; /* check reads, never upgrades */
+	if (v == 3 && create && (r = pg_upgrade(s, where, e)) < 0)
+		return r;
+	if (v == 3 || v == LIB_SCHEMA_VERSION)
 		return create ? pg_leader_table(s, where, e) : 0;
 	if (v < 0)
 		return lib_fail(e, EIO, "%s: cannot read the catalogue's schema version: %s", where,
@@ -130,6 +169,8 @@ static int pg_schema(struct lib_store *s, const char *where, bool create, struct
 	r = lib_pg_exec(s->pg, "BEGIN");
 	if (r == 0)
 		r = lib_pg_exec(s->pg, text);
+	if (r == 0)
+		r = pg_upgrade_4(s);
 	if (r == 0)
 		r = lib_pg_exec(s->pg, lib_pg_leader_sql);
 	if (r == 0)

@@ -16,10 +16,9 @@ static const struct {
 	const char *name;
 	enum lib_book_state state;
 } book_states[] = {
-	{ "BOOK_FREE", BOOK_FREE },
-	{ "BOOK_INUSE", BOOK_INUSE },
-	{ "BOOK_ZOMBIE", BOOK_ZOMBIE },
-	{ "BOOK_OFFLINE", BOOK_OFFLINE },
+	{ "BOOK_FREE", BOOK_FREE },	{ "BOOK_INUSE", BOOK_INUSE },
+	{ "BOOK_ZOMBIE", BOOK_ZOMBIE }, { "BOOK_OFFLINE", BOOK_OFFLINE },
+	{ "BOOK_BAD", BOOK_BAD },
 };
 
 static bool ident_char(char c)

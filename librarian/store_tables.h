@@ -3,7 +3,7 @@
  * The catalogue's tables as the librarian's operations use them: shelves,
  * access, attributes, activations, books, nodes (store_shelf.c,
  * store_access.c, store_attr.c, store_activation.c, store_books.c,
- * store_zero.c, store_node.c). Included by store.h, which has the store
+ * store_zero.c, store_bad.c, store_node.c). Included by store.h, which has the store
  * itself: its connection, statements and transactions, and the rules of
  * every function here (return values, errors, book ids and states).
  */
@@ -146,6 +146,7 @@ int lib_store_activations_end_node(struct lib_store *s, const char *node, struct
 /* store_books.c: the books of shelves, allocation picks, per-IG counts. */
 struct lib_counts {
 	int64_t free, zero, zombie, inuse, shelves, activations;
+	int64_t bad; /* BAD books (on no shelf) */
 };
 
 int lib_store_counts(struct lib_store *s, struct lib_counts *out, struct lib_err *e);
@@ -205,6 +206,29 @@ int lib_store_has_unknown(struct lib_store *s, uint32_t ig, struct lib_err *e);
 /* The IG's FREE books no longer known zero (free.forget): how many; *inuse, its INUSE books. */
 int64_t lib_store_ig_forget_zero(struct lib_store *s, uint32_t ig, bool forget, int64_t *inuse,
 				 struct lib_err *e);
+
+/* store_bad.c: bad ranges of books (poisoned memory) and the BOOK_BAD state. */
+struct lib_bad {
+	int64_t book, off, len, since; /* off, len: bytes inside the book */
+	const char *node; /* who reported it */
+	int state; /* lib_bad_each: the book's state, its shelf and place (-1: none) */
+	int64_t shelf, seq;
+	const char *shelf_name;
+};
+typedef int lib_bad_fn(void *arg, const struct lib_bad *b);
+
+/* The range recorded: 1 if new, 0 if it was known already. */
+int lib_store_bad_add(struct lib_store *s, const struct lib_bad *b, struct lib_err *e);
+/* The book's state and zeroed flag, or -ENOENT. */
+int lib_store_book_state(struct lib_store *s, int64_t id, int *state, int *zeroed,
+			 struct lib_err *e);
+/* A FREE, ZOMBIE or OFFLINE book becomes BAD: 1 if it did (the caller fixes igs.free). */
+int lib_store_book_set_bad(struct lib_store *s, int64_t id, struct lib_err *e);
+/* The book's ranges forgotten; a BAD book becomes ZOMBIE (1 if it did), to be zeroed. */
+int lib_store_bad_clear(struct lib_store *s, int64_t id, struct lib_err *e);
+/* Ranges of books with ids in [lo, hi], of the shelf (-1: any), in book order; fn NULL: their count. */
+int lib_store_bad_each(struct lib_store *s, int64_t lo, int64_t hi, int64_t shelf, int64_t limit,
+		       lib_bad_fn *fn, void *arg, struct lib_err *e);
 
 /* store_node.c: node states and what they do to the books. */
 /* The IG's FREE books become OFFLINE (or back), no longer known zero; igs.free follows. */

@@ -83,7 +83,7 @@ static const struct {
 } checks[] = {
 	{ "book with an invalid state",
 	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE state NOT IN"
-	  " (BOOK_FREE, BOOK_INUSE, BOOK_ZOMBIE, BOOK_OFFLINE)",
+	  " (BOOK_FREE, BOOK_INUSE, BOOK_ZOMBIE, BOOK_OFFLINE, BOOK_BAD)",
 	  1 },
 	{ "INUSE book not on exactly one shelf",
 	  "SELECT id >> 32, id & 4294967295, state FROM books WHERE (state = BOOK_INUSE) <> (shelf IS NOT NULL)"
@@ -135,6 +135,16 @@ static const struct {
 	{ "access grant of a missing shelf (shelf id)",
 	  "SELECT shelf, 0, 0 FROM access a WHERE NOT EXISTS (SELECT 1 FROM shelves s WHERE s.id = a.shelf)",
 	  3 },
+	{ "BAD book without a bad range, or marked zeroed (ig, book, zeroed)",
+	  "SELECT id >> 32, id & 4294967295, zeroed FROM books b WHERE state = BOOK_BAD AND (zeroed <> 0"
+	  " OR NOT EXISTS (SELECT 1 FROM bad x WHERE x.book = b.id))",
+	  4 },
+	{ "bad range of a missing book or of one neither BAD nor INUSE (ig, book, state)",
+	  "SELECT DISTINCT x.book >> 32, x.book & 4294967295, coalesce(b.state, -1) FROM bad x"
+	  " LEFT JOIN books b ON b.id = x.book WHERE b.state IS NULL OR b.state NOT IN (BOOK_BAD, BOOK_INUSE)",
+	  4 },
+	{ "bad range that is empty or negative (ig, book, offset)",
+	  "SELECT book >> 32, book & 4294967295, off FROM bad WHERE off < 0 OR len <= 0", 4 },
 };
 
 /* PRAGMA integrity_check (quick_check): its complaints, or -1 if it cannot run. */
@@ -225,7 +235,7 @@ static int check_db(sqlite3 *db, FILE *rep)
 int lib_store_check(struct lib_store *s, FILE *rep, bool quick)
 {
 	/* PostgreSQL: its version was checked when it was opened */
-	int64_t ver = s->db ? db_version(s->db) : LIB_SCHEMA_VERSION;
+	int64_t ver = s->db ? db_version(s->db) : s->version;
 	int bad;
 
 	if (ver < 0) {

@@ -62,6 +62,7 @@ struct agent {
 	struct lfsvol_job job;
 	enum agent_job_kind job_kind;
 	struct agent_copies copies; /* the copies of shelves, each a child (copyjob.c) */
+	struct agent_bad bad; /* what book.bad last told the librarian (bad.c) */
 	int job_lock; /* agent.lock, held while a zeroing job runs; -1 */
 	int64_t zero_retry; /* when to try for the lock again (ms) */
 	bool scrub_asked; /* agent.scrub: zero now */
@@ -121,6 +122,7 @@ static int agent_connect(struct agent *a)
 		return r;
 	}
 	snprintf(a->st.librarian, sizeof(a->st.librarian), "connected to %s", conf->librarian);
+	a->bad.sig = 0; /* a new session: the librarian may not know them (a restore) */
 	a->st.next_sweep = 0; /* the librarian may have new books, or forgotten some */
 	return 0;
 }
@@ -197,6 +199,8 @@ static int agent_pass(struct agent *a)
 		a->st.fabric_sig = sig;
 		renewal_news(a);
 	}
+	/* poisoned memory first: a zeroing below must not meet it unreported */
+	lfsvol_bad_report(a->lib, a->drv, &a->bad);
 	if (!a->auto_done) {
 		int n = auto_activate(a);
 

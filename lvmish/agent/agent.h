@@ -39,6 +39,17 @@ void lfsvol_renew_stop(struct lfsvol_renewer *rn);
 long long lfsvol_renew_zombies(struct lfsvol_renewer *rn, int *interval);
 
 /*
+ * bad.c: this node's fabrics' bad ranges (FABRIC_GET) reported with
+ * book.bad, unless the librarian heard this very set in this session
+ * (sig is 0 for a new session: agent.c).
+ */
+struct agent_bad {
+	uint64_t sig; /* of the set last reported */
+	unsigned int passes;
+};
+int lfsvol_bad_report(struct lfsvol_lib *lib, struct lfs_client *drv, struct agent_bad *ab);
+
+/*
  * zero.c: zero this node's ZOMBIE books, then tell the librarian; verbose:
  * progress lines. In the caller's process (agent --once, lfsvol_agent_scrub).
  */

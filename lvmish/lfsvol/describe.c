@@ -92,6 +92,7 @@ int lfsvol_show_shelf(struct lfsvol_lib *lib, struct lfsvol_here *h, const char 
 	json_object_set(o, "attrs", json_object_get(res, "attrs"));
 	json_object_set(o, "owner", json_object_get(res, "owner"));
 	json_object_set(o, "map", json_object_get(res, "map"));
+	json_object_set_new(o, "bad", lfsvol_bad_of_shelf(lib, name));
 	json_array_append_new(out, o);
 	json_decref(res);
 	return 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* fabric [-o FIELDS] [--json]: geometry and free / used / zombie books per node. */
+/* fabric [-o FIELDS] [--json]: geometry, free / used / zombie books per node, bad books. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,15 +52,22 @@ static json_t *node_object(struct lfsvol_lib *lib, json_t *rack, json_t *enc, js
 			 zombie >= 0 ? json_integer(zombie) : json_null());
 }
 
-static json_t *fabric_nodes(struct lfsvol_lib *lib, json_t *geo)
+/* Every node's object, with the bad books on its IGs (bad: NULL if not told). */
+static json_t *fabric_nodes(struct lfsvol_lib *lib, json_t *geo, json_t *bad)
 {
 	json_t *out = json_array(), *rack, *enc, *node;
 	size_t ri, ei, ni;
 
 	json_array_foreach(json_object_get(geo, "racks"), ri, rack)
 		json_array_foreach(json_object_get(rack, "enclosures"), ei, enc)
-			json_array_foreach(json_object_get(enc, "nodes"), ni, node)
-				json_array_append_new(out, node_object(lib, rack, enc, node));
+			json_array_foreach(json_object_get(enc, "nodes"), ni, node) {
+				json_t *o = node_object(lib, rack, enc, node);
+
+				json_object_set_new(o, "bad",
+						    lfsvol_bad_of_igs(bad,
+								      json_object_get(o, "igs")));
+				json_array_append_new(out, o);
+			}
 	return out;
 }
 
@@ -77,6 +84,8 @@ static const struct lfsvol_field node_fields[] = {
 	{ "used", "USED", 7, LFSVOL_F_INT, NULL, NULL, false, "in shelves" },
 	{ "zombie", "ZOMBIE", 7, LFSVOL_F_INT, NULL, "?", false,
 	  "freed, waiting to be zeroed (? if the librarian does not tell)" },
+	{ "bad", "BAD", -24, LFSVOL_F_JSON, NULL, NULL, false,
+	  "bad memory on its IGs: IG, book, offset, length, state, shelf and place" },
 };
 
 static const struct lfsvol_report fabric_report = { "fabric", node_fields, ARRAY_SIZE(node_fields),
@@ -96,7 +105,7 @@ static void bar_tail(json_t *node)
 }
 
 /* The table; without report options a summary line first and, on a terminal, usage bars. */
-static void fabric_print(const struct lfsvol_report_opts *ro, json_t *geo, json_t *out)
+static void fabric_print(const struct lfsvol_report_opts *ro, json_t *geo, json_t *out, json_t *bad)
 {
 	bool plain = lfsvol_report_plain(ro) && !lfsvol_json;
 	bool tty = plain && isatty(STDOUT_FILENO);
@@ -111,13 +120,15 @@ static void fabric_print(const struct lfsvol_report_opts *ro, json_t *geo, json_
 	lfsvol_report_print(ro, out, tty ? bar_tail : NULL);
 	if (tty)
 		printf("bar: # used, z zombie (waiting to be zeroed), . free\n");
+	if (plain)
+		lfsvol_bad_print(bad);
 }
 
 int cmd_fabric(int argc, char **argv, struct lfsvol_ctx *ctx)
 {
 	struct lfsvol_report_opts ro = { 0 };
 	struct lfsvol_lib *lib = NULL;
-	json_t *geo = NULL, *out = NULL;
+	json_t *geo = NULL, *out = NULL, *bad = NULL;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, LFSVOL_REPORT_SHORT, lfsvol_report_long, NULL)) != -1)
@@ -134,9 +145,11 @@ int cmd_fabric(int argc, char **argv, struct lfsvol_ctx *ctx)
 	if (!r)
 		r = lfsvol_lib_request(lib, "reading the fabric geometry", "geometry", NULL, &geo);
 	if (!r) {
-		out = fabric_nodes(lib, geo);
-		fabric_print(&ro, geo, out);
+		bad = lfsvol_bad_books(lib, NULL);
+		out = fabric_nodes(lib, geo, bad);
+		fabric_print(&ro, geo, out, bad);
 	}
+	json_decref(bad);
 	json_decref(geo);
 	json_decref(out);
 	lfsvol_lib_close(lib);

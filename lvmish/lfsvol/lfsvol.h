@@ -33,6 +33,8 @@ lfsvol_cmd_fn cmd_activate, cmd_deactivate, cmd_attr, cmd_fabric, cmd_scrub, cmd
 /* status_prom.c: the object status --json prints, as Prometheus metrics on stdout */
 void lfsvol_status_prometheus(json_t *st);
 lfsvol_cmd_fn cmd_attach;
+/* book.c: book clear IG:BOOK... (the admin returns cleared memory to service) */
+lfsvol_cmd_fn cmd_book;
 /* copy.c (the bytes: copy_data.c, copy.h) */
 lfsvol_cmd_fn cmd_copy;
 
@@ -75,6 +77,18 @@ int lfsvol_list_shelves(struct lfsvol_lib *lib, struct lfsvol_here *h, json_t *o
 int lfsvol_show_shelf(struct lfsvol_lib *lib, struct lfsvol_here *h, const char *name, json_t *out);
 /* show --json's object of shelf NAME (a new reference), or null if it cannot be read. */
 json_t *lfsvol_shelf_describe(struct lfsvol_lib *lib, const char *name);
+
+/*
+ * badbooks.c: bad books as the librarian lists them (book.bad_list; shelf
+ * NULL: the whole fabric): an array, or NULL if it does not tell.
+ */
+json_t *lfsvol_bad_books(struct lfsvol_lib *lib, const char *shelf);
+/* Those on the IGs igs (an array of numbers): a new array, or null if bad is NULL. */
+json_t *lfsvol_bad_of_igs(json_t *bad, json_t *igs);
+void lfsvol_bad_print(json_t *bad);
+/* show's "bad" (each range with its offset in the shelf) and its line. */
+json_t *lfsvol_bad_of_shelf(struct lfsvol_lib *lib, const char *name);
+void lfsvol_bad_show(json_t *bad);
 
 /* guard.c: the checks before a shelf's books are given up (remove, shrink). */
 /* Check a shelf name (shared rules); a usage error if it is not one. */

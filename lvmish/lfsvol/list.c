@@ -63,6 +63,7 @@ static void print_show(json_t *o, bool bytes)
 	if (json_is_string(json_object_get(o, "fsuuid")))
 		printf(" UUID=%s", str_or(o, "fsuuid", ""));
 	printf("\n");
+	lfsvol_bad_show(json_object_get(o, "bad"));
 }
 
 /* "node01:rw,node02:ro" */
@@ -106,6 +107,8 @@ static const struct lfsvol_field shelf_fields[] = {
 	{ "owner", "OWNER", -12, LFSVOL_F_STR, NULL, NULL, true, "the node that created it" },
 	{ "map", "MAP", -24, LFSVOL_F_JSON, NULL, NULL, true,
 	  "its books as [IG, book] (the first page)" },
+	{ "bad", "BAD", -24, LFSVOL_F_JSON, NULL, NULL, true,
+	  "its bad memory: book (seq), IG, book, offset and length in it, offset in the shelf" },
 };
 
 static int list_options(int argc, char **argv, struct lfsvol_report_opts *ro)

@@ -46,6 +46,8 @@ static const struct {
 	  "fabric geometry and book usage per node", REPORT },
 	{ "attach", cmd_attach, "attach [--init]",
 	  "attach this node's fabric devices; --init first labels new ones", CHANGE },
+	{ "book", cmd_book, "book clear IG:BOOK...",
+	  "return books whose bad memory was cleared to service (admin)", CHANGE },
 	{ "scrub", cmd_scrub, "scrub [--free]",
 	  "zero this node's ZOMBIE books now, with --free also its never-used FREE books", CHANGE },
 	{ "status", cmd_status, "status [--json | --prometheus]",

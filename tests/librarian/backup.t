@@ -28,6 +28,8 @@ lcn n1 shelf.create '{"name":"db","books":5,"policy":"LocalNode","attrs":{"user.
 lc shelf.create '{"name":"mirror","books":4,"anti_affinity":"db"}' >/dev/null
 lc shelf.create '{"name":"rr","books":6,"policy":"RequestIG","igs":[6,3]}' >/dev/null
 ltls n2 shelf.activate '{"name":"rr"}' >/dev/null
+# bad memory: a book of shelf db and a free book of n1's (book.bad)
+ltls n1 book.bad "{\"ranges\":[$(lc shelf.get '{"name":"db"}' | jq -c '.map[2] + [8192, 4096]'),[1,19,0,4096]]}" >/dev/null
 
 # writers keep changing the catalogue while backups are taken
 "$STRESS" "unix:$SOCK" run load "$T/j-load" 7 & load=$!
@@ -54,6 +56,7 @@ else
 fi
 want=$(lc shelf.list | jq -r '.shelves[].name' | while read -r n; do lc shelf.get "{\"name\":\"$n\"}"; done | jq -cs .)
 stats=$(lc stats | jq -c .books)
+bad=$(lc book.bad_list | jq -c '[.bad[] | [.ig, .book, .offset, .length, .state, .shelf, .seq, .node, .since]]')
 lt_stop
 
 # restore: a librarian on the copy, with the same fabric
@@ -68,6 +71,9 @@ got=$(lc shelf.list | jq -r '.shelves[].name' | while read -r n; do lc shelf.get
 t_is "$(jq -r 'map(.name) | join(",")' <<<"$got")" "db,mirror,rr" "the restored catalogue has every shelf"
 t_is "$got" "$want" "every shelf with its policy, attributes, books and activations"
 t_is "$(lc stats | jq -c .books)" "$stats" "book counts are the same"
+t_like "$stats" '"bad":1}' "(one BAD book among them)"
+t_is "$(lc book.bad_list | jq -c '[.bad[] | [.ig, .book, .offset, .length, .state, .shelf, .seq, .node, .since]]')" "$bad" \
+	"the bad ranges are restored, with their shelf, reporter and time"
 t_is "$(lc attr.get '{"name":"db","key":"user.app"}' | jq -r .value)" "pg" "user attributes are restored"
 t_run "the restored catalogue is consistent" lt_check_db
 lt_stop

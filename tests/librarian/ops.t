@@ -17,7 +17,7 @@ g=$(lc geometry)
 t_is "$(jq -r '[.racks[].enclosures[].nodes[].name] | join(",")' <<<"$g")" "n1,n2,n3,n4,n5,n6" "geometry lists the nodes in order"
 t_is "$(jq -r '.racks[0].enclosures[0].nodes[0].igs | map(.ig) | join(",")' <<<"$g")" "0,1" "geometry: n1 has IGs 0 and 1"
 t_is "$(jq -r '.racks[0].enclosures[1].nodes[1].power_domain' <<<"$g")" "A" "geometry: n4's power domain"
-t_is "$(lc stats | jq -c .books)" '{"total":140,"free":140,"inuse":0,"zombie":0,"offline":0}' "stats of an empty catalogue"
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":140,"inuse":0,"zombie":0,"offline":0,"bad":0}' "stats of an empty catalogue"
 t_is "$(ltls n3 ping)" '{}' "ping: an empty result over TLS"
 t_is "$(lerr lcn n3 ping '{"x":1}')" "EINVAL" "ping takes no arguments"
 
@@ -197,7 +197,7 @@ t_is "$(names)" "$before" "the refused names changed nothing"
 t_is "$(lc shelf.create "{\"name\":\"$n64\",\"books\":1}" | jq -r '.name | length')" "64" "a 64-character name is accepted"
 t_is "$(lc shelf.destroy "{\"name\":\"$n64\"}" | jq -r .zombies)" "1" "and destroyed"
 lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c --argjson z0 "$z0" '.books - $z0')}" >/dev/null
-t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0}' "its book is free again"
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0,"bad":0}' "its book is free again"
 
 # shelves named under the old rule (128 characters, '+') are kept: shown, renamed, destroyed
 old=$(printf 'o%.0s' $(seq 120))+x
@@ -227,7 +227,7 @@ t_is "$(lc shelf.destroy '{"name":"renamed"}' | jq -r .zombies)" "1" "the rename
 t_like "$(lmsg lc shelf.get "{\"name\":\"$(printf 'x%.0s' $(seq 129))\"}")" "ENAMETOOLONG: shelf name 'x+' is 129 characters long: no shelf has a name longer than 128" "a lookup of 129 characters is refused"
 t_like "$(lmsg lc shelf.destroy '{"name":"a\u0001b"}')" "EINVAL: shelf name 'a.x01b' has a character that is not printable" "a lookup with a control character is refused"
 lc zombie.zeroed "{\"books\":$(lc zombie.list | jq -c --argjson z0 "$z0" '.books - $z0')}" >/dev/null
-t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0}' "their books are free again"
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0,"bad":0}' "their books are free again"
 t_run "the catalogue is consistent" lt_check_db
 
 # restart with the same database keeps everything
@@ -236,7 +236,7 @@ lt_stop
 t_is "$?" "0" "SIGTERM shuts down cleanly (exit 0)"
 lt_start
 t_is "$(lc shelf.get '{"name":"db"}' | jq -c 'del(.activations)')" "$before" "after a restart the shelf, its books and attributes are unchanged"
-t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0}' "after a restart the book counts are unchanged"
+t_is "$(lc stats | jq -c .books)" '{"total":140,"free":135,"inuse":4,"zombie":1,"offline":0,"bad":0}' "after a restart the book counts are unchanged"
 lt_stop
 
 # a changed geometry: a new IG is added, a removed busy IG is refused, a removed free IG goes

@@ -15,7 +15,7 @@ lt_keys admin n1 n2
 lt_conf "$LT_FABRIC" 'share = "rw";'
 lt_start || { t_ok 1 "librarian starts on PostgreSQL"; lt_done; }
 t_ok 0 "librarian starts on an empty PostgreSQL database and creates the catalogue"
-t_is "$(lt_sql "SELECT value FROM meta WHERE key = 'schema_version'")" 3 "schema version 3"
+t_is "$(lt_sql "SELECT value FROM meta WHERE key = 'schema_version'")" 4 "schema version 4"
 t_is "$(lt_sql "SELECT count(*) FROM books")" 140 "every book of the fabric is a row"
 books() { lc stats | jq -c '[.books.free, .books.inuse, .books.zombie]'; }
 

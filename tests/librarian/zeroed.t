@@ -34,7 +34,7 @@ lt_keys admin n1 n2 n3 n4 n5 n6
 lt_conf "$LT_FABRIC"
 lt_start || { t_ok 1 "librarian starts"; lt_done; }
 t_ok 0 "librarian starts"
-t_is "$(version)" "3" "a new catalogue has schema version 3"
+t_is "$(version)" "4" "a new catalogue has schema version 4"
 t_is "$(db "SELECT count(*) FROM books WHERE zeroed <> 0")" "0" "no book of a new catalogue is known zero (new_books = \"unknown\")"
 t_is "$(lc stats | jq -c '[.books.free, .free_known_zero]')" "[140,0]" "stats: 140 free books, none known zero"
 
@@ -178,7 +178,7 @@ lt_conf "$LT_FABRIC"
 # (e) migration of a version-1 catalogue: the schema and rows librarian 1 wrote
 # (librarian/store.c before schema version 2), with a shelf, an activation
 # and a ZOMBIE book
-if lt_sqlite_only 16 "the migration of SQLite catalogues of versions 1 and 2"; then
+if lt_sqlite_only 17 "the migration of SQLite catalogues of versions 1 and 2"; then
 	mv "$T/cat.db" "$T/v2.db"
 	rm -f "$T/cat.db-wal" "$T/cat.db-shm"
 	sqlite3 "$T/cat.db" >/dev/null <<'EOF'
@@ -222,8 +222,9 @@ EOF
 	t_run "check accepts a consistent version-1 catalogue" lt_check_db
 	: >"$T/server.log"
 	lt_start || t_ok 1 "the librarian starts on the version-1 catalogue"
-	t_like "$(cat "$T/server.log")" "catalogue upgraded from schema version 1 to 3" "the upgrade is logged"
-	t_is "$(db 'PRAGMA user_version')" "3" "the catalogue is now version 3"
+	t_like "$(cat "$T/server.log")" "catalogue upgraded from schema version 1 to 4" "the upgrade is logged"
+	t_is "$(db 'PRAGMA user_version')" "4" "the catalogue is now version 4"
+	t_is "$(db "SELECT count(*) FROM bad")" "0" "with a bad table, no book known bad"
 	t_is "$(db "SELECT \"notnull\" || ',' || dflt_value FROM pragma_table_info('books') WHERE name = 'zeroed'")" "1,0" "books gained zeroed NOT NULL DEFAULT 0"
 	t_is "$(db "SELECT \"notnull\" || ',' || dflt_value FROM pragma_table_info('igs') WHERE name = 'zero'")" "1,0" "igs gained zero NOT NULL DEFAULT 0"
 	t_is "$(db "SELECT count(*) FROM books WHERE zeroed <> 0") $(db "SELECT sum(zero) FROM igs")" "0 0" "no migrated book is known zero"
@@ -232,7 +233,7 @@ EOF
 		'["0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9","n3",3,2,"RequestIG",[[3,0],[3,1],[3,2]],[["n3","rw"]]]' \
 		"the shelf, its books and its activation are kept"
 	t_is "$(jq -r '.attrs["user.app"]' <<<"$g")" "pg" "its attributes are kept"
-	t_is "$(lc stats | jq -c .books)" '{"total":140,"free":136,"inuse":3,"zombie":1,"offline":0}' "book counts are kept"
+	t_is "$(lc stats | jq -c .books)" '{"total":140,"free":136,"inuse":3,"zombie":1,"offline":0,"bad":0}' "book counts are kept"
 	t_like "$(lmsg lc shelf.create '{"name":"new1","books":1,"policy":"RequestIG","igs":[3]}')" "ENOSPC: .*only 0 free books known to be zero .* 17 more wait to be zeroed \(1 freed, 16 never used" "a migrated FREE book is not known zero: ENOSPC"
 	t_is "$(zero_node n3)" "1" "n3 zeroes the migrated ZOMBIE book"
 	c=$(lc shelf.create '{"name":"new2","books":1,"policy":"RequestIG","igs":[3]}')
@@ -248,20 +249,20 @@ fi
 # a catalogue newer than this librarian is refused and left alone
 newer=$(lt_db_copy newer)
 if [ "$LT_STORE" = pg ]; then
-	lt_sqlw_copy newer "UPDATE meta SET value = '4' WHERE key = 'schema_version'"
+	lt_sqlw_copy newer "UPDATE meta SET value = '5' WHERE key = 'schema_version'"
 	vsql="SELECT value FROM meta WHERE key = 'schema_version'"
-	why="schema version 4 is not supported \(this librarian knows version 3\)"
+	why="schema version 5 is not supported \(this librarian knows version 4\)"
 else
-	lt_sqlw_copy newer "PRAGMA user_version = 4"
+	lt_sqlw_copy newer "PRAGMA user_version = 5"
 	vsql='PRAGMA user_version'
-	why="newer.db: catalogue schema version 4 is newer than this librarian's \(3\)"
+	why="newer.db: catalogue schema version 5 is newer than this librarian's \(4\)"
 fi
 sum=$(lt_db_sum newer)
 out=$(timeout 20 "$LIB" -c "$T/lib.conf" --db "$newer" 2>&1)
-t_is "$?" "1" "a version-4 catalogue is refused"
+t_is "$?" "1" "a version-5 catalogue is refused"
 t_like "$out" "$why" "the refusal says the catalogue is newer"
-t_is "$(lt_db_sum newer) $(lt_sql_copy newer "$vsql")" "$sum 4" "and leaves it unchanged"
+t_is "$(lt_db_sum newer) $(lt_sql_copy newer "$vsql")" "$sum 5" "and leaves it unchanged"
 out=$("$LIB" check --db "$newer")
 t_is "$?" "1" "check refuses it too"
-t_like "$out" "schema version 4 is not supported" "naming the version"
+t_like "$out" "schema version 5 is not supported" "naming the version"
 lt_done

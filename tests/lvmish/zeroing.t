@@ -193,21 +193,62 @@ L deactivate all2 >/dev/null && L resize all2 -s -4b -f >/dev/null || echo "shri
 modprobe hwpoison_inject; mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 echo ok')
 t_is "$out" ok "(set-up)"
-bad=$(em_admin zombie.list '{"limit":100}' | jq -c '.books | sort | .[0]')
+zl=$(em_admin zombie.list '{"limit":100}' | jq -c '.books | sort')
+bad=$(jq -c '.[0]' <<<"$zl") free=$(jq -c '.[1]' <<<"$zl")
 zbefore=$(em_admin stats | jq .books.zombie)
-out=$(n1 'ig='"$(jq '.[0]' <<<"$bad")"' book='"$(jq '.[1]' <<<"$bad")"'
-dev=$(lfsctl fabric --json | jq -r ".[] | select(.ig == $ig) | .path")
-res=$(cat /sys/block/$(basename $dev)/device/resource)
-echo $(( (res + (2 << 20) + book * ('"$BMB"' << 20) + 3 * 4096) / 4096 )) >/sys/kernel/debug/hwpoison/corrupt-pfn 2>/dev/null
+# poison IG BOOK PAGE: that page of the book, through the hwpoison injector
+# (pmemN's data starts at its pfn device's resource, the books 2 MiB after it)
+poison='poison() {
+	local dev res
+	dev=$(lfsctl fabric --json | jq -r ".[] | select(.ig == $1) | .path")
+	res=$(cat /sys/block/$(basename $dev)/device/resource)
+	echo $(( (res + (2 << 20) + $2 * ('"$BMB"' << 20) + $3 * 4096) / 4096 )) >/sys/kernel/debug/hwpoison/corrupt-pfn 2>/dev/null
+}'
+out=$(n1 "$poison"'
+poison '"$(jq '.[0]' <<<"$bad") $(jq '.[1]' <<<"$bad")"' 3
 lfsctl fabric --json | jq -c "[.[] | .ig as \$i | .bad[]? | [\$i, .book, .offset]]"')
 em_agent_start 1 >/dev/null
 out+=$'\n'$(n1 'L scrub >/tmp/scrub3.out 2>&1; L status | grep -m1 "bad memory"')
 t_is "$(head -n 1 <<<"$out")" "[[$(jq '.[0]' <<<"$bad"),$(jq '.[1]' <<<"$bad"),12288]]" \
 	"book $bad, ZOMBIE, gets page 3 poisoned: the node lists that bad range"
-t_is "$(em_admin stats | jq .books.zombie)" 1 "  the agent zeroed the other $((zbefore - 1)) ZOMBIE books; one is left"
-t_is "$(em_admin zombie.list '{"limit":100}' | jq -c .books)" "[$bad]" \
-	"  the one left is $bad: never FREE, never handed out"
-t_like "$out" "1 (ZOMBIE books )?holding bad memory" "  status says why: $(tail -n 1 <<<"$out")"
+t_is "$(em_admin stats | jq -c '[.books.zombie, .books.bad]')" "[0,1]" \
+	"  the agent reported it (BAD) and zeroed the other $((zbefore - 1)) ZOMBIE books"
+t_is "$(em_admin book.bad_list | jq -c '[.bad[] | [.ig, .book, .offset, .length, .state, .node]]')" \
+	"[[$(jq '.[0]' <<<"$bad"),$(jq '.[1]' <<<"$bad"),12288,4096,\"bad\",\"node1\"]]" \
+	"  the librarian lists $bad bad: never FREE, never handed out"
+# --- issue 32 item 3: poison under the running agent: a page of an active
+# shelf's book and one of a FREE book; the agent's next pass (a heartbeat
+# interval) reports them; the librarian keeps them out of every new shelf
+t0=$SECONDS fkz=$(em_admin stats | jq .free_known_zero)
+out=$(n1 "$poison"'
+L activate all2 >/dev/null || echo "activate failed"
+b=$(L show all2 --json | jq -c ".[0].map[1]")
+poison $(jq ".[0]" <<<"$b") $(jq ".[1]" <<<"$b") 5
+poison '"$(jq '.[0]' <<<"$free") $(jq '.[1]' <<<"$free")"' 7
+lfsctl fabric --json | jq "[.[] | .bad[]?] | length"
+echo "$b"')
+inuse=$(tail -n 1 <<<"$out")
+t_is "$(head -n 1 <<<"$out")" 3 "a book of active shelf all2 ($inuse, page 5) and FREE $free (page 7) poisoned: 3 bad ranges"
+end=$((SECONDS + 20))
+until [ "$(em_admin book.bad_list | jq '.bad | length')" = 3 ] || [ "$SECONDS" -ge "$end" ]; do sleep 0.2; done
+t_is "$(em_admin book.bad_list | jq -c --argjson u "$inuse" --argjson f "$free" \
+	'[.bad[] | select([.ig, .book] == $u or [.ig, .book] == $f) | [.ig, .book, .offset, .state, .shelf, .seq]]')" \
+	"$(jq -cn --argjson u "$inuse" --argjson f "$free" \
+		'[[$u[0], $u[1], 20480, "inuse", "all2", 1], [$f[0], $f[1], 28672, "bad", null, null]] | sort_by(.[0] * 4294967296 + .[1])')" \
+	"  the agent reported both within $((SECONDS - t0)) s: all2's book stays on all2, the FREE one is BAD"
+t_is "$(em_admin stats | jq -c '[.books.bad, .free_known_zero]')" "[2,$((fkz - 1))]" \
+	"  2 BAD books; $((fkz - 1)) books left to allocate (the FREE bad one is no longer counted)"
+out=$(n1 'L create all3 -s '"$((fkz - 1))"'b >/dev/null && L show all3 --json | jq -c ".[0].map"
+L create all4 -s 1b >/dev/null 2>&1 || echo "all4 refused"
+L fabric | sed -n "/bad memory/,\$p" | tail -n +3 | awk "{print \$5, \$6}" | sort | paste -sd " "
+L show all2 --json | jq -c ".[0].bad | map([.seq, .offset, .length, .shelf_offset])"')
+t_is "$(jq length <<<"$(sed -n 1p <<<"$out")")" "$((fkz - 1))" "a new shelf gets the last $((fkz - 1)) good books: $(sed -n 1p <<<"$out")"
+t_ok "$(jq -e --argjson f "$free" --argjson b "$bad" 'index([$f]) == null and index([$b]) == null' <<<"$(sed -n 1p <<<"$out")" >/dev/null; echo $?)" \
+	"  neither bad book"
+t_is "$(sed -n 2p <<<"$out")" "all4 refused" "  and the next shelf is refused: the bad books are not handed out"
+t_is "$(sed -n 3p <<<"$out")" "bad - bad - inuse all2" "lfsvol fabric lists the 3 bad books, all2's with its shelf"
+t_is "$(sed -n 4p <<<"$out")" "[[1,20480,4096,$((BMB * 1048576 + 20480))]]" "lfsvol show all2 --json: its book 1, at byte $((BMB * 1048576 + 20480)) of the shelf"
+t_diag "the checks of reported bad memory took $((SECONDS - t0)) s"
 n1 'L deactivate --all >/dev/null; kill $(cat /tmp/agent.pid)' >/dev/null
 machine_stop_node 1
 t_ok $? "the node powers off with no kernel warning"
