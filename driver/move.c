@@ -162,11 +162,19 @@ static int lfs_move_pinned(struct lfs_move *mv, struct inode *inode)
 static int lfs_move_invalidate(struct lfs_move *mv, struct inode *inode)
 {
 	struct address_space *mapping = inode->i_mapping;
-	int ret;
+	int ret, tries;
 
-	filemap_invalidate_lock(mapping);
-	ret = invalidate_inode_pages2(mapping);
-	filemap_invalidate_unlock(mapping);
+	for (tries = 0; tries < 3; tries++) {
+		filemap_invalidate_lock(mapping);
+		ret = invalidate_inode_pages2(mapping);
+		filemap_invalidate_unlock(mapping);
+		if (!ret)
+			break;
+		pr_notice("%s: move: inode %lu: DAX entries busy (error %d, %lu left), again\n",
+			  mv->shelf->disk->disk_name, inode->i_ino, ret,
+			  mapping->nrpages);
+		filemap_write_and_wait(mapping);
+	}
 	if (ret)
 		pr_err("%s: move: inode %lu keeps DAX entries (error %d)\n",
 		       mv->shelf->disk->disk_name, inode->i_ino, ret);
@@ -319,6 +327,14 @@ static int lfs_move_target(struct lfs_move *mv, const struct lfs_book *to,
 	u64 page;
 	int ret;
 
+	ret = lfs_book_resolve(to, &mv->to, extack);
+	if (ret)
+		return ret;
+	if (xa_load(&mv->to.fabric->owners, to->book) == mv->shelf) {
+		NL_SET_ERR_MSG_FMT(extack, "book %u:%u is a book of shelf '%s' already",
+				   to->ig, to->book, mv->shelf->name);
+		return -EINVAL;
+	}
 	ret = lfs_books_reserve(mv->shelf, to, 1, &mv->to, extack);
 	if (ret)
 		return ret;
