@@ -154,6 +154,8 @@ static int lfs_move_pinned(struct lfs_move *mv, struct inode *inode)
 	 * without dirtying the inode. Counted, and written back here.
 	 */
 	if (mapping_tagged(mapping, PAGECACHE_TAG_DIRTY)) {
+		pr_notice("%s: move: inode %lu has dirty DAX entries, frozen\n",
+			  mv->shelf->disk->disk_name, inode->i_ino);
 		mv->nr_dirty++;
 		filemap_write_and_wait(mapping);
 	}
