@@ -96,28 +96,30 @@ t_is "$(lfs_state)" "$before" "nothing changed by the refusals"
 t_run "remove other" lfsctl remove other
 t_time "set up, refusals"
 
-# 2 MiB books: all 16 moved under the writers.
+# 2 MiB books: half of them moved under the writers (16 in the spike's
+# runs, docs/MOVE.md; 8 keep the file's cost down).
 start_writers $M $((4 << 20))
 t_ok $? "writers started"
-t_run "16 books moved to IG 1 one by one, mounted and written" move_all mv 16 1
+t_run "8 books moved to IG 1 one by one, mounted and written" move_all mv 8 1
 stop_writers "2 MiB books"
 t_is "$(lfsctl list --json mv | jq -c '.[0].map')" \
-	"$(printf '"1:%d",' $(seq 0 15) | sed 's/,$//; s/^/[/; s/$/]/')" "the map holds IG 1's books"
+	"$(printf '"%s",' $(seq -f 1:%g 0 7) $(seq -f 0:%g 8 15) | sed 's/,$//; s/^/[/; s/$/]/')" \
+	"the map holds IG 1's books, then IG 0's"
 t_diag "stalls of the 2 MiB moves (us): $(stalls mv)"
 t_diag "$(stall_parts mv)"
 t_diag "$(dmesg | grep 'busy.*again')"
 t_time "2 MiB moves"
-t_run "the old books are free: zeroed" lfsctl zero 0:0-15
+t_run "the old books are free: zeroed" lfsctl zero 0:0-7
 t_run "a MAP_SYNC file reads right after the zeroing" movemap --check $M/sync $((4 << 20))
 t_run "a MAP_SHARED file reads right after the zeroing" movemap --check $M/shared $((4 << 20))
 t_run "a file written before reads right" cmp <(pattern 7 8M) $M/still
 # No DAX entry of mv still names an old book's page (page->mapping): else
 # mapping them again in another shelf trips dax_associate_entry()'s WARN.
-reuse=$(lfsctl create reuse 0:0-15)
+reuse=$(lfsctl create reuse 0:0-7)
 mkdir -p /tmp/mnt2
 t_run "the old books as a new shelf, mounted -o dax" \
-	eval "mkfs.ext4 -q -b 4096 $reuse && mount -o dax $reuse /tmp/mnt2 && fallocate -l 24M /tmp/mnt2/f"
-t_run "24 MiB of its file mapped and stored to" mapsync --touch /tmp/mnt2/f 24M
+	eval "mkfs.ext4 -q -b 4096 $reuse && mount -o dax $reuse /tmp/mnt2 && fallocate -l 12M /tmp/mnt2/f"
+t_run "12 MiB of its file mapped and stored to" mapsync --touch /tmp/mnt2/f 12M
 t_run "umount it" umount /tmp/mnt2
 t_run "remove it" lfsctl remove reuse
 t_run "umount" umount $M
@@ -138,11 +140,11 @@ t_run "mkfs.ext4 and mount -o dax" eval "mkfs.ext4 -q -b 4096 $dev && mount -o d
 pattern 8 16M >$M/still
 start_writers $M $((8 << 20))
 t_ok $? "writers started"
-t_run "2 books of 64 MiB moved to IG 1, mounted and written" move_all big 2 1
+t_run "a book of 64 MiB moved to IG 1, mounted and written" move_all big 1 1
 stop_writers "64 MiB books"
 t_diag "stalls of the 64 MiB moves (us): $(stalls big)"
 t_diag "$(stall_parts big)"
-t_run "the old books are free: zeroed" lfsctl zero 0:0-1
+t_run "the old book is free: zeroed" lfsctl zero 0:0
 t_run "the MAP_SYNC file reads right" movemap --check $M/sync $((8 << 20))
 t_run "the file written before reads right" cmp <(pattern 8 16M) $M/still
 t_run "umount" umount $M
