@@ -118,8 +118,8 @@ t_run "a file written before reads right" cmp <(pattern 7 8M) $M/still
 reuse=$(lfsctl create reuse 0:0-7)
 mkdir -p /tmp/mnt2
 t_run "the old books as a new shelf, mounted -o dax" \
-	eval "mkfs.ext4 -q -b 4096 $reuse && mount -o dax $reuse /tmp/mnt2 && fallocate -l 12M /tmp/mnt2/f"
-t_run "12 MiB of its file mapped and stored to" mapsync --touch /tmp/mnt2/f 12M
+	eval "mkfs.ext4 -q -b 4096 $reuse && mount -o dax $reuse /tmp/mnt2 && fallocate -l 8M /tmp/mnt2/f"
+t_run "8 MiB of its file mapped and stored to" mapsync --touch /tmp/mnt2/f 8M
 t_run "umount it" umount /tmp/mnt2
 t_run "remove it" lfsctl remove reuse
 t_run "umount" umount $M
