@@ -230,10 +230,12 @@ static int lfs_move_copy(struct lfs_move *mv, struct netlink_ext_ack *extack)
 		src = lfs_move_kaddr(&mv->from, off >> PAGE_SHIFT, nr);
 		dst = lfs_move_kaddr(&mv->to, off >> PAGE_SHIFT, nr);
 		if (!src || !dst || copy_mc_to_kernel(buf, src, LFS_MOVE_CHUNK)) {
+			/* the old book unless only the new one failed to map */
+			const struct lfs_extent *bad = src && !dst ? &mv->to : &mv->from;
+
 			NL_SET_ERR_MSG_FMT(extack,
 					   "book %u:%u: reading or writing at offset %llu failed",
-					   src ? mv->to.fabric->ig : mv->from.fabric->ig,
-					   src ? mv->to.book : mv->from.book, off);
+					   bad->fabric->ig, bad->book, off);
 			ret = -EIO;
 		} else {
 			memcpy_flushcache(dst, buf, LFS_MOVE_CHUNK);
