@@ -375,16 +375,13 @@ static bool lfs_bio_dax(struct lfs_shelf *shelf, struct bio *bio)
 		return false;
 	within = sector & ((1ULL << shift) - 1);
 	id = lfs_copy_lock();
-	if (unlikely(READ_ONCE(shelf->moving))) {
-		done = false; /* waits at the gate (lfs_submit_bio()) */
-	} else if (unlikely(READ_ONCE(shelf->dying) ||
-			    lfs_shelf_fenced(shelf) ||
-			    !lfs_bio_book_rcu(shelf, bio, &ext))) {
+	if (unlikely(READ_ONCE(shelf->dying) || lfs_shelf_fenced(shelf) ||
+		     !lfs_bio_book_rcu(shelf, bio, &ext))) {
 		bio_io_error(bio);
 	} else {
 		kaddr = lfs_fabric_page(ext.fabric,
 					lfs_bio_pgoff(&ext, within, shift));
-		if (kaddr)
+		if (kaddr && !READ_ONCE(shelf->moving))
 			lfs_dax_end(bio, kaddr, within);
 		else
 			done = false;
@@ -397,8 +394,7 @@ static bool lfs_bio_dax(struct lfs_shelf *shelf, struct bio *bio)
  * A removed shelf's books may be another shelf's already, and a fenced
  * shelf's may be another node's: their bios fail. The check and the whole
  * remap or copy run inside lfs_io_lock(), which a fence waits for, or, for
- * the common copy, inside lfs_copy_lock() (lfs_bio_dax()). While a book of
- * the shelf moves, bios wait here (the move's gate, move.c).
+ * the common copy, inside lfs_copy_lock() (lfs_bio_dax()).
  */
 static void lfs_submit_bio(struct bio *bio)
 {
@@ -409,11 +405,8 @@ again:
 	if (lfs_bio_dax(shelf, bio))
 		return;
 	idx = lfs_io_lock();
-	if (unlikely(READ_ONCE(shelf->moving))) {
-		lfs_io_unlock(idx);
-		wait_var_event(&shelf->moving, !READ_ONCE(shelf->moving));
+	if (lfs_move_gated(shelf, idx))
 		goto again;
-	}
 	if (unlikely(READ_ONCE(shelf->dying) || lfs_shelf_fenced(shelf)))
 		bio_io_error(bio);
 	else

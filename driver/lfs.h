@@ -219,6 +219,20 @@ extern atomic_t lfs_leased_open;
 int lfs_io_lock(void);
 void lfs_io_unlock(int idx);
 void lfs_io_wait(void);
+
+/*
+ * The gate of a book move (move.c): while a book of the shelf moves, a bio
+ * leaves its lfs_io_lock() section (@io_idx), waits, and starts again; a
+ * copy inside lfs_copy_lock() is not done (lfs_bio_dax() sees the flag too).
+ */
+static inline bool lfs_move_gated(struct lfs_shelf *shelf, int io_idx)
+{
+	if (likely(!READ_ONCE(shelf->moving)))
+		return false;
+	lfs_io_unlock(io_idx);
+	wait_var_event(&shelf->moving, !READ_ONCE(shelf->moving));
+	return true;
+}
 bool lfs_lease_over(u64 epoch);
 bool lfs_lease_resets(void);
 
