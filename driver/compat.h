@@ -82,6 +82,15 @@
 #endif
 
 /*
+ * 6.8: freeze_bdev() is bdev_freeze(), and the frozen super_block is no
+ * longer kept in the block_device (bd_fsfreeze_sb). Book moves (move.c)
+ * are built only before it for now.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define LFS_HAVE_BDEV_FREEZE 1
+#endif
+
+/*
  * By 6.10 (the first kernel after 6.1 that lfs builds for): memory failure
  * tells a DAX holder of its device's unbind with MF_MEM_PRE_REMOVE.
  */

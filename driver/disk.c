@@ -381,7 +381,7 @@ static bool lfs_bio_dax(struct lfs_shelf *shelf, struct bio *bio)
 	} else {
 		kaddr = lfs_fabric_page(ext.fabric,
 					lfs_bio_pgoff(&ext, within, shift));
-		if (kaddr)
+		if (kaddr && !READ_ONCE(shelf->moving))
 			lfs_dax_end(bio, kaddr, within);
 		else
 			done = false;
@@ -401,9 +401,12 @@ static void lfs_submit_bio(struct bio *bio)
 	struct lfs_shelf *shelf = bio->bi_bdev->bd_disk->private_data;
 	int idx;
 
+again:
 	if (lfs_bio_dax(shelf, bio))
 		return;
 	idx = lfs_io_lock();
+	if (lfs_move_gated(shelf, idx))
+		goto again;
 	if (unlikely(READ_ONCE(shelf->dying) || lfs_shelf_fenced(shelf)))
 		bio_io_error(bio);
 	else

@@ -99,6 +99,7 @@ struct lfs_shelf {
 	bool fenced;
 	u64 lease_epoch; /* the lease's epoch at its creation, if leased */
 	atomic_t remaps; /* bios remapped to a fabric, not ended (disk.c) */
+	bool moving; /* a book is being moved: bios wait (move.c, disk.c) */
 	u64 created; /* CLOCK_BOOTTIME ns when the disk appeared */
 
 	/* A create or extend arriving in several messages. */
@@ -179,6 +180,11 @@ int lfs_shelf_shrink(struct lfs_shelf *shelf, u32 nr_books,
 int lfs_shelf_remove(struct lfs_shelf *shelf, struct netlink_ext_ack *extack);
 void lfs_shelf_release_staging(u32 portid);
 bool lfs_shelf_live(const struct lfs_shelf *shelf);
+struct lfs_map *lfs_map_alloc(u32 nr_books);
+
+/* move.c */
+int lfs_book_move(struct lfs_shelf *shelf, u32 index, const struct lfs_book *to,
+		  struct netlink_ext_ack *extack);
 unsigned int lfs_shelf_openers(struct lfs_shelf *shelf);
 
 /* reserve.c */
@@ -213,6 +219,20 @@ extern atomic_t lfs_leased_open;
 int lfs_io_lock(void);
 void lfs_io_unlock(int idx);
 void lfs_io_wait(void);
+
+/*
+ * The gate of a book move (move.c): while a book of the shelf moves, a bio
+ * leaves its lfs_io_lock() section (@io_idx), waits, and starts again; a
+ * copy inside lfs_copy_lock() is not done (lfs_bio_dax() sees the flag too).
+ */
+static inline bool lfs_move_gated(struct lfs_shelf *shelf, int io_idx)
+{
+	if (likely(!READ_ONCE(shelf->moving)))
+		return false;
+	lfs_io_unlock(io_idx);
+	wait_var_event(&shelf->moving, !READ_ONCE(shelf->moving));
+	return true;
+}
 bool lfs_lease_over(u64 epoch);
 bool lfs_lease_resets(void);
 

@@ -51,6 +51,9 @@ int lfs_dump_shelves(struct sk_buff *skb, struct netlink_callback *cb);
 /* nl_books.c */
 int lfs_cmd_books(struct sk_buff *skb, struct genl_info *info);
 
+/* nl_move.c */
+int lfs_cmd_book_move(struct sk_buff *skb, struct genl_info *info);
+
 /* nl_lease.c */
 int lfs_cmd_renew(struct sk_buff *skb, struct genl_info *info);
 int lfs_cmd_lease_get(struct sk_buff *skb, struct genl_info *info);

@@ -90,6 +90,12 @@ static const struct nla_policy lfs_books_policy[LFS_A_MAX + 1] = {
 	[LFS_A_BOOKS] = LFS_POLICY_BOOKS,
 };
 
+static const struct nla_policy lfs_move_policy[LFS_A_MAX + 1] = {
+	[LFS_A_NAME] = LFS_POLICY_NAME,
+	[LFS_A_BOOKS_START] = { .type = NLA_U32 },
+	[LFS_A_BOOKS] = NLA_POLICY_EXACT_LEN(sizeof(struct lfs_book)),
+};
+
 static const struct nla_policy lfs_renew_policy[LFS_A_MAX + 1] = {
 	[LFS_A_LEASE_START] = { .type = NLA_U64 },
 	[LFS_A_LEASE_MS] = { .type = NLA_U32 },
@@ -205,6 +211,13 @@ static const struct genl_ops lfs_ops[] = {
 		.cmd = LFS_CMD_BOOK_CHECK,
 		.doit = lfs_cmd_books,
 		.policy = lfs_books_policy,
+		.maxattr = LFS_A_MAX,
+		.internal_flags = LFS_OP_ADMIN,
+	},
+	{
+		.cmd = LFS_CMD_BOOK_MOVE,
+		.doit = lfs_cmd_book_move,
+		.policy = lfs_move_policy,
 		.maxattr = LFS_A_MAX,
 		.internal_flags = LFS_OP_ADMIN,
 	},

@@ -65,7 +65,7 @@ static struct lfs_map *lfs_shelf_map(struct lfs_shelf *shelf)
 					 lockdep_is_held(&lfs_lock));
 }
 
-static struct lfs_map *lfs_map_alloc(u32 nr_books)
+struct lfs_map *lfs_map_alloc(u32 nr_books)
 {
 	struct lfs_map *map =
 		kvzalloc(struct_size(map, books, nr_books), GFP_KERNEL);

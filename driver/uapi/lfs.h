@@ -172,6 +172,22 @@
  *   Errors: ENODEV, ERANGE as for CREATE (also if the device is detached
  *   during the check); EINTR if a fatal signal arrives.
  *
+ * LFS_CMD_BOOK_MOVE [admin]: move one book of a shelf to another book while
+ *   the shelf stays open and mounted (docs/MOVE.md; Linux 6.1 only so far).
+ *   A filesystem mounted on the shelf is frozen meanwhile; bios wait.
+ *     LFS_A_NAME       string, required: the shelf
+ *     LFS_A_BOOKS_START u32, required: the book's index in the shelf
+ *     LFS_A_BOOKS      binary, required: one struct lfs_book, the target,
+ *                      which no shelf holds (the librarian decides which)
+ *   Reply: none but the ack; the old book no longer belongs to the shelf.
+ *   Errors: ENOENT no such shelf; ERANGE index beyond the shelf, or target
+ *   beyond its device; ENODEV target's IG not attached; EBUSY target held
+ *   by a shelf or being zeroed, a page pinned (O_DIRECT, RDMA: try again),
+ *   or mappings of the old book remain after the switch (the old book then
+ *   stays reserved); EINVAL target is a book of this shelf, or of another
+ *   book size; EIO target holds a bad range, or the copy failed (poison);
+ *   EOPNOTSUPP a book without DAX, or a kernel not yet supported.
+ *
  * Leases and fencing (docs/FENCING.md)
  * ------------------------------------
  *
@@ -384,6 +400,7 @@ enum lfs_cmd {
 	LFS_CMD_UPCALL_REQUEST,
 	LFS_CMD_UPCALL_REPLY,
 	LFS_CMD_FABRIC_BAD,
+	LFS_CMD_BOOK_MOVE,
 	__LFS_CMD_MAX
 };
 #define LFS_CMD_MAX (__LFS_CMD_MAX - 1)

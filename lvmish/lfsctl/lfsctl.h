@@ -27,6 +27,7 @@ int cmd_create(int argc, char **argv);
 int cmd_extend(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
+int cmd_move(int argc, char **argv);
 int cmd_zero(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);

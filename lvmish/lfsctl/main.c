@@ -25,6 +25,8 @@ static const struct lfsctl_cmd commands[] = {
 	{ "shrink", cmd_shrink, "NAME --books N",
 	  "keep the first N books of a shelf (not while open)", false },
 	{ "remove", cmd_remove, "NAME", "remove a shelf (not while open or mounted)", false },
+	{ "move", cmd_move, "NAME INDEX IG:BOOK",
+	  "move book INDEX of a shelf to book IG:BOOK while it stays in use (Linux 6.1)", false },
 	{ "zero", cmd_zero, "BOOKS", "write zeroes over books no shelf holds", false },
 	{ "check", cmd_check, "BOOKS",
 	  "print the books (no shelf holds) that read as zeroes; writes nothing", true },

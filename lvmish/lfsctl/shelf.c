@@ -165,6 +165,43 @@ int cmd_remove(int argc, char **argv)
 	return 0;
 }
 
+int cmd_move(int argc, char **argv)
+{
+	struct lfs_book *to = NULL;
+	struct lfs_client *c;
+	uint32_t index;
+	size_t n;
+	int ret;
+
+	if (argc != 4 || argv[1][0] == '-')
+		return lfsctl_usage("move");
+	if (check_name("move", argv[1]))
+		return EXIT_USAGE;
+	if (lfs_parse_u32(argv[2], UINT32_MAX, &index)) {
+		lfsctl_err("%s move: invalid book index `%s': give a number >= 0\n", prog, argv[2]);
+		return EXIT_USAGE;
+	}
+	if (lfsctl_books("move", argv[3], &to, &n))
+		return EXIT_USAGE;
+	if (n != 1) {
+		free(to);
+		lfsctl_err("%s move: `%s' is %zu books: give one IG:BOOK\n", prog, argv[3], n);
+		return EXIT_USAGE;
+	}
+	c = lfsctl_connect("move");
+	if (!c) {
+		free(to);
+		return EXIT_FAILURE;
+	}
+	ret = lfsnl_book_move(c, argv[1], index, to);
+	free(to);
+	if (ret)
+		return lfsctl_fail(c, "move", argv[1], ret);
+	shelf_result(c, argv[1]);
+	lfs_client_close(c);
+	return 0;
+}
+
 /* The books whose flag is want, as "IG:BOOK" strings. */
 static json_t *books_json(const struct lfs_book *books, size_t n, const bool *flag, bool want)
 {

@@ -117,6 +117,9 @@ int lfsnl_shelf_extend(struct lfs_client *c, const char *name, const struct lfs_
 		       size_t n);
 int lfsnl_shelf_shrink(struct lfs_client *c, const char *name, uint32_t nr_books);
 int lfsnl_shelf_remove(struct lfs_client *c, const char *name);
+/* Move book @index of shelf @name to book @to, the shelf active (BOOK_MOVE). */
+int lfsnl_book_move(struct lfs_client *c, const char *name, uint32_t index,
+		    const struct lfs_book *to);
 /* All shelves, or only @name (then -ENOENT if it does not exist). */
 int lfsnl_shelf_list(struct lfs_client *c, const char *name, struct lfs_shelf_info **out,
 		     size_t *n);

@@ -224,6 +224,18 @@ int lfsnl_shelf_remove(struct lfs_client *c, const char *name)
 	return lfs_request(c, msg, NULL, NULL);
 }
 
+int lfsnl_book_move(struct lfs_client *c, const char *name, uint32_t index,
+		    const struct lfs_book *to)
+{
+	struct nl_msg *msg = lfs_msg_new(c, LFS_CMD_BOOK_MOVE, NLM_F_ACK, MSG_SMALL);
+
+	if (!msg || nla_put_string(msg, LFS_A_NAME, name) ||
+	    nla_put_u32(msg, LFS_A_BOOKS_START, index) ||
+	    nla_put(msg, LFS_A_BOOKS, sizeof(*to), to))
+		return put_failed(c, msg);
+	return lfs_request(c, msg, NULL, NULL);
+}
+
 struct check_zero {
 	const struct lfs_book *books; /* this request's part */
 	size_t n;
