@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "bad.h"
+#include "proxy.h"
 #include "kernel.h"
 #include "lfsvol.h"
 #include "session.h"

@@ -5,8 +5,8 @@
  * node's lease (renew.c), the work on books in a child process (job.c),
  * the zeroing of ZOMBIE books (zero.c), the read-only check and the
  * background zeroing of never-used FREE books (check.c), the copies of
- * shelves (copyjob.c), and the session it lends on STATE_DIR/agent.sock
- * (proxy.c). agent.c runs them.
+ * shelves (copyjob.c), the session it lends on STATE_DIR/agent.sock
+ * (proxy.h) and the reports of bad memory (bad.h). agent.c runs them.
  */
 #ifndef LFSVOL_AGENT_H
 #define LFSVOL_AGENT_H
@@ -39,17 +39,6 @@ void lfsvol_renew_stop(struct lfsvol_renewer *rn);
 long long lfsvol_renew_zombies(struct lfsvol_renewer *rn, int *interval);
 
 /*
- * bad.c: this node's fabrics' bad ranges (FABRIC_GET) reported with
- * book.bad, unless the librarian heard this very set in this session
- * (sig is 0 for a new session: agent.c).
- */
-struct agent_bad {
-	uint64_t sig; /* of the set last reported */
-	unsigned int passes;
-};
-int lfsvol_bad_report(struct lfsvol_lib *lib, struct lfs_client *drv, struct agent_bad *ab);
-
-/*
  * zero.c: zero this node's ZOMBIE books, then tell the librarian; verbose:
  * progress lines. In the caller's process (agent --once, lfsvol_agent_scrub).
  */
@@ -75,17 +64,5 @@ int lfsvol_check_start(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 int lfsvol_check_collect(const struct lfsvol_conf *conf, struct lfsvol_lib *lib,
 			 struct agent_state *st, struct lfsvol_job *job);
 void lfsvol_check_stop(struct agent_state *st);
-
-/* proxy.c: STATE_DIR/agent.sock (mode 0600); one request of a client, on lib (NULL: none). */
-int lfsvol_proxy_listen(const char *state_dir);
-void lfsvol_proxy_unlink(const char *state_dir);
-/* The copies the requests of copy.h act on, and the driver session that finds the shelves. */
-struct proxy_copy {
-	struct agent_copies *copies;
-	struct lfs_client *drv;
-};
-/* agent.info, agent.scrub and agent.copy.* are answered here; agent.scrub sets *scrub. */
-int lfsvol_proxy_serve_one(int fd, struct lfsvol_lib *lib, const struct agent_state *st,
-			   bool *scrub, struct proxy_copy *pc);
 
 #endif /* LFSVOL_AGENT_H */

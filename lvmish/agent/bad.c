@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "agent.h"
+#include "bad.h"
 #include "lfsvol.h"
 #include "session.h"
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "proxy.h"
 #include "session.h"
 
 int lfsvol_proxy_listen(const char *state_dir)
