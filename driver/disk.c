@@ -79,6 +79,15 @@ static void lfs_flush_fabrics(struct lfs_shelf *shelf, struct bio *parent)
 	n = smp_load_acquire(&shelf->nr_flush);
 
 	for (i = 0; i < n; i++) {
+		/*
+		 * A device-DAX's copies store past the cache (lfs_copy()'s
+		 * memcpy_flushcache()): they need only be done, as pmem's
+		 * flush of a platform without flush hints does.
+		 */
+		if (lfs_fabric_devdax(shelf->flush[i])) {
+			wmb(); /* the copies' stores are done before the flush ends */
+			continue;
+		}
 		flush = bio_alloc_bioset(shelf->flush[i]->bdev, 0,
 					 REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
 					 GFP_NOIO, &lfs_bioset);
@@ -141,7 +150,7 @@ static pgoff_t lfs_bio_pgoff(const struct lfs_extent *ext, sector_t within,
  */
 static void *lfs_fabric_page(const struct lfs_fabric *fabric, pgoff_t pgoff)
 {
-	struct badblocks *bb = fabric->bdev->bd_disk->bb;
+	struct badblocks *bb = fabric->bdev ? fabric->bdev->bd_disk->bb : NULL;
 
 	if (!fabric->kaddr || lfs_fabric_has_bad(fabric) ||
 	    !lfs_fabric_mapped(READ_ONCE(fabric->dead), fabric->dax_dev) ||
@@ -255,6 +264,29 @@ static bool lfs_bio_bad(const struct bio *bio, const struct lfs_extent *ext,
 	return lfs_bad_first(ext->fabric, page, nr) < page + nr;
 }
 
+/*
+ * A device-DAX has no block device to remap to: reads and writes, FUA ones
+ * too (the copy's stores are flushed, wmb() orders them before the end), are
+ * copied; anything else is not supported.
+ */
+static void lfs_bio_devdax(struct bio *bio, const struct lfs_extent *ext,
+			   sector_t within, unsigned int shift)
+{
+	bool done = false;
+	int id;
+
+	if (bio_op(bio) != REQ_OP_READ && bio_op(bio) != REQ_OP_WRITE) {
+		bio->bi_status = BLK_STS_NOTSUPP;
+		bio_endio(bio);
+		return;
+	}
+	id = dax_read_lock();
+	done = lfs_dax_io(bio, ext, within, shift);
+	dax_read_unlock(id);
+	if (!done)
+		bio_io_error(bio);
+}
+
 /* Served through the DAX mapping, or remapped to the fabric device. */
 static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
 			const struct lfs_extent *ext, sector_t within,
@@ -265,6 +297,10 @@ static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
 
 	if (unlikely(lfs_bio_bad(bio, ext, within, shift))) {
 		bio_io_error(bio);
+		return;
+	}
+	if (lfs_fabric_devdax(ext->fabric)) {
+		lfs_bio_devdax(bio, ext, within, shift);
 		return;
 	}
 
@@ -492,6 +528,10 @@ static struct gendisk *lfs_disk_alloc(struct lfs_shelf *shelf)
 	for (i = 0; i < shelf->nr_flush; i++) {
 		struct block_device *bdev = shelf->flush[i]->bdev;
 
+		if (!bdev) {
+			lfs_limits_devdax(&lim);
+			continue;
+		}
 		if (blk_stack_limits(&lim, &bdev_get_queue(bdev)->limits,
 				     get_start_sect(bdev) +
 					     shelf->flush[i]->start_sect) < 0)
@@ -506,6 +546,9 @@ static struct gendisk *lfs_disk_alloc(struct lfs_shelf *shelf)
 /* A fabric device new to an open shelf: its limits join the queue's. */
 void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
 {
+	/* what a device-DAX limits (lfs_limits_devdax()) no shelf has ever */
+	if (lfs_fabric_devdax(fabric))
+		return;
 	if (lfs_queue_stack_bdev(shelf->disk->queue, fabric->bdev,
 				 get_start_sect(fabric->bdev) +
 					 fabric->start_sect,
