@@ -72,7 +72,7 @@ t_run "fsck clean" fsck.ext4 -fn "$sh"
 # raw direct I/O across book boundaries, FUA too, read back
 t_run "12M in 3M direct writes" dd if=<(pattern 6 12M) of=$sh bs=3M iflag=fullblock oflag=direct status=none
 t_run "  read back equal" cmp <(pattern 6 12M) <(dd if=$sh bs=1M count=12 iflag=direct status=none)
-t_run "4M in O_DIRECT|O_SYNC writes (FUA)" dd if=<(pattern 8 4M) of=$sh bs=1M count=4 oflag=direct,sync \
+t_run "4M in O_DIRECT|O_SYNC writes (FUA)" dd if=<(pattern 8 4M) of=$sh bs=1M count=4 iflag=fullblock oflag=direct,sync \
 	status=none
 t_run "  read back equal" cmp <(pattern 8 4M) <(dd if=$sh bs=1M count=4 iflag=direct status=none)
 t_run "remove vol" lfsctl remove vol
