@@ -354,12 +354,23 @@ static inline bool lfs_queue_stack_bdev(struct request_queue *q,
 #define LFS_HAVE_WZEROES_UNMAP 1
 #endif
 
+/* 6.13: the zone append limit the driver sets is max_hw_zone_append_sectors. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define LFS_HAVE_HW_ZONE_APPEND 1
+#endif
+
 /*
  * A device-DAX under a shelf: as pmem's queue, no write zeroes nor discard
- * (its bios are only copied, disk.c), 4 KiB physical blocks.
+ * (its bios are only copied, disk.c), no zone append (6.11's checks warn
+ * about one on a queue that is not zoned), 4 KiB physical blocks. Stacking
+ * limits leave these at their largest until a real device's are stacked.
  */
 static inline void lfs_limits_devdax(struct queue_limits *lim)
 {
+#ifdef LFS_HAVE_HW_ZONE_APPEND
+	lim->max_hw_zone_append_sectors = 0;
+#endif
+	lim->max_zone_append_sectors = 0;
 	lim->max_write_zeroes_sectors = 0;
 #ifdef LFS_HAVE_WZEROES_UNMAP
 	lim->max_hw_wzeroes_unmap_sectors = 0;
@@ -376,11 +387,14 @@ static inline void lfs_limits_devdax(struct queue_limits *lim)
 #endif
 
 /* A pfn from dax_direct_access() as a plain number. */
+/* And a pfn for it of a physical address, of pages with a struct page. */
 #ifdef LFS_HAVE_DAX_PLAIN_PFN
 #define lfs_pfn_val(pfn) (pfn)
+#define lfs_phys_pfn(phys) PHYS_PFN(phys)
 #else
 #include <linux/pfn_t.h>
 #define lfs_pfn_val(pfn) pfn_t_to_pfn(pfn)
+#define lfs_phys_pfn(phys) phys_to_pfn_t(phys, PFN_DEV | PFN_MAP)
 #endif
 
 /*

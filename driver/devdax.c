@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Device-DAX fabrics (/dev/daxX.Y): memory with no block device, a volatile
- * CXL RAM region or a pmem namespace in devdax mode (docs/CXL.md). From 7.x
+ * CXL RAM region or a pmem namespace in devdax mode (docs/CXL.md). One no
+ * driver has is mapped by the module itself (devdax_map.c). From 7.x
  * the kernel's fsdev_dax driver (drivers/dax/fsdev.c, made for famfs) gives
  * such a device dax_operations over ZONE_DEVICE pages fit for fs-dax. The
  * module opens the character device, checks that fsdev_dax serves it, and
@@ -93,7 +94,7 @@ static int lfs_devdax_hold(struct lfs_fabric *fabric, struct file *file,
 
 	if (!lfs_devdax_fsdev(file)) {
 		NL_SET_ERR_MSG_FMT(extack,
-				   "'%s' is not a device-DAX bound to fsdev_dax",
+				   "'%s' is not a device-DAX of fsdev_dax nor unbound",
 				   path);
 		return -ENODEV;
 	}
@@ -119,20 +120,15 @@ static int lfs_devdax_hold(struct lfs_fabric *fabric, struct file *file,
 			   const char *path, struct netlink_ext_ack *extack)
 {
 	NL_SET_ERR_MSG_FMT(extack,
-			   "'%s': device-DAX fabrics need Linux 7.x (fsdev_dax)",
+			   "'%s' is not a device-DAX that no driver has (unbind it)",
 			   path);
-	return -EOPNOTSUPP;
+	return -ENODEV;
 }
 #endif
 
-/*
- * Open the device-DAX at @path as @fabric's device, its dax_device held by
- * the fabric: size, NUMA node and whether the memory is persistent, which only
- * a range the platform describes as persistent memory is (an NVDIMM
- * namespace in devdax mode); a CXL RAM region, or anything unknown, is not.
- */
-int lfs_devdax_open(struct lfs_fabric *fabric, const char *path,
-		    struct netlink_ext_ack *extack)
+/* Through fsdev_dax, which serves the open @file (7.x); 0 or an error. */
+static int lfs_devdax_open_fsdev(struct lfs_fabric *fabric, const char *path,
+				 struct netlink_ext_ack *extack)
 {
 	unsigned long pfn = 0;
 	struct file *file;
@@ -158,13 +154,7 @@ int lfs_devdax_open(struct lfs_fabric *fabric, const char *path,
 	fabric->dax_file = file;
 	fabric->devt = file_inode(file)->i_rdev;
 	fabric->dev_size = (u64)pages << PAGE_SHIFT;
-	fabric->volatile_mem =
-		region_intersects(PFN_PHYS(pfn), fabric->dev_size,
-				  IORESOURCE_MEM,
-				  IORES_DESC_PERSISTENT_MEMORY) !=
-		REGION_INTERSECTS;
-	fabric->numa_node =
-		pfn_valid(pfn) ? page_to_nid(pfn_to_page(pfn)) : NUMA_NO_NODE;
+	fabric->map_start = PFN_PHYS(pfn);
 	return 0;
 
 out_put:
@@ -175,8 +165,43 @@ out_close:
 	return ret;
 }
 
+/*
+ * Open the device-DAX at @path as @fabric's device: mapped by the module if
+ * no driver has it (devdax_map.c), else through fsdev_dax. Then whether the
+ * memory is persistent, which only a range the platform describes as
+ * persistent memory is (an NVDIMM namespace in devdax mode); a CXL RAM
+ * region, or anything unknown, is not.
+ */
+int lfs_devdax_open(struct lfs_fabric *fabric, const char *path,
+		    struct netlink_ext_ack *extack)
+{
+	unsigned long pfn;
+	dev_t devt;
+	int ret;
+
+	if (lfs_devdax_path(path, &devt) && lfs_devmap_unbound(devt))
+		ret = lfs_devmap_open(fabric, path, devt, extack);
+	else
+		ret = lfs_devdax_open_fsdev(fabric, path, extack);
+	if (ret)
+		return ret;
+	pfn = PHYS_PFN(fabric->map_start);
+	fabric->volatile_mem =
+		region_intersects(fabric->map_start, fabric->dev_size,
+				  IORESOURCE_MEM,
+				  IORES_DESC_PERSISTENT_MEMORY) !=
+		REGION_INTERSECTS;
+	fabric->numa_node =
+		pfn_valid(pfn) ? page_to_nid(pfn_to_page(pfn)) : NUMA_NO_NODE;
+	return 0;
+}
+
 void lfs_devdax_close(struct lfs_fabric *fabric)
 {
+	if (fabric->pgmap) {
+		lfs_devmap_close(fabric);
+		return;
+	}
 	fs_put_dax(fabric->dax_dev, fabric);
 	fput(fabric->dax_file);
 }

@@ -28,6 +28,10 @@ struct lfs_fabric {
 	struct block_device *bdev; /* NULL for a device-DAX (devdax.c) */
 	struct file *bdev_file; /* its open file, NULL before 6.10 (compat.h) */
 	struct file *dax_file; /* a device-DAX's open character device */
+	struct dev_pagemap *pgmap; /* a device-DAX mapped here (devdax_map.c) */
+	struct resource *map_res; /* its range, claimed */
+	phys_addr_t map_start;
+	void *map_vaddr;
 	struct dax_device *dax_dev; /* NULL if the device has no DAX */
 	dev_t devt; /* the block or (device-DAX) character device */
 	u64 dev_size; /* bytes */
@@ -149,6 +153,12 @@ int lfs_devdax_rw(struct lfs_fabric *fabric, u64 off, void *buf, size_t len,
 int lfs_devdax_zero(struct lfs_fabric *fabric, u64 off, u64 len);
 void lfs_devdax_dead(struct lfs_fabric *fabric);
 
+/* devdax_map.c */
+bool lfs_devmap_unbound(dev_t devt);
+int lfs_devmap_open(struct lfs_fabric *fabric, const char *path, dev_t devt,
+		    struct netlink_ext_ack *extack);
+void lfs_devmap_close(struct lfs_fabric *fabric);
+
 /* A device-DAX has no block size of its own: the shelf's are 512 bytes. */
 static inline unsigned int lfs_fabric_lbs(struct lfs_fabric *fabric)
 {
@@ -168,6 +178,7 @@ static inline bool lfs_fabric_sync(struct lfs_fabric *fabric)
 /* bad.c */
 extern const struct dax_holder_operations lfs_fabric_dax_hops;
 void lfs_bad_init(struct lfs_fabric *fabric);
+void lfs_bad_notify(struct lfs_fabric *fabric, u64 off, u64 len);
 u64 lfs_bad_first(const struct lfs_fabric *fabric, u64 page, u64 nr);
 unsigned int lfs_bad_get(const struct lfs_fabric *fabric,
 			 struct lfs_bad_range *out, unsigned int max);
