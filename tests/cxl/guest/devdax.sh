@@ -5,7 +5,9 @@
 # (7.x), else left unbound for lfs.ko to map itself (6.12); attached with
 # lfsctl, reported volatile; a shelf on it is a DAX block device without
 # MAP_SYNC: ext4 -o dax, bytes written and read back, DAX faults, direct I/O
-# across books, zeroing; bad input refused. 6.1 has no RAM regions.
+# across books, zeroing; bad input refused. 6.1 has no RAM regions: there
+# (LFS_DEVDAX=nvdimm) the device is the second NVDIMM's namespace made
+# devdax, persistent, and MAP_SYNC is allowed.
 . "$LFS_TOP/tests/lib/tap.sh"
 . "$LFS_TOP/tests/driver/guest/lib.sh"
 . "$LFS_TOP/tests/cxl/guest/lib.sh"
@@ -13,17 +15,25 @@ M=/tmp/mnt
 mkdir -p $M
 BS=4
 
-for m in cxl_acpi cxl_pci cxl_port cxl_mem dax_cxl device_dax; do modprobe "$m" 2>/dev/null; done
+for m in cxl_acpi cxl_pci cxl_port cxl_mem dax_cxl dax_pmem device_dax; do modprobe "$m" 2>/dev/null; done
 udevadm settle 2>/dev/null || true
 MODE=unbound
 modprobe fsdev_dax 2>/dev/null && MODE=fsdev_dax
 t_diag "$(uname -r): the dax device is $MODE"
-mem=$(cxl_memdevs | head -n 1)
-region=$(cxl_make_ram_region "$mem")
-t_like "$region" '^region[0-9]+$' "a RAM region on $mem: $region" || t_done
-dax=$(daxctl list -r "${region#region}" -D | jq -r '.[0].chardev')
-t_like "$dax" '^dax[0-9]+\.[0-9]+$' "its dax device: $dax" || t_done
-t_run "$dax bound to device_dax" daxctl reconfigure-device -m devdax -f "$dax"
+if [ "${LFS_DEVDAX:-cxl}" = nvdimm ]; then
+	VOL=false MEMORY=persistent
+	dax=$(ndctl create-namespace -f -e namespace1.0 -m devdax -M mem -a 2M | jq -r '.daxregion.devices[0].chardev')
+	t_like "$dax" '^dax[0-9]+\.[0-9]+$' "the second NVDIMM's namespace in devdax mode: $dax" || t_done
+	t_is "$(basename "$(readlink /sys/bus/dax/devices/$dax/driver)")" device_dax "$dax bound to device_dax"
+else
+	VOL=true MEMORY=volatile
+	mem=$(cxl_memdevs | head -n 1)
+	region=$(cxl_make_ram_region "$mem")
+	t_like "$region" '^region[0-9]+$' "a RAM region on $mem: $region" || t_done
+	dax=$(daxctl list -r "${region#region}" -D | jq -r '.[0].chardev')
+	t_like "$dax" '^dax[0-9]+\.[0-9]+$' "its dax device: $dax" || t_done
+	t_run "$dax bound to device_dax" daxctl reconfigure-device -m devdax -f "$dax"
+fi
 size=$(cat /sys/bus/dax/devices/$dax/size)
 
 t_run "insmod lfs.ko" insmod "$LFS_KO" || t_done
@@ -49,11 +59,11 @@ t_run "label /dev/$dax (offset 2M)" lfsctl label /dev/$dax --ig 0 --book-size ${
 t_run "attach /dev/$dax as IG 0 with its label" lfsctl attach /dev/$dax --ig 0 --book-size ${BS}M \
 	--offset 2M --fabric 4c465300-0000-4000-8000-00000000d0a0 || t_done
 fab=$(lfsctl fabric --json)
-t_is "$(jq -c '.[0] | [.path, .dax, .devdax, .volatile]' <<<"$fab")" "[\"/dev/$dax\",true,true,true]" \
-	"fabric --json: a DAX device-DAX fabric, volatile"
+t_is "$(jq -c '.[0] | [.path, .dax, .devdax, .volatile]' <<<"$fab")" "[\"/dev/$dax\",true,true,$VOL]" \
+	"fabric --json: a DAX device-DAX fabric, $MEMORY"
 t_is "$(jq '.[0].size' <<<"$fab"):$(jq '.[0].books' <<<"$fab")" "$size:$(((size - (2 << 20)) / (BS << 20)))" \
 	"  its size is the dax device's, its books (size - offset) / book size"
-t_like "$(lfsctl fabric)" "/dev/$dax .* volatile " "lfsctl fabric's table says volatile"
+t_like "$(lfsctl fabric)" "/dev/$dax .* $MEMORY " "lfsctl fabric's table says $MEMORY"
 t_fails "a second attach of /dev/$dax is refused" lfsctl attach /dev/$dax --ig 1 --book-size ${BS}M
 
 # --- a shelf on it ------------------------------------------------------
@@ -66,7 +76,11 @@ t_run "mount -o dax" mount -o dax "$sh" $M
 t_like "$(grep " $M " /proc/mounts)" 'dax' "mounted with dax"
 pattern 5 8M >$M/data
 t_run "8M written through ext4 read back equal" cmp <(pattern 5 8M) $M/data
-t_fails "MAP_SYNC refused: the memory is volatile" mapsync $M/data
+if [ $VOL = true ]; then
+	t_fails "MAP_SYNC refused: the memory is volatile" mapsync $M/data
+else
+	t_run "MAP_SYNC allowed: the memory is persistent" mapsync $M/data
+fi
 t_run "plain DAX mmap: faults over the whole file" mapsync --touch $M/data 8M
 t_run "umount" umount $M
 t_run "fsck clean" fsck.ext4 -fn "$sh"
