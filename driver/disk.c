@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A shelf's block device: the bio path, block_device_operations, queue
- * limits, the set of fabric devices flushes go to, and the gendisk's setup
- * and teardown.
+ * A shelf's block device: the bio path, block_device_operations, and the
+ * gendisk's setup and teardown (its queue limits and flush set: queue.c).
  *
  * The I/O path follows drivers/md/dm-linear.c: a bio that the block layer
  * has split at book boundaries (chunk_sectors = book size) is cloned to its
@@ -37,36 +36,6 @@ struct lfs_remap {
 };
 
 static struct bio_set lfs_remap_bs;
-
-/* The set of fabric devices a shelf's flushes go to. */
-
-bool lfs_flush_has(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
-{
-	unsigned int i;
-
-	for (i = 0; i < shelf->nr_flush; i++)
-		if (shelf->flush[i] == fabric)
-			return true;
-	return false;
-}
-
-void lfs_flush_add(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
-{
-	if (lfs_flush_has(shelf, fabric))
-		return;
-	shelf->flush[shelf->nr_flush] = fabric;
-	/* Publish the entry before the count; see lfs_flush_fabrics(). */
-	smp_store_release(&shelf->nr_flush, shelf->nr_flush + 1);
-}
-
-void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map)
-{
-	u32 i;
-
-	shelf->nr_flush = 0;
-	for (i = 0; i < map->nr_books; i++)
-		lfs_flush_add(shelf, map->books[i].fabric);
-}
 
 /* I/O path */
 
@@ -513,56 +482,13 @@ static const struct block_device_operations lfs_fops = {
 
 /* Block device setup and teardown, in the order of drivers/nvdimm/pmem.c. */
 
-/*
- * The queue: limits stacked from every fabric device (as dm does), a book
- * per chunk so that no bio crosses a book boundary, write cache and FUA if
- * any fabric device has them, DAX if every one has.
- */
-static struct gendisk *lfs_disk_alloc(struct lfs_shelf *shelf)
-{
-	struct queue_limits lim;
-	bool wc = false, fua = false;
-	unsigned int i;
-
-	blk_set_stacking_limits(&lim);
-	for (i = 0; i < shelf->nr_flush; i++) {
-		struct block_device *bdev = shelf->flush[i]->bdev;
-
-		if (!bdev) {
-			lfs_limits_devdax(&lim);
-			continue;
-		}
-		if (blk_stack_limits(&lim, &bdev_get_queue(bdev)->limits,
-				     get_start_sect(bdev) +
-					     shelf->flush[i]->start_sect) < 0)
-			pr_notice("%s: %pg is misaligned\n", shelf->name, bdev);
-		wc |= bdev_write_cache(bdev);
-		fua |= bdev_fua(bdev);
-	}
-	lim.chunk_sectors = shelf->book_size >> SECTOR_SHIFT;
-	return lfs_alloc_disk(&lim, wc, fua, lfs_dax_capable(shelf));
-}
-
-/* A fabric device new to an open shelf: its limits join the queue's. */
-void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
-{
-	/* what a device-DAX limits (lfs_limits_devdax()) no shelf has ever */
-	if (lfs_fabric_devdax(fabric))
-		return;
-	if (lfs_queue_stack_bdev(shelf->disk->queue, fabric->bdev,
-				 get_start_sect(fabric->bdev) +
-					 fabric->start_sect,
-				 shelf->book_size >> SECTOR_SHIFT))
-		pr_notice("%s: %pg is misaligned\n", shelf->name, fabric->bdev);
-}
-
 int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
 		    struct netlink_ext_ack *extack)
 {
 	struct gendisk *disk;
 	int ret;
 
-	disk = lfs_disk_alloc(shelf);
+	disk = lfs_queue_alloc(shelf);
 	if (IS_ERR(disk))
 		return PTR_ERR(disk);
 	disk->major = lfs_major;

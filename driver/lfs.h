@@ -242,11 +242,14 @@ int lfs_disk_init(void);
 void lfs_disk_exit(void);
 int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
 		    struct netlink_ext_ack *extack);
-void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 void lfs_disk_delete(struct lfs_shelf *shelf);
+
+/* queue.c */
 bool lfs_flush_has(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 void lfs_flush_add(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map);
+struct gendisk *lfs_queue_alloc(struct lfs_shelf *shelf);
+void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 
 /* dax.c */
 bool lfs_dax_capable(struct lfs_shelf *shelf);
