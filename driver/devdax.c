@@ -27,7 +27,11 @@
 
 #define LFS_DEVDAX_DRIVER "fsdev_dax"
 
-/* Does @path name a character device? Its number in *devt. */
+/*
+ * Does @path name a device-DAX (a character device of the dax bus)? Its
+ * number in *devt. Any other character device is no fabric: attach says it
+ * is not a block device, as before device-DAX fabrics.
+ */
 bool lfs_devdax_path(const char *path, dev_t *devt)
 {
 	struct path p;
@@ -38,7 +42,7 @@ bool lfs_devdax_path(const char *path, dev_t *devt)
 	chr = S_ISCHR(d_inode(p.dentry)->i_mode);
 	*devt = d_inode(p.dentry)->i_rdev;
 	path_put(&p);
-	return chr;
+	return chr && lfs_devmap_on_dax_bus(*devt);
 }
 
 /*

@@ -65,7 +65,7 @@ static int lfs_devmap_read(dev_t devt, const char *name, u64 *val)
 }
 
 /* Is the character device a dax bus device? */
-static bool lfs_devmap_on_dax_bus(dev_t devt)
+bool lfs_devmap_on_dax_bus(dev_t devt)
 {
 	struct path sub, bus;
 	bool same;

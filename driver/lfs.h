@@ -154,6 +154,7 @@ int lfs_devdax_zero(struct lfs_fabric *fabric, u64 off, u64 len);
 void lfs_devdax_dead(struct lfs_fabric *fabric);
 
 /* devdax_map.c */
+bool lfs_devmap_on_dax_bus(dev_t devt);
 bool lfs_devmap_unbound(dev_t devt);
 int lfs_devmap_open(struct lfs_fabric *fabric, const char *path, dev_t devt,
 		    struct netlink_ext_ack *extack);
