@@ -164,6 +164,47 @@ static bool lfs_mf_pre_remove(int mf_flags)
 }
 
 /*
+ * The device is being unbound: a device-DAX has no disk whose deletion tells
+ * the fabric (lfs_fabric_dead()), this is its notice. The copies under way
+ * are waited for outside the RCU section that keeps the fabric.
+ */
+static int lfs_fabric_pre_remove(struct dax_device *dax_dev)
+{
+	struct lfs_fabric *fabric;
+	bool devdax;
+
+	rcu_read_lock();
+	fabric = dax_holder(dax_dev);
+	devdax = fabric && lfs_fabric_devdax(fabric);
+	if (devdax)
+		lfs_devdax_dead(fabric);
+	rcu_read_unlock();
+	if (devdax)
+		lfs_copy_wait();
+	return 0;
+}
+
+/*
+ * Bytes [off, off + len) of the fabric's device failed: recorded, logged and
+ * multicast once. From a DAX holder's notify_failure, or from the page map
+ * of a device-DAX the module maps itself (devdax_map.c).
+ */
+void lfs_bad_notify(struct lfs_fabric *fabric, u64 off, u64 len)
+{
+	u64 start, end;
+
+	if (!lfs_bad_pages(fabric, off, len, &start, &end))
+		return;
+	if (lfs_bad_add(fabric, start, end)) {
+		pr_err("interleave group %u (%s): memory failure at book %llu, pages %llu-%llu of the device's books: they fail from now on\n",
+		       fabric->ig, fabric->path,
+		       start >> (fabric->book_shift - PAGE_SHIFT), start,
+		       end - 1);
+		lfs_bad_event(fabric, start, end);
+	}
+}
+
+/*
  * dax_holder_operations.notify_failure, inside the DAX device's SRCU read
  * section; off counts from the DAX device's first byte, the disk's. The
  * fabric may be being detached: its struct outlives an RCU grace period after
@@ -174,25 +215,19 @@ static int lfs_fabric_notify_failure(struct dax_device *dax_dev, u64 off,
 				     u64 len, int mf_flags)
 {
 	struct lfs_fabric *fabric;
-	u64 part, start, end;
+	u64 part;
 
 	if (lfs_mf_pre_remove(mf_flags))
-		return 0;
+		return lfs_fabric_pre_remove(dax_dev);
 	rcu_read_lock();
 	fabric = dax_holder(dax_dev);
-	if (!fabric)
-		goto out;
-	part = (u64)get_start_sect(fabric->bdev) << SECTOR_SHIFT;
-	if (off < part || !lfs_bad_pages(fabric, off - part, len, &start, &end))
-		goto out;
-	if (lfs_bad_add(fabric, start, end)) {
-		pr_err("interleave group %u (%s): memory failure at book %llu, pages %llu-%llu of the device's books: they fail from now on\n",
-		       fabric->ig, fabric->path,
-		       start >> (fabric->book_shift - PAGE_SHIFT), start,
-		       end - 1);
-		lfs_bad_event(fabric, start, end);
+	if (fabric) {
+		part = fabric->bdev ?
+			       (u64)get_start_sect(fabric->bdev) << SECTOR_SHIFT :
+			       0;
+		if (off >= part)
+			lfs_bad_notify(fabric, off - part, len);
 	}
-out:
 	rcu_read_unlock();
 	return -EOPNOTSUPP;
 }
@@ -207,13 +242,16 @@ const struct dax_holder_operations lfs_fabric_dax_hops = {
  */
 void lfs_bad_init(struct lfs_fabric *fabric)
 {
-	struct badblocks *bb = fabric->bdev->bd_disk->bb;
-	sector_t part = get_start_sect(fabric->bdev);
+	struct badblocks *bb;
 	u64 s, e, start, end;
 	unsigned int seq;
+	sector_t part;
 	int i;
 
-	spin_lock_init(&fabric->bad_lock);
+	if (lfs_fabric_devdax(fabric)) /* no bad blocks of a disk */
+		return;
+	bb = fabric->bdev->bd_disk->bb;
+	part = get_start_sect(fabric->bdev);
 	if (!bb || !READ_ONCE(bb->count))
 		return;
 	do {

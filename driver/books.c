@@ -24,6 +24,10 @@ static int lfs_book_zero(struct lfs_extent *ext)
 		((sector_t)ext->book << (fabric->book_shift - SECTOR_SHIFT));
 	int ret;
 
+	if (lfs_fabric_devdax(fabric))
+		return lfs_devdax_zero(fabric, fabric->offset +
+					       ((u64)ext->book << fabric->book_shift),
+				       fabric->book_size);
 	ret = blkdev_issue_zeroout(fabric->bdev, sector,
 				   fabric->book_size >> SECTOR_SHIFT,
 				   GFP_KERNEL, BLKDEV_ZERO_NOUNMAP);
@@ -157,7 +161,7 @@ static bool lfs_page_zero(const struct lfs_extent *ext, pgoff_t page, void *buf)
 		page;
 	if (lfs_bad_first(fabric, pgoff, 1) == pgoff)
 		return false;
-	bb = fabric->bdev->bd_disk->bb;
+	bb = fabric->bdev ? fabric->bdev->bd_disk->bb : NULL;
 	id = dax_read_lock();
 	ret = false;
 	if (!dax_alive(fabric->dax_dev))

@@ -358,12 +358,65 @@ static inline bool lfs_queue_stack_bdev(struct request_queue *q,
 	return misaligned;
 }
 
+/* 6.17: write zeroes that unmap have limits of their own, at most the others. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#define LFS_HAVE_WZEROES_UNMAP 1
+#endif
+
+/* 6.13: the zone append limit the driver sets is max_hw_zone_append_sectors. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define LFS_HAVE_HW_ZONE_APPEND 1
+#endif
+
+/*
+ * A device-DAX under a shelf: as pmem's queue, no write zeroes nor discard
+ * (its bios are only copied, disk.c), no zone append (6.11's checks warn
+ * about one on a queue that is not zoned), 4 KiB physical blocks. Stacking
+ * limits leave these at their largest until a real device's are stacked.
+ */
+static inline void lfs_limits_devdax(struct queue_limits *lim)
+{
+#ifdef LFS_HAVE_HW_ZONE_APPEND
+	lim->max_hw_zone_append_sectors = 0;
+#endif
+	lim->max_zone_append_sectors = 0;
+	lim->max_write_zeroes_sectors = 0;
+#ifdef LFS_HAVE_WZEROES_UNMAP
+	lim->max_hw_wzeroes_unmap_sectors = 0;
+#endif
+	lim->physical_block_size =
+		max_t(unsigned int, lim->physical_block_size, PAGE_SIZE);
+}
+
 /* dax_operations.direct_access's pfn argument. */
 #ifdef LFS_HAVE_DAX_PLAIN_PFN
 #define lfs_dax_pfn_t unsigned long
 #else
 #define lfs_dax_pfn_t pfn_t
 #endif
+
+/* A pfn from dax_direct_access() as a plain number. */
+/* And a pfn for it of a physical address, of pages with a struct page. */
+#ifdef LFS_HAVE_DAX_PLAIN_PFN
+#define lfs_pfn_val(pfn) (pfn)
+#define lfs_phys_pfn(phys) PHYS_PFN(phys)
+#else
+#include <linux/pfn_t.h>
+#define lfs_pfn_val(pfn) pfn_t_to_pfn(pfn)
+#define lfs_phys_pfn(phys) phys_to_pfn_t(phys, PFN_DEV | PFN_MAP)
+#endif
+
+/*
+ * 7.x: a device-DAX bound to fsdev_dax has dax_operations, and fs_dax_get()
+ * makes the module its holder without a block device (devdax.c). 7.3 is the
+ * first release known here that has both; before, a device-DAX is refused.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#define LFS_HAVE_FS_DAX_GET 1
+#endif
+
+/* The most pages a device-DAX fabric may map: 4 PiB. */
+#define LFS_DEVDAX_PAGES_MAX (1L << 40)
 
 /* bin_attribute.read's attribute argument, and attribute_group.bin_attrs. */
 #ifdef LFS_HAVE_CONST_BIN_ATTR_READ

@@ -157,7 +157,7 @@ int lfs_dax_add(struct lfs_shelf *shelf, struct gendisk *disk)
 	if (!lfs_dax_capable(shelf))
 		return 0;
 	for (i = 0; i < shelf->nr_flush; i++) {
-		sync &= dax_synchronous(shelf->flush[i]->dax_dev);
+		sync &= lfs_fabric_sync(shelf->flush[i]);
 		wc |= dax_write_cache_enabled(shelf->flush[i]->dax_dev);
 	}
 	dax_dev = alloc_dax(shelf, &lfs_dax_ops);

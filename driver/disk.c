@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A shelf's block device: the bio path, block_device_operations, queue
- * limits, the set of fabric devices flushes go to, and the gendisk's setup
- * and teardown.
+ * A shelf's block device: the bio path, block_device_operations, and the
+ * gendisk's setup and teardown (its queue limits and flush set: queue.c).
  *
  * The I/O path follows drivers/md/dm-linear.c: a bio that the block layer
  * has split at book boundaries (chunk_sectors = book size) is cloned to its
@@ -38,36 +37,6 @@ struct lfs_remap {
 
 static struct bio_set lfs_remap_bs;
 
-/* The set of fabric devices a shelf's flushes go to. */
-
-bool lfs_flush_has(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
-{
-	unsigned int i;
-
-	for (i = 0; i < shelf->nr_flush; i++)
-		if (shelf->flush[i] == fabric)
-			return true;
-	return false;
-}
-
-void lfs_flush_add(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
-{
-	if (lfs_flush_has(shelf, fabric))
-		return;
-	shelf->flush[shelf->nr_flush] = fabric;
-	/* Publish the entry before the count; see lfs_flush_fabrics(). */
-	smp_store_release(&shelf->nr_flush, shelf->nr_flush + 1);
-}
-
-void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map)
-{
-	u32 i;
-
-	shelf->nr_flush = 0;
-	for (i = 0; i < map->nr_books; i++)
-		lfs_flush_add(shelf, map->books[i].fabric);
-}
-
 /* I/O path */
 
 static void lfs_flush_fabrics(struct lfs_shelf *shelf, struct bio *parent)
@@ -79,6 +48,15 @@ static void lfs_flush_fabrics(struct lfs_shelf *shelf, struct bio *parent)
 	n = smp_load_acquire(&shelf->nr_flush);
 
 	for (i = 0; i < n; i++) {
+		/*
+		 * A device-DAX's copies store past the cache (lfs_copy()'s
+		 * memcpy_flushcache()): they need only be done, as pmem's
+		 * flush of a platform without flush hints does.
+		 */
+		if (lfs_fabric_devdax(shelf->flush[i])) {
+			wmb(); /* the copies' stores are done before the flush ends */
+			continue;
+		}
 		flush = bio_alloc_bioset(shelf->flush[i]->bdev, 0,
 					 REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
 					 GFP_NOIO, &lfs_bioset);
@@ -141,7 +119,7 @@ static pgoff_t lfs_bio_pgoff(const struct lfs_extent *ext, sector_t within,
  */
 static void *lfs_fabric_page(const struct lfs_fabric *fabric, pgoff_t pgoff)
 {
-	struct badblocks *bb = fabric->bdev->bd_disk->bb;
+	struct badblocks *bb = fabric->bdev ? fabric->bdev->bd_disk->bb : NULL;
 
 	if (!fabric->kaddr || lfs_fabric_has_bad(fabric) ||
 	    !lfs_fabric_mapped(READ_ONCE(fabric->dead), fabric->dax_dev) ||
@@ -255,6 +233,29 @@ static bool lfs_bio_bad(const struct bio *bio, const struct lfs_extent *ext,
 	return lfs_bad_first(ext->fabric, page, nr) < page + nr;
 }
 
+/*
+ * A device-DAX has no block device to remap to: reads and writes, FUA ones
+ * too (the copy's stores are flushed, wmb() orders them before the end), are
+ * copied; anything else is not supported.
+ */
+static void lfs_bio_devdax(struct bio *bio, const struct lfs_extent *ext,
+			   sector_t within, unsigned int shift)
+{
+	bool done = false;
+	int id;
+
+	if (bio_op(bio) != REQ_OP_READ && bio_op(bio) != REQ_OP_WRITE) {
+		bio->bi_status = BLK_STS_NOTSUPP;
+		bio_endio(bio);
+		return;
+	}
+	id = dax_read_lock();
+	done = lfs_dax_io(bio, ext, within, shift);
+	dax_read_unlock(id);
+	if (!done)
+		bio_io_error(bio);
+}
+
 /* Served through the DAX mapping, or remapped to the fabric device. */
 static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
 			const struct lfs_extent *ext, sector_t within,
@@ -265,6 +266,10 @@ static void lfs_bio_map(struct lfs_shelf *shelf, struct bio *bio,
 
 	if (unlikely(lfs_bio_bad(bio, ext, within, shift))) {
 		bio_io_error(bio);
+		return;
+	}
+	if (lfs_fabric_devdax(ext->fabric)) {
+		lfs_bio_devdax(bio, ext, within, shift);
 		return;
 	}
 
@@ -480,49 +485,13 @@ static const struct block_device_operations lfs_fops = {
 
 /* Block device setup and teardown, in the order of drivers/nvdimm/pmem.c. */
 
-/*
- * The queue: limits stacked from every fabric device (as dm does), a book
- * per chunk so that no bio crosses a book boundary, write cache and FUA if
- * any fabric device has them, DAX if every one has.
- */
-static struct gendisk *lfs_disk_alloc(struct lfs_shelf *shelf)
-{
-	struct queue_limits lim;
-	bool wc = false, fua = false;
-	unsigned int i;
-
-	blk_set_stacking_limits(&lim);
-	for (i = 0; i < shelf->nr_flush; i++) {
-		struct block_device *bdev = shelf->flush[i]->bdev;
-
-		if (blk_stack_limits(&lim, &bdev_get_queue(bdev)->limits,
-				     get_start_sect(bdev) +
-					     shelf->flush[i]->start_sect) < 0)
-			pr_notice("%s: %pg is misaligned\n", shelf->name, bdev);
-		wc |= bdev_write_cache(bdev);
-		fua |= bdev_fua(bdev);
-	}
-	lim.chunk_sectors = shelf->book_size >> SECTOR_SHIFT;
-	return lfs_alloc_disk(&lim, wc, fua, lfs_dax_capable(shelf));
-}
-
-/* A fabric device new to an open shelf: its limits join the queue's. */
-void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric)
-{
-	if (lfs_queue_stack_bdev(shelf->disk->queue, fabric->bdev,
-				 get_start_sect(fabric->bdev) +
-					 fabric->start_sect,
-				 shelf->book_size >> SECTOR_SHIFT))
-		pr_notice("%s: %pg is misaligned\n", shelf->name, fabric->bdev);
-}
-
 int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
 		    struct netlink_ext_ack *extack)
 {
 	struct gendisk *disk;
 	int ret;
 
-	disk = lfs_disk_alloc(shelf);
+	disk = lfs_queue_alloc(shelf);
 	if (IS_ERR(disk))
 		return PTR_ERR(disk);
 	disk->major = lfs_major;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fabric devices: block devices holding fabric memory, cut into books.
+ * Fabric devices: block devices holding fabric memory, or device-DAX
+ * character devices (devdax.c), cut into books.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,14 +26,46 @@ struct lfs_fabric *lfs_fabric_find(u32 ig)
 	return NULL;
 }
 
-static struct lfs_fabric *lfs_fabric_find_devt(dev_t devt)
+/* By device number: of a character device (device-DAX) if @chr. */
+static struct lfs_fabric *lfs_fabric_find_devt(dev_t devt, bool chr)
 {
 	struct lfs_fabric *fabric;
 
 	list_for_each_entry(fabric, &lfs_fabrics, node)
-		if (fabric->bdev->bd_dev == devt)
+		if (fabric->devt == devt && lfs_fabric_devdax(fabric) == chr)
 			return fabric;
 	return NULL;
+}
+
+/* Has the fabric's device gone (pmem or fsdev_dax unbound)? */
+static bool lfs_fabric_gone(const struct lfs_fabric *fabric)
+{
+	if (lfs_fabric_devdax(fabric))
+		return READ_ONCE(fabric->dead);
+	return !disk_live(fabric->bdev->bd_disk);
+}
+
+/*
+ * The device @path names, a block device or else a character device (*chr);
+ * or an error, said in @extack.
+ */
+static int lfs_fabric_lookup(const char *path, dev_t *devt, bool *chr,
+			     struct netlink_ext_ack *extack)
+{
+	int ret;
+
+	*chr = false;
+	ret = lookup_bdev(path, devt);
+	if (!ret)
+		return 0;
+	if (lfs_devdax_path(path, devt)) {
+		*chr = true;
+		return 0;
+	}
+	NL_SET_ERR_MSG_FMT(extack,
+			   "'%s' is not a block device nor a device-DAX (error %d)",
+			   path, ret);
+	return ret;
 }
 
 /*
@@ -45,8 +78,7 @@ static struct lfs_fabric *lfs_fabric_find_deleted(const char *path)
 	struct lfs_fabric *fabric;
 
 	list_for_each_entry(fabric, &lfs_fabrics, node)
-		if (!strcmp(fabric->path, path) &&
-		    !disk_live(fabric->bdev->bd_disk))
+		if (!strcmp(fabric->path, path) && lfs_fabric_gone(fabric))
 			return fabric;
 	return NULL;
 }
@@ -56,19 +88,16 @@ struct lfs_fabric *lfs_fabric_find_path(const char *path,
 {
 	struct lfs_fabric *fabric;
 	dev_t devt;
+	bool chr;
 	int ret;
 
-	ret = lookup_bdev(path, &devt);
-	if (ret) {
-		fabric = lfs_fabric_find_deleted(path);
-		if (fabric)
-			return fabric;
-		NL_SET_ERR_MSG_FMT(extack,
-				   "'%s' is not a block device (error %d)",
-				   path, ret);
+	fabric = lfs_fabric_find_deleted(path);
+	if (fabric)
+		return fabric;
+	ret = lfs_fabric_lookup(path, &devt, &chr, extack);
+	if (ret)
 		return ERR_PTR(ret);
-	}
-	fabric = lfs_fabric_find_devt(devt);
+	fabric = lfs_fabric_find_devt(devt, chr);
 	if (!fabric) {
 		NL_SET_ERR_MSG_FMT(extack, "'%s' is not attached", path);
 		return ERR_PTR(-ENODEV);
@@ -104,6 +133,7 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 {
 	struct lfs_fabric *other;
 	dev_t devt;
+	bool chr;
 	int ret;
 
 	if (!is_power_of_2(book_size) || book_size < LFS_BOOK_SIZE_MIN ||
@@ -134,14 +164,10 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 			LFS_FABRICS_MAX);
 		return -ENFILE;
 	}
-	ret = lookup_bdev(path, &devt);
-	if (ret) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "'%s' is not a block device (error %d)",
-				   path, ret);
+	ret = lfs_fabric_lookup(path, &devt, &chr, extack);
+	if (ret)
 		return ret;
-	}
-	other = lfs_fabric_find_devt(devt);
+	other = lfs_fabric_find_devt(devt, chr);
 	if (other) {
 		NL_SET_ERR_MSG_FMT(
 			extack,
@@ -153,14 +179,14 @@ static int lfs_fabric_check_args(const char *path, u32 ig, u64 book_size,
 }
 
 /* The device, once open: not attached meanwhile, and large enough. */
-static int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
-				 u64 book_size, u64 offset,
-				 struct netlink_ext_ack *extack)
+static int lfs_fabric_check_dev(struct lfs_fabric *fabric, const char *path,
+				u64 book_size, u64 offset,
+				struct netlink_ext_ack *extack)
 {
-	u64 size = bdev_nr_bytes(bdev);
+	u64 size = fabric->dev_size;
 
 	/* The path may have changed since lfs_fabric_check_args() looked. */
-	if (lfs_fabric_find_devt(bdev->bd_dev)) {
+	if (lfs_fabric_find_devt(fabric->devt, lfs_fabric_devdax(fabric))) {
 		NL_SET_ERR_MSG_FMT(extack, "'%s' is already attached", path);
 		return -EBUSY;
 	}
@@ -179,38 +205,6 @@ static int lfs_fabric_check_bdev(struct block_device *bdev, const char *path,
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/* LFS_CMD_FABRIC_LABEL: label a device that is not attached. */
-int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
-		     const u8 *fabric_uuid, struct netlink_ext_ack *extack)
-{
-	struct block_device *bdev;
-	struct file *file;
-	int ret;
-
-	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
-	if (ret)
-		return ret;
-	if (offset < LFS_OFFSET_ALIGN) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "a label needs a data offset of 2 MiB or more, not %llu",
-				   offset);
-		return -EINVAL;
-	}
-	bdev = lfs_bdev_open(path, &lfs_zeroing, NULL, &file);
-	if (IS_ERR(bdev)) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "cannot open '%s' exclusively (error %ld)",
-				   path, PTR_ERR(bdev));
-		return PTR_ERR(bdev);
-	}
-	ret = lfs_fabric_check_bdev(bdev, path, book_size, offset, extack);
-	if (!ret)
-		ret = lfs_label_write(bdev, path, ig, book_size, offset,
-				      fabric_uuid, extack);
-	lfs_bdev_close(bdev, file);
-	return ret;
 }
 
 /*
@@ -246,11 +240,14 @@ static void lfs_fabric_get_dax(struct lfs_fabric *fabric)
 	struct block_device *bdev = fabric->bdev;
 	u64 start_off = 0;
 
+	if (lfs_fabric_devdax(fabric)) /* held since lfs_devdax_open() */
+		goto map;
 	fabric->dax_dev = fs_dax_get_by_bdev(bdev, &start_off, fabric,
 					     &lfs_fabric_dax_hops);
 	if (!fabric->dax_dev && blk_queue_dax(bdev_get_queue(bdev)))
 		pr_warn("%s: DAX-capable, but its DAX device was not granted (another holder, or a misaligned partition): attached without DAX\n",
 			fabric->path);
+map:
 	fabric->dax_pgoff = (start_off + fabric->offset) >> PAGE_SHIFT;
 	lfs_bad_init(fabric);
 	lfs_fabric_map_kaddr(fabric);
@@ -293,24 +290,22 @@ static const struct blk_holder_ops lfs_fabric_hops = {
 #define LFS_FABRIC_HOPS NULL
 #endif
 
-int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
-		      const u8 *fabric_uuid, struct netlink_ext_ack *extack)
+/*
+ * Open the device at @path for @fabric: a block device exclusively, by
+ * @holder with @hops, or a device-DAX (devdax.c), the fabric holding its
+ * dax_device.
+ */
+static int lfs_fabric_open(struct lfs_fabric *fabric, const char *path,
+			   void *holder, const struct blk_holder_ops *hops,
+			   struct netlink_ext_ack *extack)
 {
-	struct lfs_fabric *fabric;
 	struct block_device *bdev;
-	struct file *bdev_file;
-	u64 size;
+	dev_t devt;
 	int ret;
 
-	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
-	if (ret)
-		return ret;
-
-	fabric = kzalloc(sizeof(*fabric), GFP_KERNEL);
-	if (!fabric)
-		return -ENOMEM;
-
-	bdev = lfs_bdev_open(path, fabric, LFS_FABRIC_HOPS, &bdev_file);
+	if (lookup_bdev(path, &devt) && lfs_devdax_path(path, &devt))
+		return lfs_devdax_open(fabric, path, extack);
+	bdev = lfs_bdev_open(path, holder, hops, &fabric->bdev_file);
 	if (IS_ERR(bdev)) {
 		ret = PTR_ERR(bdev);
 		if (ret == -EBUSY)
@@ -322,21 +317,83 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 			NL_SET_ERR_MSG_FMT(extack,
 					   "cannot open '%s' (error %d)", path,
 					   ret);
-		goto out_free;
+		return ret;
 	}
+	fabric->bdev = bdev;
+	fabric->devt = bdev->bd_dev;
+	fabric->dev_size = bdev_nr_bytes(bdev);
+	fabric->numa_node = bdev->bd_disk->node_id;
+	return 0;
+}
 
-	ret = lfs_fabric_check_bdev(bdev, path, book_size, offset, extack);
+static void lfs_fabric_close(struct lfs_fabric *fabric)
+{
+	if (lfs_fabric_devdax(fabric))
+		lfs_devdax_close(fabric);
+	else
+		lfs_bdev_close(fabric->bdev, fabric->bdev_file);
+}
+
+/* LFS_CMD_FABRIC_LABEL: label a device that is not attached. */
+int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
+		     const u8 *fabric_uuid, struct netlink_ext_ack *extack)
+{
+	struct lfs_fabric *dev;
+	int ret;
+
+	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
+	if (ret)
+		return ret;
+	if (offset < LFS_OFFSET_ALIGN) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "a label needs a data offset of 2 MiB or more, not %llu",
+				   offset);
+		return -EINVAL;
+	}
+	/* the device alone, opened as for an attach but by lfs_zeroing */
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return -ENOMEM;
+	spin_lock_init(&dev->bad_lock);
+	ret = lfs_fabric_open(dev, path, &lfs_zeroing, NULL, extack);
+	if (ret)
+		goto out_free;
+	ret = lfs_fabric_check_dev(dev, path, book_size, offset, extack);
+	if (!ret)
+		ret = lfs_label_write(dev, path, ig, book_size, offset,
+				      fabric_uuid, extack);
+	lfs_fabric_close(dev);
+out_free:
+	kfree_rcu(dev, rcu); /* a notify_failure may still see it */
+	return ret;
+}
+
+int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
+		      const u8 *fabric_uuid, struct netlink_ext_ack *extack)
+{
+	struct lfs_fabric *fabric;
+	int ret;
+
+	ret = lfs_fabric_check_args(path, ig, book_size, offset, extack);
+	if (ret)
+		return ret;
+
+	fabric = kzalloc(sizeof(*fabric), GFP_KERNEL);
+	if (!fabric)
+		return -ENOMEM;
+	spin_lock_init(&fabric->bad_lock);
+	ret = lfs_fabric_open(fabric, path, fabric, LFS_FABRIC_HOPS, extack);
+	if (ret)
+		goto out_free;
+	ret = lfs_fabric_check_dev(fabric, path, book_size, offset, extack);
 	if (ret)
 		goto out_close;
-	size = bdev_nr_bytes(bdev);
 	fabric->ig = ig;
 	strscpy(fabric->path, path, sizeof(fabric->path));
-	fabric->bdev = bdev;
-	fabric->bdev_file = bdev_file;
 	fabric->book_size = book_size;
 	fabric->book_shift = ilog2(book_size);
 	fabric->offset = offset;
-	fabric->nr_books = div64_u64(size - offset, book_size);
+	fabric->nr_books = div64_u64(fabric->dev_size - offset, book_size);
 	fabric->start_sect = offset >> SECTOR_SHIFT;
 	lfs_fabric_get_dax(fabric);
 	ret = lfs_label_check(fabric, fabric_uuid, extack);
@@ -346,16 +403,19 @@ int lfs_fabric_attach(const char *path, u32 ig, u64 book_size, u64 offset,
 
 	lfs_fabric_insert(fabric);
 	lfs_generation++;
-	pr_info("attached %s as interleave group %u: %u books of %llu bytes%s%s\n",
+	pr_info("attached %s as interleave group %u: %u books of %llu bytes%s%s%s%s\n",
 		path, ig, fabric->nr_books, book_size,
 		fabric->dax_dev ? ", dax" : "",
+		lfs_fabric_devdax(fabric) ? ", device-DAX" : "",
+		fabric->volatile_mem ? ", volatile" : "",
 		fabric->labelled ? ", labelled" : "");
 	return 0;
 
 out_put_dax:
-	fs_put_dax(fabric->dax_dev, fabric);
+	if (!lfs_fabric_devdax(fabric))
+		fs_put_dax(fabric->dax_dev, fabric);
 out_close:
-	lfs_bdev_close(bdev, bdev_file);
+	lfs_fabric_close(fabric);
 out_free:
 	kfree_rcu(fabric, rcu); /* as lfs_fabric_free(): a notify_failure */
 	return ret;
@@ -369,8 +429,9 @@ out_free:
 static void lfs_fabric_free(struct lfs_fabric *fabric)
 {
 	list_del(&fabric->node);
-	fs_put_dax(fabric->dax_dev, fabric);
-	lfs_bdev_close(fabric->bdev, fabric->bdev_file);
+	if (!lfs_fabric_devdax(fabric))
+		fs_put_dax(fabric->dax_dev, fabric);
+	lfs_fabric_close(fabric);
 	xa_destroy(&fabric->owners);
 	kfree_rcu(fabric, rcu);
 }

@@ -157,7 +157,9 @@ int lfs_fmap_flush(struct lfs_inode *li)
 	for (i = 0; map && i < map->nr_books && !ret; i++) {
 		if (__test_and_set_bit(map->books[i].fabric->ig, seen))
 			continue;
-		ret = blkdev_issue_flush(map->books[i].fabric->bdev);
+		/* a device-DAX's stores are flushed as they are made */
+		if (!lfs_fabric_devdax(map->books[i].fabric))
+			ret = blkdev_issue_flush(map->books[i].fabric->bdev);
 	}
 	up_read(&li->map_sem);
 	bitmap_free(seen);

@@ -25,15 +25,21 @@ static u32 lfs_label_sum(const struct lfs_label *l)
 	return crc32_le(~0, (const u8 *)&copy, sizeof(copy)) ^ ~0;
 }
 
-/* Read or write the first page of @bdev (the label's). */
-static int lfs_label_io(struct block_device *bdev, struct page *page,
+/*
+ * Read or write the first page of the fabric's device (the label's): by a
+ * bio, or through a device-DAX's memory.
+ */
+static int lfs_label_io(struct lfs_fabric *fabric, struct page *page,
 			blk_opf_t opf)
 {
 	struct bio bio;
 	struct bio_vec bvec;
 	int ret;
 
-	bio_init(&bio, bdev, &bvec, 1, opf);
+	if (lfs_fabric_devdax(fabric))
+		return lfs_devdax_rw(fabric, 0, page_address(page), PAGE_SIZE,
+				     op_is_write(opf));
+	bio_init(&bio, fabric->bdev, &bvec, 1, opf);
 	bio.bi_iter.bi_sector = 0;
 	__bio_add_page(&bio, page, PAGE_SIZE, 0);
 	ret = submit_bio_wait(&bio);
@@ -42,10 +48,10 @@ static int lfs_label_io(struct block_device *bdev, struct page *page,
 }
 
 /*
- * The label on @bdev, if any: 1 and *@out filled, 0 if the device carries
- * none (no magic), or an error (unreadable, or a damaged label).
+ * The label on the fabric's device, if any: 1 and *@out filled, 0 if the
+ * device carries none (no magic), or an error (unreadable, or damaged).
  */
-static int lfs_label_read(struct block_device *bdev, struct lfs_label *out,
+static int lfs_label_read(struct lfs_fabric *fabric, struct lfs_label *out,
 			  const char *path, struct netlink_ext_ack *extack)
 {
 	struct page *page = alloc_page(GFP_KERNEL);
@@ -53,7 +59,7 @@ static int lfs_label_read(struct block_device *bdev, struct lfs_label *out,
 
 	if (!page)
 		return -ENOMEM;
-	ret = lfs_label_io(bdev, page, REQ_OP_READ);
+	ret = lfs_label_io(fabric, page, REQ_OP_READ);
 	if (ret) {
 		NL_SET_ERR_MSG_FMT(extack,
 				   "reading the label area of '%s' failed (error %d)",
@@ -118,8 +124,7 @@ int lfs_label_check(struct lfs_fabric *fabric, const u8 *fabric_uuid,
 
 	/* with no data offset, byte 0 is book 0's: there is no label area */
 	if (fabric->offset >= LFS_OFFSET_ALIGN)
-		ret = lfs_label_read(fabric->bdev, &label, fabric->path,
-				     extack);
+		ret = lfs_label_read(fabric, &label, fabric->path, extack);
 	if (ret < 0)
 		return ret;
 	if (!ret && fabric_uuid) {
@@ -160,7 +165,7 @@ static void lfs_label_fill(struct lfs_label *l, u32 ig, u64 book_size,
  * Write the label, on a device opened exclusively and not attached
  * (lfs_fabric_label()), unless it carries one.
  */
-int lfs_label_write(struct block_device *bdev, const char *path, u32 ig,
+int lfs_label_write(struct lfs_fabric *fabric, const char *path, u32 ig,
 		    u64 book_size, u64 offset, const u8 *fabric_uuid,
 		    struct netlink_ext_ack *extack)
 {
@@ -168,7 +173,7 @@ int lfs_label_write(struct block_device *bdev, const char *path, u32 ig,
 	struct page *page;
 	int ret;
 
-	ret = lfs_label_read(bdev, &old, path, extack);
+	ret = lfs_label_read(fabric, &old, path, extack);
 	if (ret > 0) {
 		NL_SET_ERR_MSG_FMT(extack,
 				   "'%s' is labelled already (IG %u of fabric %4phN)",
@@ -181,7 +186,7 @@ int lfs_label_write(struct block_device *bdev, const char *path, u32 ig,
 	if (!page)
 		return -ENOMEM;
 	lfs_label_fill(page_address(page), ig, book_size, offset, fabric_uuid);
-	ret = lfs_label_io(bdev, page,
+	ret = lfs_label_io(fabric, page,
 			   REQ_OP_WRITE | REQ_SYNC | REQ_PREFLUSH | REQ_FUA);
 	__free_page(page);
 	if (ret)

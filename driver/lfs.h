@@ -25,9 +25,18 @@ struct lfs_fabric {
 	struct list_head node; /* in lfs_fabrics, sorted by ig */
 	u32 ig;
 	char path[LFS_PATH_MAX];
-	struct block_device *bdev;
+	struct block_device *bdev; /* NULL for a device-DAX (devdax.c) */
 	struct file *bdev_file; /* its open file, NULL before 6.10 (compat.h) */
+	struct file *dax_file; /* a device-DAX's open character device */
+	struct dev_pagemap *pgmap; /* a device-DAX mapped here (devdax_map.c) */
+	struct resource *map_res; /* its range, claimed */
+	phys_addr_t map_start;
+	void *map_vaddr;
 	struct dax_device *dax_dev; /* NULL if the device has no DAX */
+	dev_t devt; /* the block or (device-DAX) character device */
+	u64 dev_size; /* bytes */
+	int numa_node;
+	bool volatile_mem; /* its content is lost at a power cycle */
 	u64 book_size;
 	unsigned int book_shift;
 	u64 offset;
@@ -129,9 +138,49 @@ int lfs_fabric_label(const char *path, u32 ig, u64 book_size, u64 offset,
 int lfs_book_resolve(const struct lfs_book *b, struct lfs_extent *ext,
 		     struct netlink_ext_ack *extack);
 
+/* A device-DAX fabric: no block device, every access through its memory. */
+static inline bool lfs_fabric_devdax(const struct lfs_fabric *fabric)
+{
+	return !fabric->bdev;
+}
+
+/* devdax.c */
+bool lfs_devdax_path(const char *path, dev_t *devt);
+int lfs_devdax_open(struct lfs_fabric *fabric, const char *path,
+		    struct netlink_ext_ack *extack);
+void lfs_devdax_close(struct lfs_fabric *fabric);
+int lfs_devdax_rw(struct lfs_fabric *fabric, u64 off, void *buf, size_t len,
+		  bool write);
+int lfs_devdax_zero(struct lfs_fabric *fabric, u64 off, u64 len);
+void lfs_devdax_dead(struct lfs_fabric *fabric);
+
+/* devdax_map.c */
+bool lfs_devmap_on_dax_bus(dev_t devt);
+bool lfs_devmap_unbound(dev_t devt);
+int lfs_devmap_open(struct lfs_fabric *fabric, const char *path, dev_t devt,
+		    struct netlink_ext_ack *extack);
+void lfs_devmap_close(struct lfs_fabric *fabric);
+
+/* A device-DAX has no block size of its own: the shelf's are 512 bytes. */
+static inline unsigned int lfs_fabric_lbs(struct lfs_fabric *fabric)
+{
+	if (lfs_fabric_devdax(fabric))
+		return SECTOR_SIZE;
+	return bdev_logical_block_size(fabric->bdev);
+}
+
+/* May a shelf on this fabric promise MAP_SYNC? Not on volatile memory. */
+static inline bool lfs_fabric_sync(struct lfs_fabric *fabric)
+{
+	if (lfs_fabric_devdax(fabric))
+		return !fabric->volatile_mem;
+	return dax_synchronous(fabric->dax_dev);
+}
+
 /* bad.c */
 extern const struct dax_holder_operations lfs_fabric_dax_hops;
 void lfs_bad_init(struct lfs_fabric *fabric);
+void lfs_bad_notify(struct lfs_fabric *fabric, u64 off, u64 len);
 u64 lfs_bad_first(const struct lfs_fabric *fabric, u64 page, u64 nr);
 unsigned int lfs_bad_get(const struct lfs_fabric *fabric,
 			 struct lfs_bad_range *out, unsigned int max);
@@ -152,7 +201,7 @@ int lfs_books_check_zero(const struct lfs_book *books, u32 n,
 /* label.c */
 int lfs_label_check(struct lfs_fabric *fabric, const u8 *fabric_uuid,
 		    struct netlink_ext_ack *extack);
-int lfs_label_write(struct block_device *bdev, const char *path, u32 ig,
+int lfs_label_write(struct lfs_fabric *fabric, const char *path, u32 ig,
 		    u64 book_size, u64 offset, const u8 *fabric_uuid,
 		    struct netlink_ext_ack *extack);
 
@@ -200,11 +249,14 @@ int lfs_disk_init(void);
 void lfs_disk_exit(void);
 int lfs_disk_create(struct lfs_shelf *shelf, u32 nr_books,
 		    struct netlink_ext_ack *extack);
-void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 void lfs_disk_delete(struct lfs_shelf *shelf);
+
+/* queue.c */
 bool lfs_flush_has(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 void lfs_flush_add(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 void lfs_flush_rebuild(struct lfs_shelf *shelf, struct lfs_map *map);
+struct gendisk *lfs_queue_alloc(struct lfs_shelf *shelf);
+void lfs_disk_stack_fabric(struct lfs_shelf *shelf, struct lfs_fabric *fabric);
 
 /* dax.c */
 bool lfs_dax_capable(struct lfs_shelf *shelf);

@@ -39,17 +39,18 @@ static int lfs_fabric_fill(struct sk_buff *skb, struct lfs_fabric *fabric,
 		genl_dump_check_consistent(cb, hdr);
 	if (nla_put_u32(skb, LFS_A_IG, fabric->ig) ||
 	    nla_put_string(skb, LFS_A_PATH, fabric->path) ||
-	    nla_put_u32(skb, LFS_A_DEVT,
-			new_encode_dev(fabric->bdev->bd_dev)) ||
+	    nla_put_u32(skb, LFS_A_DEVT, new_encode_dev(fabric->devt)) ||
 	    nla_put_u64_64bit(skb, LFS_A_BOOK_SIZE, fabric->book_size,
 			      LFS_A_PAD) ||
 	    nla_put_u64_64bit(skb, LFS_A_OFFSET, fabric->offset, LFS_A_PAD) ||
-	    nla_put_u64_64bit(skb, LFS_A_DEV_SIZE, bdev_nr_bytes(fabric->bdev),
+	    nla_put_u64_64bit(skb, LFS_A_DEV_SIZE, fabric->dev_size,
 			      LFS_A_PAD) ||
 	    nla_put_u32(skb, LFS_A_NR_BOOKS, fabric->nr_books) ||
 	    nla_put_u32(skb, LFS_A_BOOKS_USED, fabric->nr_used) ||
 	    nla_put_u8(skb, LFS_A_DAX, !!fabric->dax_dev) ||
-	    nla_put_s32(skb, LFS_A_NUMA_NODE, fabric->bdev->bd_disk->node_id) ||
+	    nla_put_s32(skb, LFS_A_NUMA_NODE, fabric->numa_node) ||
+	    nla_put_u8(skb, LFS_A_VOLATILE, fabric->volatile_mem) ||
+	    nla_put_u8(skb, LFS_A_DEVDAX, lfs_fabric_devdax(fabric)) ||
 	    (fabric->labelled &&
 	     nla_put(skb, LFS_A_FABRIC_UUID, LFS_UUID_LEN, &fabric->fabric_uuid)) ||
 	    lfs_fabric_put_bad(skb, fabric))

@@ -37,15 +37,14 @@ static int lfs_book_check_dax(struct lfs_shelf *shelf, const struct lfs_book *b,
 			b->ig, b->book, b->ig, shelf->name);
 		return -EINVAL;
 	}
-	if (dax_synchronous(shelf->dax_dev) &&
-	    !dax_synchronous(fabric->dax_dev)) {
+	if (dax_synchronous(shelf->dax_dev) && !lfs_fabric_sync(fabric)) {
 		NL_SET_ERR_MSG_FMT(
 			extack,
 			"book %u:%u: interleave group %u is not synchronous DAX, shelf '%s' is",
 			b->ig, b->book, b->ig, shelf->name);
 		return -EINVAL;
 	}
-	if (bdev_logical_block_size(fabric->bdev) !=
+	if (lfs_fabric_lbs(fabric) !=
 	    queue_logical_block_size(shelf->disk->queue)) {
 		NL_SET_ERR_MSG_FMT(
 			extack,

@@ -53,7 +53,9 @@
  * --------
  *
  * LFS_CMD_FABRIC_ATTACH [admin]: attach a fabric device.
- *     LFS_A_PATH       string, required: block device path (< LFS_PATH_MAX)
+ *     LFS_A_PATH       string, required: block device path (< LFS_PATH_MAX),
+ *                      or a device-DAX's character device (/dev/daxX.Y,
+ *                      bound to fsdev_dax; Linux 7.x, docs/CXL.md)
  *     LFS_A_IG         u32, required: interleave group, 0 .. LFS_IG_MAX
  *     LFS_A_BOOK_SIZE  u64, required: book size in bytes
  *     LFS_A_OFFSET     u64, optional: data offset in bytes, default 0
@@ -64,7 +66,9 @@
  *   (mounted, opened exclusively); EEXIST IG already attached; EINVAL book
  *   size not a power of two or out of range, offset not aligned; ENOSPC
  *   device smaller than offset + one book; ENOTBLK/ENOENT bad path; ENFILE
- *   LFS_FABRICS_MAX devices attached already.
+ *   LFS_FABRICS_MAX devices attached already; ENODEV a character device
+ *   that is not a device-DAX bound to fsdev_dax; EOPNOTSUPP a device-DAX
+ *   before Linux 7.x.
  *   Reply: none (ack only).
  *
  * LFS_CMD_FABRIC_DETACH [admin]: detach a fabric device.
@@ -84,7 +88,11 @@
  *     LFS_A_BOOKS_USED (u32 books held by shelves, including shelves being
  *     created or extended), LFS_A_DAX (u8), LFS_A_NUMA_NODE (s32, -1 unknown),
  *     LFS_A_BAD (binary: struct lfs_bad_range[], only if the device has bad
- *     ranges; see Poison below).
+ *     ranges; see Poison below), LFS_A_DEVDAX (u8: 1 if the device is a
+ *     device-DAX character device, LFS_A_DEVT then a character device's),
+ *     LFS_A_VOLATILE (u8: 1 if its memory is not known to be persistent, a
+ *     CXL RAM region: no shelf on it allows MAP_SYNC, and its content is
+ *     lost at a power cycle).
  *
  * LFS_CMD_SHELF_CREATE [admin]: create a shelf.
  *     LFS_A_NAME       string, required, unique: see Names below
@@ -467,6 +475,8 @@ enum lfs_attr {
 	LFS_A_FENCE_HIST,
 	LFS_A_FENCE_WATCHDOG_MS,
 	LFS_A_BAD,
+	LFS_A_VOLATILE,
+	LFS_A_DEVDAX,
 	__LFS_A_MAX
 };
 #define LFS_A_MAX (__LFS_A_MAX - 1)

@@ -159,13 +159,15 @@ static json_t *fabric_json(const struct lfs_fabric_info *f)
 	char u[37];
 
 	lfs_format_uuid(f->fabric_uuid, u);
-	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i, s:o, s:o}", "ig",
-			 (json_int_t)f->ig, "path", f->path, "major", major(f->devt), "minor",
+	return json_pack("{s:I, s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:b, s:i, s:b, s:b, s:o, "
+			 "s:o}",
+			 "ig", (json_int_t)f->ig, "path", f->path, "major", major(f->devt), "minor",
 			 minor(f->devt), "book_size", (json_int_t)f->book_size, "offset",
 			 (json_int_t)f->offset, "size", (json_int_t)f->dev_size, "books",
 			 (json_int_t)f->nr_books, "books_used", (json_int_t)f->books_used, "dax",
-			 f->dax, "numa_node", f->numa_node, "fabric_uuid",
-			 f->labelled ? json_string(u) : json_null(), "bad", bad_json(f));
+			 f->dax, "numa_node", f->numa_node, "devdax", f->devdax, "volatile",
+			 f->volatile_mem, "fabric_uuid", f->labelled ? json_string(u) : json_null(),
+			 "bad", bad_json(f));
 }
 
 /* Below the table, only if some device has bad ranges. */
@@ -192,16 +194,17 @@ static void fabric_table(const struct lfs_fabric_info *v, size_t n)
 	char bs[32], off[32], size[32], u[37];
 	size_t i;
 
-	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %-5s %s\n", "IG", "DEVICE", "SIZE", "BOOK",
-	       "OFFSET", "BOOKS", "USED", "DAX", "NODE", "LABEL (FABRIC)");
+	printf("%-4s %-20s %-9s %-7s %-9s %-7s %-7s %-4s %-5s %-10s %s\n", "IG", "DEVICE", "SIZE",
+	       "BOOK", "OFFSET", "BOOKS", "USED", "DAX", "NODE", "MEMORY", "LABEL (FABRIC)");
 	for (i = 0; i < n; i++) {
 		lfs_size_short(v[i].book_size, bs, sizeof(bs));
 		lfs_size_short(v[i].offset, off, sizeof(off));
 		lfs_size_short(v[i].dev_size, size, sizeof(size));
 		lfs_format_uuid(v[i].fabric_uuid, u);
-		printf("%-4u %-20s %-9s %-7s %-9s %-7u %-7u %-4s %-5d %s\n", v[i].ig, v[i].path,
-		       size, bs, off, v[i].nr_books, v[i].books_used, v[i].dax ? "yes" : "no",
-		       v[i].numa_node, v[i].labelled ? u : "-");
+		printf("%-4u %-20s %-9s %-7s %-9s %-7u %-7u %-4s %-5d %-10s %s\n", v[i].ig,
+		       v[i].path, size, bs, off, v[i].nr_books, v[i].books_used,
+		       v[i].dax ? "yes" : "no", v[i].numa_node,
+		       v[i].volatile_mem ? "volatile" : "persistent", v[i].labelled ? u : "-");
 	}
 	bad_table(v, n);
 }

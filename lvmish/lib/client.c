@@ -257,6 +257,8 @@ static const struct nla_policy reply_policy[LFS_A_MAX + 1] = {
 	[LFS_A_FENCE_HIST] = { .minlen = 4 * LFS_FENCE_HIST_BUCKETS },
 	[LFS_A_FABRIC_UUID] = { .minlen = LFS_UUID_LEN },
 	[LFS_A_BAD] = { .type = NLA_UNSPEC },
+	[LFS_A_VOLATILE] = { .type = NLA_U8 },
+	[LFS_A_DEVDAX] = { .type = NLA_U8 },
 };
 
 static int on_valid(struct nl_msg *msg, void *arg)

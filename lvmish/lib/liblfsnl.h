@@ -29,6 +29,8 @@ struct lfs_fabric_info {
 	uint32_t books_used;
 	int dax;
 	int numa_node;
+	bool devdax; /* a device-DAX character device (LFS_A_DEVDAX) */
+	bool volatile_mem; /* not known persistent (LFS_A_VOLATILE): no MAP_SYNC */
 	bool labelled; /* the device carries a label (LFS_A_FABRIC_UUID) */
 	uint8_t fabric_uuid[LFS_UUID_LEN]; /* the label's fabric, if labelled */
 	uint32_t nr_bad; /* bad ranges (LFS_A_BAD), docs/CXL.md "Poison" */

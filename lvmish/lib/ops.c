@@ -98,6 +98,8 @@ static int parse_fabric(struct nlattr **tb, void *arg)
 	f->books_used = tb[LFS_A_BOOKS_USED] ? nla_get_u32(tb[LFS_A_BOOKS_USED]) : 0;
 	f->dax = tb[LFS_A_DAX] ? nla_get_u8(tb[LFS_A_DAX]) : 0;
 	f->numa_node = tb[LFS_A_NUMA_NODE] ? (int32_t)nla_get_u32(tb[LFS_A_NUMA_NODE]) : -1;
+	f->devdax = tb[LFS_A_DEVDAX] && nla_get_u8(tb[LFS_A_DEVDAX]);
+	f->volatile_mem = tb[LFS_A_VOLATILE] && nla_get_u8(tb[LFS_A_VOLATILE]);
 	f->labelled = tb[LFS_A_FABRIC_UUID] != NULL;
 	if (f->labelled)
 		memcpy(f->fabric_uuid, nla_data(tb[LFS_A_FABRIC_UUID]), LFS_UUID_LEN);
