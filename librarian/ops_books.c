@@ -249,9 +249,11 @@ int lib_op_free_scrub(struct req *rq)
  * free.forget: IG's memory is new to the catalogue (its device replaced, or
  * volatile memory that lost its contents, and attach --init labelled it
  * anew): its FREE books are no longer known zero, so none is allocated
- * before the node's agent has read or zeroed it (FENCING.md, "Safe
+ * before the IG's node's agent has read or zeroed it (FENCING.md, "Safe
  * reuse"); with new_books = "zero" new memory is said to read as zeroes,
- * and they stay known zero. The IG must be the caller's unless it is the admin. The reply
+ * and they stay known zero. Any node may send it for any IG: every node
+ * attaches (and may label) every IG's device, and forgetting only makes
+ * the books wait for their own node's agent, never allocatable. The reply
  * says how many books became unknown, and how many shelves' books are on
  * the IG (their bytes were on the memory that is gone).
  */
@@ -265,9 +267,6 @@ int lib_op_free_forget(struct req *rq)
 		return r;
 	if ((k = lib_config_find_ig(c, ig)) < 0)
 		return FAIL(rq, ENOENT, "no IG %lld in the fabric", (long long)ig);
-	if (!rq->who->admin && c->igs[k].node != rq->who->node)
-		return FAIL(rq, EPERM, "IG %lld is node '%s's, not node '%s's", (long long)ig,
-			    c->nodes[c->igs[k].node].name, rq->who->name);
 	/* new_books = "zero": the admin says new memory reads as zeroes */
 	n = lib_store_ig_forget_zero(rq->s, ig, !c->new_books_zero, &inuse, &rq->err);
 	if (n < 0)
